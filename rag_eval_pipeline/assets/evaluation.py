@@ -1,0 +1,213 @@
+"""Retrieval and its metrics per chunk config x retrieval profile, and the leaderboard over them all."""
+
+
+import math
+
+import dagster as dg
+import pandas as pd
+
+from ..core.evaluation import TOKEN_LEVEL_METRICS, question_group, score_token_level
+from ..core.metrics.aggregate import MetricSummary, summarize_table
+from ..core.retrieval import Query, retrieve
+from ..core.tables import chunks_from_frame, corpus_from_frame, questions_from_frame, retrieved_from_frame, retrieved_to_frame
+from ..io_managers import WarehouseResource
+from ..partitions import by_chunk_config, evaluation_key, evaluation_partitions
+from ..resources import EmbedderResource, ProjectResource, QdrantResource
+from .common import now_utc, profile_for, progress_for, with_columns
+
+# The columns a leaderboard reader looks at first; every metric is in the tables.
+HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr", "ndcg_at_k")
+
+
+@dg.asset(
+    group_name="evaluation",
+    partitions_def=evaluation_partitions,
+    ins={"chunk_index": dg.AssetIn(partition_mapping=by_chunk_config)},
+    kinds={"qdrant", "parquet"},
+)
+def retrieval_results(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    embedder: EmbedderResource,
+    qdrant: QdrantResource,
+    chunk_index: pd.DataFrame,
+    eval_questions: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """The top k chunks of the profile for every evaluation question, ranked, with scores and offsets."""
+    chunk_config, profile_name = evaluation_key(context)
+    profile = profile_for(project, profile_name)
+    progress = progress_for(context)
+    model = embedder.get(progress)
+    manifest = chunk_index.iloc[0]
+    if manifest["embedder_model_id"] != model.model_id:
+        raise dg.Failure(
+            f"chunk_index[{chunk_config}] was built with {manifest['embedder_model_id']}, but the embedder is now "
+            f"{model.model_id}: re-materialize chunk_index for {chunk_config} first"
+        )
+    questions = questions_from_frame(eval_questions)
+    queries = [Query(e.question_id, e.query) for e in questions]
+    hits = retrieve(queries, model, qdrant.get(progress, context.log), str(manifest["collection"]), profile.top_k,
+                    progress=progress)
+    frame = with_columns(
+        retrieved_to_frame(hits),
+        run_id=context.run_id,
+        created_at=now_utc(),
+        chunk_config=chunk_config,
+        profile=profile_name,
+        chunk_config_hash=str(manifest["chunk_config_hash"]),
+        profile_hash=profile.config_hash,
+        profile_version=profile.version,
+        embedder_model_id=model.model_id,
+        collection=str(manifest["collection"]),
+        corpus_sha256=str(eval_questions["corpus_sha256"].iloc[0]),
+        dataset_sha256=questions.sha256,
+    )
+    context.log.info(f"{chunk_config} x {profile_name}: top {profile.top_k} for {len(queries)} questions")
+    return dg.Output(
+        frame,
+        metadata={"n_questions": len(queries), "top_k": profile.top_k, "n_rows": len(frame)},
+    )
+
+
+@dg.asset(
+    group_name="evaluation",
+    partitions_def=evaluation_partitions,
+    ins={"chunks": dg.AssetIn(partition_mapping=by_chunk_config)},
+    kinds={"python", "parquet"},
+)
+def retrieval_metrics(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    warehouse: WarehouseResource,
+    corpus: pd.DataFrame,
+    chunks: pd.DataFrame,
+    eval_questions: pd.DataFrame,
+    retrieval_results: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """Per-question token-level metrics (span recall/precision/IoU, Chroma variants, precision_omega) and
+    chunk-level metrics with ground truth derived for this chunk set; a summary row per run in history."""
+    chunk_config, profile_name = evaluation_key(context)
+    profile = profile_for(project, profile_name)
+    questions = questions_from_frame(eval_questions)
+    documents = corpus_from_frame(corpus)
+    retrieved = retrieved_from_frame(retrieval_results)
+    scores = score_token_level(questions.examples, retrieved, chunks_from_frame(chunks), profile.top_k)
+    per_question = pd.DataFrame(
+        [
+            {"question_id": e.question_id, "group": question_group(e, documents), **scores[e.question_id]}
+            for e in questions
+        ]
+    )
+    provenance = {
+        "run_id": context.run_id,
+        "created_at": now_utc(),
+        "chunk_config": chunk_config,
+        "profile": profile_name,
+        "top_k": profile.top_k,
+        **{
+            column: str(retrieval_results[column].iloc[0]) if len(retrieval_results) else ""
+            for column in ("chunk_config_hash", "profile_hash", "embedder_model_id", "corpus_sha256", "dataset_sha256")
+        },
+        "retrieval_run_id": str(retrieval_results["run_id"].iloc[0]) if len(retrieval_results) else "",
+    }
+    frame = with_columns(per_question, **provenance)
+    summaries = summarize_table(per_question.to_dict("records"), TOKEN_LEVEL_METRICS)
+    summary = pd.DataFrame([{**provenance, "n_questions": len(per_question), **summary_columns(summaries)}])
+    warehouse.write_history(
+        summary, "retrieval_metrics_summary", {"chunk_config": chunk_config, "profile": profile_name}, context.run_id
+    )
+    context.log.info(
+        f"{chunk_config} x {profile_name}: "
+        + ", ".join(f"{m} {summaries[m].mean:.3f}" for m in HEADLINE_METRICS)
+    )
+    metadata: dict[str, dg.RawMetadataValue] = {"n_questions": len(per_question)}
+    for name, s in summaries.items():
+        metadata[name] = dg.MetadataValue.float(s.mean)
+    metadata["confidence_intervals"] = dg.MetadataValue.md(summary_markdown(summaries))
+    return dg.Output(frame, metadata=metadata)
+
+
+def summary_columns(summaries: dict[str, MetricSummary]) -> dict[str, float]:
+    columns: dict[str, float] = {}
+    for name, s in summaries.items():
+        columns[f"{name}_mean"] = s.mean
+        columns[f"{name}_std"] = s.std
+        columns[f"{name}_ci_low"] = s.ci_low
+        columns[f"{name}_ci_high"] = s.ci_high
+    return columns
+
+
+def summary_markdown(summaries: dict[str, MetricSummary]) -> str:
+    lines = ["| metric | mean | std | 95% CI |", "|---|---|---|---|"]
+    lines += [
+        f"| {s.name} | {s.mean:.4f} | {s.std:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |" for s in summaries.values()
+    ]
+    return "\n".join(lines)
+
+
+@dg.asset(
+    group_name="reporting",
+    ins={"retrieval_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True})},
+    kinds={"python", "parquet"},
+)
+def leaderboard(
+    context: dg.AssetExecutionContext, retrieval_metrics: dict[str, pd.DataFrame]
+) -> dg.Output[pd.DataFrame]:
+    """The latest metrics of every evaluated partition, best span IoU first, with bootstrap 95% CIs."""
+    rows = []
+    for _, frame in sorted(retrieval_metrics.items()):
+        if frame.empty:
+            continue
+        first = frame.iloc[0]
+        summaries = summarize_table(frame[list(TOKEN_LEVEL_METRICS)].to_dict("records"), TOKEN_LEVEL_METRICS)
+        rows.append(
+            {
+                "chunk_config": first["chunk_config"],
+                "profile": first["profile"],
+                "top_k": int(first["top_k"]),
+                "n_questions": len(frame),
+                **summary_columns(summaries),
+                "metrics_run_id": first["run_id"],
+                "metrics_created_at": first["created_at"],
+                "chunk_config_hash": first["chunk_config_hash"],
+                "profile_hash": first["profile_hash"],
+                "embedder_model_id": first["embedder_model_id"],
+                "corpus_sha256": first["corpus_sha256"],
+                "dataset_sha256": first["dataset_sha256"],
+            }
+        )
+    if not rows:
+        raise dg.Failure("no retrieval_metrics partition has been materialized yet: evaluate a partition first")
+    board = pd.DataFrame(rows).sort_values(
+        ["span_iou_mean", "span_recall_mean", "chunk_config", "profile"],
+        ascending=[False, False, True, True], kind="stable",
+    ).reset_index(drop=True)
+    board.insert(0, "rank", range(1, len(board) + 1))
+    board = with_columns(board, run_id=context.run_id, created_at=now_utc())
+    best = board.iloc[0]
+    return dg.Output(
+        board,
+        metadata={
+            "n_partitions": len(board),
+            "best": f"{best['chunk_config']} x {best['profile']}",
+            "best_span_iou": float(best["span_iou_mean"]),
+            "leaderboard": dg.MetadataValue.md(leaderboard_markdown(board)),
+        },
+    )
+
+
+def format_ci(row: pd.Series, metric: str) -> str:
+    mean, low, high = row[f"{metric}_mean"], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]
+    if any(isinstance(v, float) and math.isnan(v) for v in (mean, low, high)):
+        return "n/a"
+    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def leaderboard_markdown(board: pd.DataFrame) -> str:
+    header = ["rank", "chunk config", "profile", *HEADLINE_METRICS]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, row in board.iterrows():
+        cells = [str(row["rank"]), str(row["chunk_config"]), str(row["profile"])]
+        cells += [format_ci(row, m) for m in HEADLINE_METRICS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

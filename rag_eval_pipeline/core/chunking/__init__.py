@@ -1,0 +1,52 @@
+"""Chunkers that record where each chunk was cut, and ``build_chunker`` to make one from a config."""
+
+from __future__ import annotations
+
+from ..configs import ChunkConfig
+from ..embedding.base import Embedder
+from ..errors import ConfigError
+from .adapter import ChunkerPositionAdapter
+from .base import Chunker, chunk_corpus, chunks_from_spans
+from .fixed import FixedSizeChunker
+from .recursive import RecursiveCharacterChunker
+from .semantic import SemanticChunker
+from .token import TokenChunker
+
+__all__ = [
+    "Chunker",
+    "ChunkerPositionAdapter",
+    "FixedSizeChunker",
+    "RecursiveCharacterChunker",
+    "SemanticChunker",
+    "TokenChunker",
+    "build_chunker",
+    "chunk_corpus",
+    "chunks_from_spans",
+]
+
+
+def build_chunker(config: ChunkConfig, embedder: Embedder | None = None) -> Chunker:
+    """The config hash enters each fingerprint, so ground truth names the exact config it was cut with."""
+    config_hash = config.config_hash
+    if config.chunker == "fixed":
+        return FixedSizeChunker(config.chunk_size, config.chunk_overlap, config_hash=config_hash)
+    if config.chunker == "recursive":
+        return RecursiveCharacterChunker(
+            config.chunk_size, config.chunk_overlap, config.separators, config_hash=config_hash
+        )
+    if config.chunker == "token":
+        return TokenChunker(config.chunk_size, config.chunk_overlap, config_hash=config_hash)
+    if config.chunker == "semantic":
+        if embedder is None:
+            raise ConfigError(
+                f"chunk config {config.name!r} uses the semantic chunker, which embeds sentences: pass an "
+                f"embedder, build_chunker(config, embedder=...)"
+            )
+        return SemanticChunker(
+            embedder,
+            config.chunk_size,
+            config.breakpoint_percentile,
+            config.separators,
+            config_hash=config_hash,
+        )
+    raise ConfigError(f"chunk config {config.name!r}: unknown chunker {config.chunker!r}")

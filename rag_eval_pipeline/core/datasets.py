@@ -1,0 +1,273 @@
+"""Evaluation datasets in the seeds' schema, one JSON object per line:
+
+token-level: ``{"inputs": {"query"}, "outputs": {"relevant_spans": [{"doc_id","start","end","text"}]},
+"metadata": {...}}``; chunk-level: ``outputs.relevant_chunk_ids`` instead. Loading validates every
+example against the corpus (spans inside their document, text equal to the document's characters), and
+an invalid example is an error naming the file, line and field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from .corpus import Corpus
+from .errors import DatasetError
+from .types import CharacterSpan, ChunkId, DocumentId, EvaluationType, PositionAwareChunk, QuestionId, sha256_hex
+
+
+@dataclass(frozen=True)
+class TokenLevelExample:
+    question_id: QuestionId
+    query: str
+    relevant_spans: tuple[CharacterSpan, ...]
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "inputs": {"query": self.query},
+            "outputs": {
+                "relevant_spans": [
+                    {"doc_id": s.doc_id, "start": s.start, "end": s.end, "text": s.text} for s in self.relevant_spans
+                ]
+            },
+            "metadata": {**self.metadata, "question_id": self.question_id},
+        }
+
+
+@dataclass(frozen=True)
+class ChunkLevelExample:
+    question_id: QuestionId
+    query: str
+    relevant_chunk_ids: tuple[ChunkId, ...]
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "inputs": {"query": self.query},
+            "outputs": {"relevant_chunk_ids": list(self.relevant_chunk_ids)},
+            "metadata": {**self.metadata, "question_id": self.question_id},
+        }
+
+
+def _dataset_hash(examples: Iterable[TokenLevelExample | ChunkLevelExample]) -> str:
+    digest = hashlib.sha256()
+    for example in examples:
+        payload = example.to_json()
+        payload["metadata"] = {"question_id": example.question_id}  # metadata does not change the truth
+        digest.update(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode())
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class TokenLevelDataset:
+    """Ground truth as character spans: independent of any chunker."""
+
+    examples: tuple[TokenLevelExample, ...]
+    name: str = "token-level"
+    evaluation_type: ClassVar[EvaluationType] = "token-level"
+
+    def __post_init__(self) -> None:
+        _check_unique_ids(self.examples, self.name)
+
+    def __iter__(self) -> Iterator[TokenLevelExample]:
+        return iter(self.examples)
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    @property
+    def sha256(self) -> str:
+        return _dataset_hash(self.examples)
+
+    def to_chunk_level(
+        self, chunks: Sequence[PositionAwareChunk], chunker_fingerprint: str
+    ) -> ChunkLevelDataset:
+        """The same questions judged by chunk IDs: a chunk is relevant when it overlaps a reference span."""
+        from .ground_truth import relevant_chunk_ids
+
+        examples = tuple(
+            ChunkLevelExample(
+                e.question_id,
+                e.query,
+                tuple(relevant_chunk_ids(e.relevant_spans, chunks)),
+                {**e.metadata, "derived_from": "token-level"},
+            )
+            for e in self.examples
+        )
+        return ChunkLevelDataset(examples, chunker_fingerprint, name=f"{self.name}@chunks")
+
+
+@dataclass(frozen=True)
+class ChunkLevelDataset:
+    """Ground truth as chunk IDs: only meaningful for the chunker that produced those IDs."""
+
+    examples: tuple[ChunkLevelExample, ...]
+    chunker_fingerprint: str
+    name: str = "chunk-level"
+    evaluation_type: ClassVar[EvaluationType] = "chunk-level"
+
+    def __post_init__(self) -> None:
+        _check_unique_ids(self.examples, self.name)
+
+    def __iter__(self) -> Iterator[ChunkLevelExample]:
+        return iter(self.examples)
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    @property
+    def sha256(self) -> str:
+        return _dataset_hash(self.examples)
+
+
+def _check_unique_ids(examples: Sequence[TokenLevelExample | ChunkLevelExample], name: str) -> None:
+    seen: set[str] = set()
+    for example in examples:
+        if example.question_id in seen:
+            raise DatasetError(f"dataset {name}: question id {example.question_id!r} occurs twice")
+        seen.add(example.question_id)
+
+
+def default_question_id(query: str) -> QuestionId:
+    return QuestionId("q_" + sha256_hex(query)[:12])
+
+
+def read_token_level_jsonl(path: str | Path, corpus: Corpus) -> TokenLevelDataset:
+    examples = []
+    seen: dict[str, int] = {}
+    for line_no, obj in _read_jsonl(path):
+        where = f"{path}, line {line_no}"
+        query, metadata, outputs = _common_fields(obj, where)
+        raw_spans = outputs.get("relevant_spans")
+        if not isinstance(raw_spans, list) or not raw_spans:
+            raise DatasetError(
+                f"{where}: field outputs.relevant_spans must be a non-empty list: a question without "
+                f"ground truth cannot be scored; add its spans or remove the question"
+            )
+        spans = tuple(_span(raw, corpus, f"{where}: field outputs.relevant_spans[{i}]") for i, raw in enumerate(raw_spans))
+        question_id = _question_id(metadata, query, where, seen, line_no)
+        examples.append(TokenLevelExample(question_id, query, spans, metadata))
+    return TokenLevelDataset(tuple(examples), name=Path(path).stem)
+
+
+def read_chunk_level_jsonl(path: str | Path, chunker_fingerprint: str | None = None) -> ChunkLevelDataset:
+    """``chunker_fingerprint`` defaults to the one every example's metadata records."""
+    examples = []
+    seen: dict[str, int] = {}
+    fingerprints: set[str] = set()
+    for line_no, obj in _read_jsonl(path):
+        where = f"{path}, line {line_no}"
+        query, metadata, outputs = _common_fields(obj, where)
+        ids = outputs.get("relevant_chunk_ids")
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
+            raise DatasetError(f"{where}: field outputs.relevant_chunk_ids must be a non-empty list of chunk ids")
+        if "chunker_fingerprint" in metadata:
+            fingerprints.add(str(metadata["chunker_fingerprint"]))
+        question_id = _question_id(metadata, query, where, seen, line_no)
+        examples.append(ChunkLevelExample(question_id, query, tuple(ChunkId(i) for i in ids), metadata))
+    if chunker_fingerprint is None:
+        if len(fingerprints) != 1:
+            raise DatasetError(
+                f"{path}: chunk-level ground truth must record the chunker it was made with "
+                f"(metadata.chunker_fingerprint, one value for the whole file); found {sorted(fingerprints)}"
+            )
+        chunker_fingerprint = fingerprints.pop()
+    return ChunkLevelDataset(tuple(examples), chunker_fingerprint, name=Path(path).stem)
+
+
+def write_jsonl(dataset: TokenLevelDataset | ChunkLevelDataset, path: str | Path) -> None:
+    """Write to a temporary name and rename, so a killed run never leaves half a dataset."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    with tmp.open("w", encoding="utf-8", newline="\n") as out:
+        for example in dataset.examples:
+            obj = example.to_json()
+            if isinstance(dataset, ChunkLevelDataset):
+                obj["metadata"]["chunker_fingerprint"] = dataset.chunker_fingerprint
+            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    tmp.replace(target)
+
+
+def _read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise DatasetError(f"dataset file {path} does not exist") from None
+    except UnicodeDecodeError:
+        raise DatasetError(f"dataset file {path} is not UTF-8 text") from None
+    count = 0
+    for line_no, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(obj, dict):
+            raise DatasetError(f"{path}, line {line_no}: expected a JSON object with inputs/outputs/metadata")
+        count += 1
+        yield line_no, obj
+    if count == 0:
+        raise DatasetError(f"dataset file {path} holds no examples")
+
+
+def _common_fields(obj: dict[str, Any], where: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    inputs = obj.get("inputs")
+    if not isinstance(inputs, dict) or not isinstance(inputs.get("query"), str) or not inputs["query"].strip():
+        raise DatasetError(f"{where}: field inputs.query must be a non-empty string")
+    outputs = obj.get("outputs")
+    if not isinstance(outputs, dict):
+        raise DatasetError(f"{where}: field outputs must be an object")
+    metadata = obj.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise DatasetError(f"{where}: field metadata must be an object")
+    return inputs["query"], metadata, outputs
+
+
+def _question_id(metadata: dict[str, Any], query: str, where: str, seen: dict[str, int], line_no: int) -> QuestionId:
+    question_id = QuestionId(str(metadata.get("question_id") or default_question_id(query)))
+    if question_id in seen:
+        raise DatasetError(
+            f"{where}: field metadata.question_id {question_id!r} already used on line {seen[question_id]}"
+        )
+    seen[question_id] = line_no
+    return question_id
+
+
+def _span(raw: Any, corpus: Corpus, where: str) -> CharacterSpan:
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{where} must be an object with doc_id, start, end, text")
+    for key, kind in (("doc_id", str), ("start", int), ("end", int), ("text", str)):
+        value = raw.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise DatasetError(f"{where}.{key} must be a {kind.__name__}, got {value!r}")
+    doc_id, start, end, text = raw["doc_id"], raw["start"], raw["end"], raw["text"]
+    if doc_id not in corpus:
+        raise DatasetError(f"{where}.doc_id {doc_id!r} is not a document of the corpus at {corpus.root}")
+    document = corpus[doc_id]
+    if not 0 <= start < end <= len(document.text):
+        raise DatasetError(
+            f"{where}: span [{start}:{end}] lies outside {doc_id} ({len(document.text)} characters) or is "
+            f"empty; fix start/end"
+        )
+    actual = document.text[start:end]
+    if actual != text:
+        hint = ""
+        found = document.text.find(text)
+        if found >= 0:
+            hint = f" (the text occurs at [{found}:{found + len(text)}]; did the document change?)"
+        raise DatasetError(
+            f"{where}.text does not match {doc_id}[{start}:{end}]: expected {_preview(actual)}, the dataset "
+            f"says {_preview(text)}{hint}"
+        )
+    return CharacterSpan(DocumentId(doc_id), start, end, text)
+
+
+def _preview(text: str, width: int = 60) -> str:
+    return repr(text if len(text) <= width else text[: width - 3] + "...")

@@ -1,0 +1,228 @@
+"""The user-facing evaluation API, usable from a notebook without Dagster (the assets call the same code).
+
+    corpus = Corpus.from_folder("./knowledge_base")
+    dataset = read_token_level_jsonl("golden.jsonl", corpus)
+    result = TokenLevelEvaluation(corpus=corpus, dataset=dataset).run(
+        chunker=build_chunker(config), embedder=embedder, vector_store=store, k=5)
+    result.metrics["span_recall"].mean
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .chunking.base import Chunker, chunk_corpus
+from .corpus import Corpus
+from .datasets import ChunkLevelDataset, ChunkLevelExample, TokenLevelDataset, TokenLevelExample
+from .embedding.base import Embedder
+from .errors import ConfigError
+from .metrics.aggregate import MetricSummary, summarize_by_group, summarize_table
+from .metrics.chunk_metrics import chunk_metrics
+from .metrics.span_metrics import ChunkSpanIndex, precision_omega, span_metrics
+from .progress import Progress, no_progress
+from .retrieval import Query, Reranker, RetrievedChunk, index_chunks, retrieve
+from .types import ChunkId, EvaluationType, PositionAwareChunk, QuestionId, sha256_hex
+from .vector_store.base import VectorStore, collection_name
+
+SPAN_METRICS = ("span_recall", "span_precision", "span_iou", "precision_chroma", "iou_chroma")
+OMEGA_METRICS = ("precision_omega", "precision_omega_chroma")
+CHUNK_METRICS = ("recall", "precision", "f1", "recall_at_k", "hit_at_k", "mrr", "ndcg_at_k", "average_precision")
+TOKEN_LEVEL_METRICS = SPAN_METRICS + OMEGA_METRICS + CHUNK_METRICS
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    question_id: QuestionId
+    query: str
+    group: str
+    retrieved: tuple[RetrievedChunk, ...]
+    metrics: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    evaluation_type: EvaluationType
+    metrics: Mapping[str, MetricSummary]
+    experiment_url: str | None
+    raw_results: tuple[QuestionResult, ...]
+    by_group: Mapping[str, Mapping[str, MetricSummary]] = field(default_factory=dict)
+
+    def metric_rows(self) -> list[dict[str, Any]]:
+        """One flat row per question: ids, group and every metric."""
+        return [
+            {"question_id": r.question_id, "query": r.query, "group": r.group, **r.metrics} for r in self.raw_results
+        ]
+
+
+def question_group(example: TokenLevelExample, corpus: Corpus) -> str:
+    """The document groups a question draws on, joined by '+' (multi-document questions span groups)."""
+    groups = sorted({corpus[s.doc_id].group for s in example.relevant_spans})
+    return "+".join(g or "(root)" for g in groups)
+
+
+def score_token_level(
+    examples: Sequence[TokenLevelExample],
+    retrieved: Mapping[QuestionId, Sequence[RetrievedChunk]],
+    chunks: Sequence[PositionAwareChunk] | ChunkSpanIndex[PositionAwareChunk],
+    k: int,
+) -> dict[QuestionId, dict[str, float]]:
+    """Span metrics, their Chroma variants, precision_omega, and chunk-level metrics with ground truth
+    derived from the spans for this very chunk set, per question."""
+    index = chunks if isinstance(chunks, ChunkSpanIndex) else ChunkSpanIndex(chunks)
+    scores: dict[QuestionId, dict[str, float]] = {}
+    for example in examples:
+        hits = list(retrieved.get(example.question_id, ()))
+        spans = span_metrics(example.relevant_spans, hits)
+        omega = precision_omega(example.relevant_spans, index)
+        relevant = [c.chunk_id for c in index.overlapping(example.relevant_spans)]
+        row: dict[str, float] = {
+            "span_recall": spans.span_recall,
+            "span_precision": spans.span_precision,
+            "span_iou": spans.span_iou,
+            "precision_chroma": spans.precision_chroma,
+            "iou_chroma": spans.iou_chroma,
+            "precision_omega": omega.precision_omega,
+            "precision_omega_chroma": omega.precision_omega_chroma,
+        }
+        row.update(_chunk_scores([h.chunk_id for h in hits], relevant, k))
+        scores[example.question_id] = row
+    return scores
+
+
+def score_chunk_level(
+    examples: Sequence[ChunkLevelExample], retrieved: Mapping[QuestionId, Sequence[RetrievedChunk]], k: int
+) -> dict[QuestionId, dict[str, float]]:
+    return {
+        e.question_id: _chunk_scores([h.chunk_id for h in retrieved.get(e.question_id, ())], e.relevant_chunk_ids, k)
+        for e in examples
+    }
+
+
+def _chunk_scores(retrieved: Sequence[ChunkId], relevant: Sequence[ChunkId], k: int) -> dict[str, float]:
+    if not relevant:  # no chunk of this chunk set overlaps the reference: nothing retrievable is relevant
+        return {name: 0.0 for name in CHUNK_METRICS}
+    m = chunk_metrics(retrieved, relevant, k)
+    return {name: float(getattr(m, name)) for name in CHUNK_METRICS}
+
+
+class _Evaluation:
+    evaluation_type: EvaluationType
+
+    def __init__(self, corpus: Corpus, progress: Progress = no_progress) -> None:
+        self.corpus = corpus
+        self.progress = progress
+
+    def _retrieve(
+        self,
+        queries: Sequence[Query],
+        chunker: Chunker,
+        embedder: Embedder,
+        vector_store: VectorStore,
+        k: int,
+        reranker: Reranker | None,
+        collection: str | None,
+    ) -> tuple[list[PositionAwareChunk], dict[QuestionId, list[RetrievedChunk]]]:
+        if k <= 0:
+            raise ConfigError(f"k must be >= 1 (the number of chunks to retrieve per question), got {k}")
+        chunks = chunk_corpus(chunker, self.corpus)
+        label = "chunker-" + sha256_hex(chunker.fingerprint)[:10]
+        name = collection or collection_name(label, embedder.model_id)
+        index_chunks(chunks, embedder, vector_store, name, label)
+        return chunks, retrieve(queries, embedder, vector_store, name, k, reranker, self.progress)
+
+    @staticmethod
+    def _select(metric_names: Sequence[str], metrics: Sequence[str] | None) -> list[str]:
+        if metrics is None:
+            return list(metric_names)
+        unknown = [m for m in metrics if m not in metric_names]
+        if unknown:
+            raise ConfigError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(metric_names)}")
+        return list(metrics)
+
+
+class TokenLevelEvaluation(_Evaluation):
+    """Judges any chunker against character spans, the same truth for every chunking strategy."""
+
+    evaluation_type: EvaluationType = "token-level"
+
+    def __init__(self, corpus: Corpus, dataset: TokenLevelDataset, progress: Progress = no_progress) -> None:
+        super().__init__(corpus, progress)
+        self.dataset = dataset
+
+    def run(
+        self,
+        chunker: Chunker,
+        embedder: Embedder,
+        vector_store: VectorStore,
+        k: int = 5,
+        reranker: Reranker | None = None,
+        metrics: Sequence[str] | None = None,
+        collection: str | None = None,
+    ) -> EvaluationResult:
+        names = self._select(TOKEN_LEVEL_METRICS, metrics)
+        queries = [Query(e.question_id, e.query) for e in self.dataset]
+        chunks, retrieved = self._retrieve(queries, chunker, embedder, vector_store, k, reranker, collection)
+        scores = score_token_level(self.dataset.examples, retrieved, chunks, k)
+        results = tuple(
+            QuestionResult(
+                e.question_id,
+                e.query,
+                question_group(e, self.corpus),
+                tuple(retrieved[e.question_id]),
+                {n: scores[e.question_id][n] for n in names},
+            )
+            for e in self.dataset
+        )
+        return _result(self.evaluation_type, results, names)
+
+
+class ChunkLevelEvaluation(_Evaluation):
+    """Judges retrieval against chunk IDs; only valid for the chunker that made those IDs."""
+
+    evaluation_type: EvaluationType = "chunk-level"
+
+    def __init__(self, corpus: Corpus, dataset: ChunkLevelDataset, progress: Progress = no_progress) -> None:
+        super().__init__(corpus, progress)
+        self.dataset = dataset
+
+    def run(
+        self,
+        chunker: Chunker,
+        embedder: Embedder,
+        vector_store: VectorStore,
+        k: int = 5,
+        reranker: Reranker | None = None,
+        metrics: Sequence[str] | None = None,
+        collection: str | None = None,
+    ) -> EvaluationResult:
+        if chunker.fingerprint != self.dataset.chunker_fingerprint:
+            raise ConfigError(
+                f"chunk-level dataset {self.dataset.name!r} was made with chunker "
+                f"{self.dataset.chunker_fingerprint!r}, not {chunker.fingerprint!r}: its chunk IDs mean nothing "
+                f"for another chunker. Use that chunker, or evaluate token-level ground truth instead"
+            )
+        names = self._select(CHUNK_METRICS, metrics)
+        queries = [Query(e.question_id, e.query) for e in self.dataset]
+        _, retrieved = self._retrieve(queries, chunker, embedder, vector_store, k, reranker, collection)
+        scores = score_chunk_level(self.dataset.examples, retrieved, k)
+        results = tuple(
+            QuestionResult(
+                e.question_id, e.query, "", tuple(retrieved[e.question_id]), {n: scores[e.question_id][n] for n in names}
+            )
+            for e in self.dataset
+        )
+        return _result(self.evaluation_type, results, names)
+
+
+def _result(evaluation_type: EvaluationType, results: tuple[QuestionResult, ...], names: list[str]) -> EvaluationResult:
+    rows = [{"group": r.group, **r.metrics} for r in results]
+    groups = {r.group for r in results}
+    return EvaluationResult(
+        evaluation_type=evaluation_type,
+        metrics=summarize_table(rows, names),
+        experiment_url=None,
+        raw_results=results,
+        by_group=summarize_by_group(rows, "group", names) if len(groups) > 1 else {},
+    )

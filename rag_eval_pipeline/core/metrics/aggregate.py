@@ -1,0 +1,118 @@
+"""Summaries of per-question metric values: mean, spread and a bootstrap confidence interval.
+
+The interval is a percentile bootstrap of the mean with a fixed seed, so a report regenerated from the
+same per-question values shows the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["MetricSummary", "summarize", "summarize_by_group", "summarize_table"]
+
+# Bounds the bootstrap index matrix (resamples x n) held in memory at once.
+_MAX_BATCH_CELLS = 4_000_000
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    name: str
+    mean: float
+    std: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+
+def _bootstrap_means(
+    values: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator
+) -> npt.NDArray[np.float64]:
+    n = values.shape[0]
+    batch = max(1, _MAX_BATCH_CELLS // n)
+    means = [
+        values[rng.integers(0, n, size=(min(batch, n_resamples - done), n))].mean(axis=1)
+        for done in range(0, n_resamples, batch)
+    ]
+    return np.concatenate(means)
+
+
+def summarize(
+    values: Iterable[float],
+    name: str,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> MetricSummary:
+    """Mean, sample std (ddof=1; 0 for one value) and a percentile-bootstrap CI of the mean.
+
+    No values give NaN statistics with ``n == 0``; a non-finite value raises ``ValueError`` because it
+    would silently poison every statistic.
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    if n_resamples <= 0:
+        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+    data = np.asarray(list(values), dtype=np.float64)
+    n = int(data.shape[0])
+    if n == 0:
+        return MetricSummary(name, math.nan, math.nan, math.nan, math.nan, 0)
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"metric {name!r} has non-finite values; cannot summarize")
+    mean = float(data.mean())
+    if n == 1:
+        return MetricSummary(name, mean, 0.0, mean, mean, 1)
+    means = _bootstrap_means(data, n_resamples, np.random.default_rng(seed))
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return MetricSummary(name, mean, float(data.std(ddof=1)), float(low), float(high), n)
+
+
+def _column(rows: Sequence[Mapping[str, float | str]], name: str) -> list[float]:
+    column = []
+    for i, row in enumerate(rows):
+        if name not in row:
+            raise ValueError(f"row {i} has no value for metric {name!r}")
+        value = row[name]
+        if isinstance(value, (str, bool)):
+            raise TypeError(f"row {i} has a non-numeric value {value!r} for metric {name!r}")
+        column.append(float(value))
+    return column
+
+
+def summarize_table(
+    rows: Sequence[Mapping[str, float | str]],
+    metric_names: Iterable[str],
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, MetricSummary]:
+    """One summary per metric over the per-question rows, in the order of ``metric_names``."""
+    return {
+        name: summarize(_column(rows, name), name, n_resamples, seed, confidence) for name in metric_names
+    }
+
+
+def summarize_by_group(
+    rows: Sequence[Mapping[str, float | str]],
+    group_key: str,
+    metric_names: Iterable[str],
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, dict[str, MetricSummary]]:
+    """Per-group summaries (e.g. per document folder), groups in sorted order for stable reports."""
+    names = list(metric_names)
+    groups: dict[str, list[Mapping[str, float | str]]] = {}
+    for i, row in enumerate(rows):
+        if group_key not in row:
+            raise ValueError(f"row {i} has no group key {group_key!r}")
+        groups.setdefault(str(row[group_key]), []).append(row)
+    return {
+        group: summarize_table(groups[group], names, n_resamples, seed, confidence)
+        for group in sorted(groups)
+    }

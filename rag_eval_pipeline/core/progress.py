@@ -1,0 +1,72 @@
+"""Progress for long steps, reported the same way whether a terminal or a Dagster run log listens."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+
+class Progress(Protocol):
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        """Called with the running count of finished items of ``stage`` (``done == total`` at the end)."""
+        ...
+
+
+def no_progress(stage: str, done: int, total: int) -> None:
+    """The default: say nothing."""
+
+
+class LogProgress:
+    """Writes lines with counts, rate and ETA, at most one every ``interval`` seconds per stage."""
+
+    def __init__(self, log: Callable[[str], None], interval: float = 5.0) -> None:
+        self._log = log
+        self._interval = interval
+        self._started: dict[str, tuple[float, int]] = {}
+        self._last: dict[str, float] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if stage not in self._started or done < self._started[stage][1]:
+            self._started[stage] = (now, done)
+            self._last[stage] = now
+        started, first = self._started[stage]
+        finished = done >= total
+        if not finished and now - self._last[stage] < self._interval:
+            return
+        self._last[stage] = now
+        elapsed = now - started
+        rate = (done - first) / elapsed if elapsed > 0 else 0.0
+        eta = f", eta {(total - done) / rate:.0f} s" if rate > 0 and not finished else ""
+        percent = 100.0 * done / total if total else 100.0
+        self._log(f"{stage}: {done}/{total} ({percent:.0f}%) at {rate:.1f}/s{eta}")
+        if finished:
+            del self._started[stage]
+
+
+class TqdmProgress:
+    """A terminal progress bar per stage."""
+
+    def __init__(self) -> None:
+        from tqdm import tqdm
+
+        self._tqdm = tqdm
+        self._bars: dict[str, tqdm[None]] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        bar = self._bars.get(stage)
+        if bar is None:
+            bar = self._bars[stage] = self._tqdm(total=total, desc=stage, unit="item", leave=False)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+            del self._bars[stage]
+
+
+def fan_out(*listeners: Progress) -> Progress:
+    def report(stage: str, done: int, total: int) -> None:
+        for listener in listeners:
+            listener(stage, done, total)
+
+    return report

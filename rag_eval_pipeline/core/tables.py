@@ -1,0 +1,120 @@
+"""The tabular form of core objects, as stored in Parquet and passed between Dagster assets."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pandas as pd
+
+from .corpus import Corpus
+from .datasets import TokenLevelDataset, TokenLevelExample
+from .retrieval import RetrievedChunk
+from .types import CharacterSpan, ChunkId, Document, DocumentId, PositionAwareChunk, QuestionId
+
+CHUNK_COLUMNS = ["chunk_id", "doc_id", "start", "end", "text"]
+
+
+def corpus_to_frame(corpus: Corpus) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "doc_id": [d.doc_id for d in corpus],
+            "group": [d.group for d in corpus],
+            "n_chars": [len(d.text) for d in corpus],
+            "sha256": [d.sha256 for d in corpus],
+            "text": [d.text for d in corpus],
+        }
+    )
+
+
+def corpus_from_frame(frame: pd.DataFrame, root: str = "") -> Corpus:
+    return Corpus(
+        tuple(
+            Document(DocumentId(str(r.doc_id)), str(r.text), str(r.group))
+            for r in frame.itertuples(index=False)
+        ),
+        root=root,
+    )
+
+
+def chunks_to_frame(chunks: Sequence[PositionAwareChunk]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "chunk_id": [c.chunk_id for c in chunks],
+            "doc_id": [c.doc_id for c in chunks],
+            "start": pd.array([c.start for c in chunks], dtype="int64"),
+            "end": pd.array([c.end for c in chunks], dtype="int64"),
+            "n_chars": pd.array([c.end - c.start for c in chunks], dtype="int64"),
+            "text": [c.text for c in chunks],
+        }
+    )
+
+
+def chunks_from_frame(frame: pd.DataFrame) -> list[PositionAwareChunk]:
+    return [
+        PositionAwareChunk(ChunkId(str(r.chunk_id)), DocumentId(str(r.doc_id)), int(r.start), int(r.end), str(r.text))
+        for r in frame[CHUNK_COLUMNS].itertuples(index=False)
+    ]
+
+
+def questions_to_frame(dataset: TokenLevelDataset) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "question_id": [e.question_id for e in dataset],
+            "query": [e.query for e in dataset],
+            "relevant_spans": [
+                [{"doc_id": s.doc_id, "start": s.start, "end": s.end, "text": s.text} for s in e.relevant_spans]
+                for e in dataset
+            ],
+            "n_documents": [len({s.doc_id for s in e.relevant_spans}) for e in dataset],
+            "metadata_json": [json.dumps(dict(e.metadata), sort_keys=True, ensure_ascii=False) for e in dataset],
+            "dataset": dataset.name,
+            "dataset_sha256": dataset.sha256,
+        }
+    )
+
+
+def questions_from_frame(frame: pd.DataFrame) -> TokenLevelDataset:
+    examples = tuple(
+        TokenLevelExample(
+            QuestionId(str(r.question_id)),
+            str(r.query),
+            tuple(
+                CharacterSpan(DocumentId(str(s["doc_id"])), int(s["start"]), int(s["end"]), str(s["text"]))
+                for s in r.relevant_spans
+            ),
+            json.loads(str(r.metadata_json)),
+        )
+        for r in frame.itertuples(index=False)
+    )
+    name = str(frame["dataset"].iloc[0]) if len(frame) else "token-level"
+    return TokenLevelDataset(examples, name=name)
+
+
+def retrieved_to_frame(results: dict[QuestionId, list[RetrievedChunk]]) -> pd.DataFrame:
+    rows = [r for hits in results.values() for r in hits]
+    return pd.DataFrame(
+        {
+            "question_id": [r.question_id for r in rows],
+            "rank": pd.array([r.rank for r in rows], dtype="int64"),
+            "chunk_id": [r.chunk_id for r in rows],
+            "doc_id": [r.doc_id for r in rows],
+            "start": pd.array([r.start for r in rows], dtype="int64"),
+            "end": pd.array([r.end for r in rows], dtype="int64"),
+            "score": pd.array([r.score for r in rows], dtype="float64"),
+            "text": [r.text for r in rows],
+        }
+    )
+
+
+def retrieved_from_frame(frame: pd.DataFrame) -> dict[QuestionId, list[RetrievedChunk]]:
+    results: dict[QuestionId, list[RetrievedChunk]] = {}
+    for r in frame.sort_values(["question_id", "rank"], kind="stable").itertuples(index=False):
+        qid = QuestionId(str(r.question_id))
+        results.setdefault(qid, []).append(
+            RetrievedChunk(
+                qid, int(r.rank), ChunkId(str(r.chunk_id)), DocumentId(str(r.doc_id)),
+                int(r.start), int(r.end), float(r.score), str(r.text),
+            )
+        )
+    return results

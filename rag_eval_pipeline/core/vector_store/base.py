@@ -1,0 +1,45 @@
+"""What retrieval needs from a vector store: one collection per (chunk config, embedder)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from ..embedding.base import Vectors
+from ..types import ChunkId, DocumentId, PositionAwareChunk
+
+
+@dataclass(frozen=True)
+class ScoredChunk:
+    chunk_id: ChunkId
+    doc_id: DocumentId
+    start: int
+    end: int
+    score: float
+    text: str
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    def replace_collection(
+        self, name: str, chunks: Sequence[PositionAwareChunk], vectors: Vectors, chunk_config: str
+    ) -> None:
+        """Make the collection hold exactly these chunks (payload: doc_id, start, end, chunk_id,
+        chunk_config, text)."""
+        ...
+
+    def search(self, name: str, queries: Vectors, k: int) -> list[list[ScoredChunk]]:
+        """Top ``k`` by cosine similarity for each query row, best first, ties broken by chunk id."""
+        ...
+
+    def count(self, name: str) -> int: ...
+
+    def collection_exists(self, name: str) -> bool: ...
+
+
+def collection_name(chunk_config: str, embedder_model_id: str) -> str:
+    """``rag_eval__<chunk config>__<embedder>``, restricted to characters every backend accepts."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", embedder_model_id).strip("-")
+    return f"rag_eval__{chunk_config}__{slug}"

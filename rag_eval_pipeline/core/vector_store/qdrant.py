@@ -1,0 +1,170 @@
+"""Qdrant behind the VectorStore protocol: embedded local mode by default, a server when given a URL.
+
+Local mode keeps one storage folder per collection, because an embedded Qdrant folder can be open
+in one process at a time: two Dagster runs on different chunk configs then never wait for each other,
+and runs on the same collection wait for the folder lock (bounded) instead of failing.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+
+from ..embedding.base import Vectors
+from ..progress import Progress, no_progress
+from ..types import ChunkId, DocumentId, PositionAwareChunk
+from .base import ScoredChunk
+
+UPSERT_BATCH = 256
+_POINT_NAMESPACE = uuid.UUID("4b6f1c9e-8a57-4c1b-9d1e-3f7c2a5e6b10")
+
+
+def point_id(chunk_id: str) -> str:
+    """Qdrant wants UUIDs or integers; a UUIDv5 of the chunk id is stable across runs."""
+    return str(uuid.uuid5(_POINT_NAMESPACE, chunk_id))
+
+
+class QdrantVectorStore:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        url: str | None = None,
+        api_key: str | None = None,
+        lock_timeout: float = 300.0,
+        progress: Progress = no_progress,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        if (path is None) == (url is None):
+            raise ValueError("QdrantVectorStore needs exactly one of path= (local mode) or url= (server)")
+        self.path = Path(path) if path is not None else None
+        self.url = url
+        self._api_key = api_key
+        self.lock_timeout = lock_timeout
+        self.progress = progress
+        self._log = log or (lambda message: None)
+        self._server_client: QdrantClient | None = None
+
+    @property
+    def location(self) -> str:
+        return self.url if self.url else f"local:{self.path}"
+
+    @contextmanager
+    def _client(self, name: str) -> Iterator[QdrantClient]:
+        if self.url is not None:
+            if self._server_client is None:
+                self._server_client = QdrantClient(url=self.url, api_key=self._api_key)
+            yield self._server_client
+            return
+        assert self.path is not None
+        client = self._open_local(self.path / name)
+        try:
+            yield client
+        finally:
+            client.close()
+
+    def _open_local(self, folder: Path) -> QdrantClient:
+        folder.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + self.lock_timeout
+        delay = 0.2
+        while True:
+            try:
+                return QdrantClient(path=str(folder))
+            except RuntimeError as exc:
+                if "already accessed" not in str(exc) or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"local Qdrant folder {folder} is held by another process for more than "
+                        f"{self.lock_timeout:.0f} s; wait for that run to finish, or use a Qdrant server "
+                        f"(QDRANT_URL) for concurrent runs"
+                    ) from exc
+                self._log(f"waiting for the local Qdrant folder {folder} (in use by another run)")
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    def collection_exists(self, name: str) -> bool:
+        if self.path is not None and not (self.path / name).exists():
+            return False
+        with self._client(name) as client:
+            return bool(client.collection_exists(name))
+
+    def count(self, name: str) -> int:
+        if not self.collection_exists(name):
+            return 0
+        with self._client(name) as client:
+            return int(client.count(name, exact=True).count)
+
+    def replace_collection(
+        self, name: str, chunks: Sequence[PositionAwareChunk], vectors: Vectors, chunk_config: str
+    ) -> None:
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors for collection {name}")
+        dimension = int(vectors.shape[1]) if len(vectors) else 0
+        with self._client(name) as client:
+            if client.collection_exists(name):
+                client.delete_collection(name)
+            client.create_collection(
+                name, vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE)
+            )
+            stage = f"indexing {name}"
+            self.progress(stage, 0, len(chunks))
+            for i in range(0, len(chunks), UPSERT_BATCH):
+                batch = chunks[i : i + UPSERT_BATCH]
+                points = [
+                    models.PointStruct(
+                        id=point_id(chunk.chunk_id),
+                        vector=vectors[i + j].tolist(),
+                        payload={
+                            "chunk_id": chunk.chunk_id,
+                            "doc_id": chunk.doc_id,
+                            "start": chunk.start,
+                            "end": chunk.end,
+                            "chunk_config": chunk_config,
+                            "text": chunk.text,
+                        },
+                    )
+                    for j, chunk in enumerate(batch)
+                ]
+                client.upsert(name, points=points, wait=True)
+                self.progress(stage, min(i + UPSERT_BATCH, len(chunks)), len(chunks))
+
+    def search(self, name: str, queries: Vectors, k: int) -> list[list[ScoredChunk]]:
+        if k <= 0:
+            raise ValueError(f"k must be >= 1, got {k}")
+        with self._client(name) as client:
+            if not client.collection_exists(name):
+                raise LookupError(
+                    f"Qdrant collection {name} does not exist at {self.location}: build the index first "
+                    f"(materialize chunk_index)"
+                )
+            # Ask for extra hits so that ties at the k-th score can be broken by chunk id.
+            requests = [
+                models.QueryRequest(query=vector.tolist(), limit=k + 5, with_payload=True) for vector in queries
+            ]
+            responses = client.query_batch_points(name, requests=requests) if requests else []
+        return [_top_k(response.points, k) for response in responses]
+
+    def close(self) -> None:
+        if self._server_client is not None:
+            self._server_client.close()
+            self._server_client = None
+
+
+def _top_k(points: Sequence[Any], k: int) -> list[ScoredChunk]:
+    scored = [
+        ScoredChunk(
+            chunk_id=ChunkId(p.payload["chunk_id"]),
+            doc_id=DocumentId(p.payload["doc_id"]),
+            start=int(p.payload["start"]),
+            end=int(p.payload["end"]),
+            score=float(p.score),
+            text=str(p.payload.get("text", "")),
+        )
+        for p in points
+    ]
+    scored.sort(key=lambda s: (-round(s.score, 6), s.chunk_id))
+    return scored[:k]

@@ -1,0 +1,25 @@
+"""The Dagster code location: assets, jobs, the partition sync sensor, resources and IO."""
+
+from __future__ import annotations
+
+import warnings
+
+import dagster as dg
+
+warnings.filterwarnings("ignore", category=dg.BetaWarning)
+warnings.filterwarnings("ignore", category=dg.PreviewWarning)
+
+from .assets.chunking import chunk_index, chunks  # noqa: E402
+from .assets.evaluation import leaderboard, retrieval_metrics, retrieval_results  # noqa: E402
+from .assets.ingestion import corpus, eval_questions  # noqa: E402
+from .io_managers import ParquetIOManagerFactory, WarehouseResource  # noqa: E402
+from .jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job  # noqa: E402
+from .resources import default_resources  # noqa: E402
+from .sensors import partition_sync_sensor  # noqa: E402
+
+defs = dg.Definitions(
+    assets=[corpus, eval_questions, chunks, chunk_index, retrieval_results, retrieval_metrics, leaderboard],
+    jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job],
+    sensors=[partition_sync_sensor],
+    resources={**default_resources(), "io_manager": ParquetIOManagerFactory(), "warehouse": WarehouseResource()},
+)

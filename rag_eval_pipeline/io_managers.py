@@ -1,0 +1,102 @@
+"""Parquet for every table: the current version per partition, plus one history file per run.
+
+current:  <base>/current/<asset>/chunk_config=<c>/profile=<p>.parquet
+history:  <base>/history/<asset>/chunk_config=<c>/profile=<p>/<run_id>.parquet   (hive style)
+Every file is written to a temporary name and renamed, so a killed run leaves no half file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+from pydantic import Field
+from upath import UPath
+
+from .project import project_dir
+
+
+def write_parquet_atomically(frame: pd.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    frame.to_parquet(tmp, index=False)
+    tmp.replace(path)
+
+
+def history_path(base_dir: str | Path, table: str, partition: dict[str, str], run_id: str) -> Path:
+    folder = Path(base_dir) / "history" / table
+    for dimension in sorted(partition):
+        folder = folder / f"{dimension}={partition[dimension]}"
+    return folder / f"{run_id}.parquet"
+
+
+def partition_of(context: dg.OutputContext | dg.AssetExecutionContext) -> dict[str, str]:
+    if not context.has_partition_key:
+        return {}
+    key = context.partition_key
+    if isinstance(key, dg.MultiPartitionKey):
+        return dict(key.keys_by_dimension)
+    definition = context.asset_partitions_def if isinstance(context, dg.OutputContext) else context.partitions_def
+    name = getattr(definition, "name", None) or "partition"
+    return {name: key}
+
+
+class ParquetIOManager(dg.UPathIOManager):
+    extension = ".parquet"
+
+    def __init__(self, base_dir: str) -> None:
+        self.base_dir = Path(base_dir)
+        super().__init__(base_path=UPath(self.base_dir / "current"))
+
+    def get_path_for_partition(
+        self, context: dg.InputContext | dg.OutputContext, path: UPath, partition: str
+    ) -> UPath:
+        definition = context.asset_partitions_def
+        if isinstance(definition, dg.MultiPartitionsDefinition):
+            names = sorted(d.name for d in definition.partitions_defs)
+            for name, value in zip(names, partition.split("/"), strict=True):
+                path = path / f"{name}={value}"
+            return path
+        return path / f"{getattr(definition, 'name', None) or 'partition'}={partition}"
+
+    def dump_to_path(self, context: dg.OutputContext, obj: Any, path: UPath) -> None:
+        if not isinstance(obj, pd.DataFrame):
+            raise TypeError(f"{context.asset_key.to_user_string()} must return a pandas DataFrame, got {type(obj)}")
+        write_parquet_atomically(obj, Path(str(path)))
+        table = "/".join(context.asset_key.path)
+        write_parquet_atomically(obj, history_path(self.base_dir, table, partition_of(context), context.run_id))
+
+    def load_from_path(self, context: dg.InputContext, path: UPath) -> pd.DataFrame:
+        return pd.read_parquet(Path(str(path)))
+
+    def get_metadata(self, context: dg.OutputContext, obj: Any) -> dict[str, Any]:
+        if isinstance(obj, pd.DataFrame):
+            return {"dagster/row_count": len(obj)}
+        return {}
+
+
+def default_warehouse_dir() -> str:
+    return os.environ.get("RAG_EVAL_WAREHOUSE_DIR") or str(project_dir() / "data" / "warehouse")
+
+
+class ParquetIOManagerFactory(dg.ConfigurableIOManagerFactory):
+    """``base_dir`` holds current/ and history/; the default is data/warehouse in the project."""
+
+    base_dir: str = Field(default_factory=default_warehouse_dir)
+
+    def create_io_manager(self, context: dg.InitResourceContext) -> ParquetIOManager:
+        return ParquetIOManager(self.base_dir)
+
+
+class WarehouseResource(dg.ConfigurableResource):
+    """For tables an asset writes besides its output (e.g. the per-run summary rows)."""
+
+    base_dir: str = Field(default_factory=default_warehouse_dir)
+
+    def write_history(self, frame: pd.DataFrame, table: str, partition: dict[str, str], run_id: str) -> Path:
+        path = history_path(self.base_dir, table, partition, run_id)
+        write_parquet_atomically(frame, path)
+        return path

@@ -1,0 +1,39 @@
+"""Hypothesis strategies: arbitrary unicode, prose-like text, and documents that repeat a passage."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from rag_eval_pipeline.core.configs import DEFAULT_SEPARATORS
+
+_prose_alphabet = st.sampled_from(list("ab cd\n.!?é日 ") + ["\n\n", ". ", "word ", "x\u0301", "\u200b", "\t"])
+prose = st.lists(_prose_alphabet, max_size=80).map("".join)
+
+passage = st.one_of(
+    st.sampled_from(["The same sentence. ", "Para one.\n\n", "repeat ", "Tokenization is fun! "]),
+    st.text(min_size=1, max_size=25),
+)
+
+
+@st.composite
+def repeated_passages(draw: st.DrawFn) -> str:
+    """A passage 2-5 times, optionally framed, joined with a separator: copies an id scheme must tell apart."""
+    body = draw(passage)
+    joiner = draw(st.sampled_from(["", " ", "\n", "\n\n"]))
+    copies = joiner.join([body] * draw(st.integers(2, 5)))
+    return draw(st.sampled_from(["", "Intro. "])) + copies + draw(st.sampled_from(["", " end"]))
+
+
+texts = st.one_of(st.text(max_size=200), prose, repeated_passages())
+
+
+@st.composite
+def size_and_overlap(draw: st.DrawFn, max_size: int = 60) -> tuple[int, int]:
+    size = draw(st.integers(1, max_size))
+    return size, draw(st.integers(0, size - 1))
+
+
+separators = st.one_of(
+    st.just(DEFAULT_SEPARATORS),
+    st.lists(st.sampled_from(["\n\n", "\n", ". ", " ", "", "a", "ab", "日"]), max_size=5, unique=True).map(tuple),
+)

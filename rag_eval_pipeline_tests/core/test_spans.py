@@ -1,0 +1,76 @@
+"""Interval arithmetic checked against per-character sets and brute-force overlap search."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rag_eval_pipeline.core.spans import ChunkSpanIndex, intersection_length, merge_intervals, total_length
+from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, PositionAwareChunk
+
+
+def span(doc: str, start: int, end: int) -> CharacterSpan:
+    return CharacterSpan(DocumentId(doc), start, end, "x" * (end - start))
+
+
+def chunk(name: str, doc: str, start: int, end: int) -> PositionAwareChunk:
+    return PositionAwareChunk(ChunkId(name), DocumentId(doc), start, end, "x" * (end - start))
+
+
+def test_merge_joins_overlapping_touching_and_duplicated_and_drops_empty() -> None:
+    merged = merge_intervals(
+        [span("b", 5, 9), span("a", 10, 20), span("a", 0, 5), span("a", 5, 8), span("a", 3, 4)]
+        + [span("a", 30, 30), span("a", 25, 28), span("a", 25, 28), span("c", 7, 7)]
+    )
+    assert merged == {"a": [(0, 8), (10, 20), (25, 28)], "b": [(5, 9)]}
+    assert list(merged) == ["a", "b"]
+    assert total_length(merged) == 8 + 10 + 3 + 4
+
+
+def test_merge_rejects_inverted_span() -> None:
+    class Bad:
+        doc_id = DocumentId("a")
+        start = 5
+        end = 2
+
+    with pytest.raises(ValueError, match="start <= end"):
+        merge_intervals([Bad()])
+
+
+def test_intersection_length_matches_character_sets() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        a = [span(rng.choice("ab"), s, s + rng.randint(0, 9)) for s in rng.choices(range(40), k=5)]
+        b = [span(rng.choice("ab"), s, s + rng.randint(0, 9)) for s in rng.choices(range(40), k=5)]
+        chars_a = {(x.doc_id, i) for x in a for i in range(x.start, x.end)}
+        chars_b = {(x.doc_id, i) for x in b for i in range(x.start, x.end)}
+        merged_a, merged_b = merge_intervals(a), merge_intervals(b)
+        assert total_length(merged_a) == len(chars_a)
+        assert intersection_length(merged_a, merged_b) == len(chars_a & chars_b)
+        assert intersection_length(merged_b, merged_a) == len(chars_a & chars_b)
+
+
+def test_index_matches_brute_force_with_overlapping_chunks_of_mixed_length() -> None:
+    rng = random.Random(3)
+    chunks = []
+    for i in range(2000):
+        start = rng.randrange(5000)
+        length = rng.choice([0, 1, 5, 50, 400]) if i % 97 else 3000  # a few giant chunks
+        chunks.append(chunk(f"c{i}", rng.choice("abc"), start, start + length))
+    index = ChunkSpanIndex(chunks)
+    for _ in range(100):
+        start = rng.randrange(5200)
+        query = [span(rng.choice("abcd"), start, start + rng.randint(0, 60))]
+        expected = sorted(
+            (c for c in chunks if c.span.overlaps(query[0])), key=lambda c: (c.doc_id, c.start, c.end, c.chunk_id)
+        )
+        assert index.overlapping(query) == expected
+
+
+def test_index_reports_each_chunk_once_across_query_spans() -> None:
+    index = ChunkSpanIndex([chunk("x", "a", 0, 10), chunk("y", "a", 10, 20)])
+    found = index.overlapping([span("a", 2, 4), span("a", 5, 12), span("a", 2, 4)])
+    assert [c.chunk_id for c in found] == ["x", "y"]
+    assert index.overlapping([span("a", 10, 10)]) == []
+    assert len(index) == 2
