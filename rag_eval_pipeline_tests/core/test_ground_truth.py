@@ -18,7 +18,12 @@ def chunk(name: str, doc: str, start: int, end: int) -> PositionAwareChunk:
     return PositionAwareChunk(ChunkId(name), DocumentId(doc), start, end, "x" * (end - start))
 
 
-CHUNKS = [chunk("d3", "d", 20, 30), chunk("e1", "e", 0, 30), chunk("d1", "d", 0, 10), chunk("d2", "d", 10, 20)]
+CHUNKS = [
+    chunk("d3", "d", 20, 30),
+    chunk("e1", "e", 0, 30),
+    chunk("d1", "d", 0, 10),
+    chunk("d2", "d", 10, 20),
+]
 
 
 def test_touching_is_not_overlapping() -> None:
@@ -53,7 +58,10 @@ def test_corpus_scale_conversion_is_fast() -> None:
     rng = random.Random(0)
     chunks = [chunk(f"c{d}_{i}", f"doc{d}", i * 200, i * 200 + 250) for d in range(100) for i in range(200)]
     questions = [
-        [span(f"doc{rng.randrange(100)}", s, s + rng.randint(1, 600)) for s in rng.choices(range(40_000), k=2)]
+        [
+            span(f"doc{rng.randrange(100)}", s, s + rng.randint(1, 600))
+            for s in rng.choices(range(40_000), k=2)
+        ]
         for _ in range(300)
     ]
     began = time.perf_counter()

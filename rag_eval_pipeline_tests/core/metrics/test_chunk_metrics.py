@@ -74,17 +74,19 @@ def test_matches_ranx_on_random_runs() -> None:
     rng = random.Random(1234)
     pool = [f"d{i}" for i in range(30)]
     by_k: dict[int, list[tuple[str, list[str], list[str]]]] = defaultdict(list)
-    for q in range(600):
+    for n in range(600):
         relevant = rng.sample(pool, rng.randint(1, 8))
         ranking = rng.sample(pool, rng.randint(1, 15))
         k = rng.choice([1, 3, 5, 10])
-        by_k[k].append((f"q{q}", relevant, ranking))
+        by_k[k].append((f"q{n}", relevant, ranking))
 
     checked = 0
     for k, queries in sorted(by_k.items()):
         qrels = Qrels({q: {d: 1 for d in relevant} for q, relevant, _ in queries})
         # ranx ranks by score: strictly decreasing scores keep our order.
-        run = Run({q: {d: float(len(ranking) - i) for i, d in enumerate(ranking)} for q, _, ranking in queries})
+        run = Run(
+            {q: {d: float(len(ranking) - i) for i, d in enumerate(ranking)} for q, _, ranking in queries}
+        )
         metrics = [template.format(k=k) for template in RANX_PAIRS.values()]
         evaluate(qrels, run, metrics, return_mean=False, save_results_in_run=True)
         for q, relevant, ranking in queries:

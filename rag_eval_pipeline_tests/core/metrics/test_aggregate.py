@@ -1,0 +1,97 @@
+"""Aggregates: exact mean/std, a sane and reproducible bootstrap CI, group breakdowns."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rag_eval_pipeline.core.metrics import MetricSummary, summarize, summarize_by_group, summarize_table
+
+
+def test_known_mean_and_sample_std() -> None:
+    s = summarize([1.0, 2.0, 3.0, 4.0], "recall")
+    assert (s.name, s.n) == ("recall", 4)
+    assert s.mean == pytest.approx(2.5)
+    assert s.std == pytest.approx(math.sqrt(5 / 3))
+    assert 1.0 <= s.ci_low <= s.mean <= s.ci_high <= 4.0
+
+
+def test_single_value_and_empty_input() -> None:
+    assert summarize([0.7], "x") == MetricSummary("x", 0.7, 0.0, 0.7, 0.7, 1)
+    empty = summarize([], "x")
+    assert empty.n == 0
+    assert all(math.isnan(v) for v in (empty.mean, empty.std, empty.ci_low, empty.ci_high))
+
+
+def test_constant_values_give_a_degenerate_interval() -> None:
+    s = summarize([0.25] * 10, "x")
+    assert (s.std, s.ci_low, s.ci_high) == (0.0, 0.25, 0.25)
+
+
+def test_interval_contains_mean_and_narrows_with_n() -> None:
+    rng = np.random.default_rng(42)
+    small = summarize(rng.uniform(size=20).tolist(), "x")
+    large = summarize(rng.uniform(size=2000).tolist(), "x")
+    for s in (small, large):
+        assert s.ci_low < s.mean < s.ci_high
+    assert large.ci_high - large.ci_low < (small.ci_high - small.ci_low) / 3
+
+
+def test_interval_is_close_to_the_normal_approximation() -> None:
+    values = np.random.default_rng(5).normal(size=400)
+    s = summarize(values.tolist(), "x", n_resamples=4000)
+    half_width = 1.96 * s.std / math.sqrt(s.n)
+    assert s.ci_low == pytest.approx(s.mean - half_width, abs=0.1 * half_width)
+    assert s.ci_high == pytest.approx(s.mean + half_width, abs=0.1 * half_width)
+
+
+def test_deterministic_for_a_seed_and_seed_sensitive() -> None:
+    values = np.random.default_rng(1).uniform(size=50).tolist()
+    assert summarize(values, "x", seed=3) == summarize(values, "x", seed=3)
+    assert summarize(values, "x", seed=3) != summarize(values, "x", seed=4)
+
+
+def test_large_input_is_resampled_in_batches_deterministically() -> None:
+    values = np.random.default_rng(2).uniform(size=20_000).tolist()
+    first = summarize(values, "x", n_resamples=500)
+    assert first == summarize(values, "x", n_resamples=500)
+    assert first.ci_low < first.mean < first.ci_high
+
+
+def test_invalid_input() -> None:
+    with pytest.raises(ValueError, match="non-finite"):
+        summarize([0.1, math.nan], "x")
+    with pytest.raises(ValueError, match="confidence"):
+        summarize([0.1], "x", confidence=1.0)
+
+
+ROWS: list[dict[str, float | str]] = [
+    {"group": "legal", "recall": 1.0, "iou": 0.5},
+    {"group": "faq", "recall": 0.0, "iou": 0.1},
+    {"group": "legal", "recall": 0.5, "iou": 0.3},
+    {"group": "faq", "recall": 1.0, "iou": 0.3},
+    {"group": "faq", "recall": 0.5, "iou": 0.2},
+]
+
+
+def test_table_summarizes_each_metric_in_the_order_given() -> None:
+    table = summarize_table(ROWS, ["recall", "iou"])
+    assert list(table) == ["recall", "iou"]
+    assert table["recall"].mean == pytest.approx(0.6)
+    assert table["iou"].n == 5
+    assert table["iou"] == summarize([0.5, 0.1, 0.3, 0.3, 0.2], "iou")
+    with pytest.raises(ValueError, match="no value for metric 'mrr'"):
+        summarize_table(ROWS, ["mrr"])
+
+
+def test_group_breakdown() -> None:
+    groups = summarize_by_group(ROWS, "group", ["recall", "iou"])
+    assert list(groups) == ["faq", "legal"]
+    assert groups["faq"]["recall"].mean == pytest.approx(0.5)
+    assert groups["faq"]["recall"].n == 3
+    assert groups["legal"]["iou"].mean == pytest.approx(0.4)
+    assert groups["legal"]["iou"].std == pytest.approx(math.sqrt(0.02))
+    with pytest.raises(ValueError, match="group key"):
+        summarize_by_group(ROWS, "folder", ["recall"])
