@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..types import Document, PositionAwareChunk
 from .base import chunks_from_spans
@@ -24,7 +24,7 @@ def _as_chunk_fn(chunker: object) -> ChunkFn:
     for method in ("chunk", "split_text"):
         bound = getattr(chunker, method, None)
         if callable(bound):
-            return bound  # type: ignore[no-any-return]
+            return cast(ChunkFn, bound)
     if callable(chunker):
         return chunker
     raise TypeError(

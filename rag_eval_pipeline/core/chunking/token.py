@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from bisect import bisect_right
 from functools import lru_cache
+from itertools import pairwise
 
 from tokenizers import Tokenizer
 
@@ -41,7 +42,7 @@ def token_window_spans(text: str, starts: list[int], size: int, overlap: int) ->
     """
     if not starts:
         return [(0, len(text))]
-    if any(later < earlier for earlier, later in zip(starts, starts[1:])):
+    if any(later < earlier for earlier, later in pairwise(starts)):
         raise ValueError("the tokenizer returned token offsets out of order; cannot cut on them")
     # Token indices where a new start offset begins, plus the end: the only places a cut can go.
     cuts = [i for i in range(len(starts)) if i == 0 or starts[i] != starts[i - 1]] + [len(starts)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -29,7 +30,7 @@ def assert_tiles(document: Document, chunks: list[PositionAwareChunk]) -> None:
     assert chunks, "a non-empty text needs at least one chunk"
     assert chunks[0].start == 0
     assert chunks[-1].end == len(text)
-    for prev, nxt in zip(chunks, chunks[1:]):
+    for prev, nxt in pairwise(chunks):
         assert prev.start < nxt.start, "starts must strictly increase"
         assert nxt.start <= prev.end, f"gap between {prev.end} and {nxt.start}"
     assert len({c.chunk_id for c in chunks}) == len(chunks)
@@ -57,4 +58,4 @@ class HashedBagOfWords:
             for word in re.findall(r"\w+", text.lower()):
                 vectors[row, int(hashlib.sha256(word.encode()).hexdigest(), 16) % self._dimension] += 1.0
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms == 0, 1.0, norms)
+        return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from rag_eval_pipeline.core.configs import DEFAULT_SEPARATORS
 
-_prose_alphabet = st.sampled_from(list("ab cd\n.!?é日 ") + ["\n\n", ". ", "word ", "x\u0301", "\u200b", "\t"])
+_prose_alphabet = st.sampled_from([*"ab cd\n.!?é日 ", "\n\n", ". ", "word ", "x\u0301", "\u200b", "\t"])
 prose = st.lists(_prose_alphabet, max_size=80).map("".join)
 
 passage = st.one_of(
@@ -17,7 +17,7 @@ passage = st.one_of(
 
 @st.composite
 def repeated_passages(draw: st.DrawFn) -> str:
-    """A passage 2-5 times, optionally framed, joined with a separator: copies an id scheme must tell apart."""
+    """A passage 2-5 times, optionally framed: copies that chunk ids and offsets must tell apart."""
     body = draw(passage)
     joiner = draw(st.sampled_from(["", " ", "\n", "\n\n"]))
     copies = joiner.join([body] * draw(st.integers(2, 5)))
@@ -35,5 +35,7 @@ def size_and_overlap(draw: st.DrawFn, max_size: int = 60) -> tuple[int, int]:
 
 separators = st.one_of(
     st.just(DEFAULT_SEPARATORS),
-    st.lists(st.sampled_from(["\n\n", "\n", ". ", " ", "", "a", "ab", "日"]), max_size=5, unique=True).map(tuple),
+    st.lists(st.sampled_from(["\n\n", "\n", ". ", " ", "", "a", "ab", "日"]), max_size=5, unique=True).map(
+        tuple
+    ),
 )

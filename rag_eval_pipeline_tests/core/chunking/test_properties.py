@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +30,7 @@ def test_fixed_chunks_tile_and_respect_size(text: str, sizes: tuple[int, int]) -
     assert_tiles(document, chunks)
     size, overlap = sizes
     assert all(len(c.text) <= size for c in chunks)
-    for prev, nxt in zip(chunks, chunks[1:]):
+    for prev, nxt in pairwise(chunks):
         assert nxt.start - prev.start == size - overlap
         assert not (nxt.end <= prev.end), "a window inside the previous one is redundant"
     assert chunks == FixedSizeChunker(*sizes).chunk_document(document)
@@ -45,7 +47,7 @@ def test_recursive_chunks_tile_and_respect_size(
     chunks = chunker.chunk_document(document)
     assert_tiles(document, chunks)
     assert all(len(c.text) <= size for c in chunks)
-    for prev, nxt in zip(chunks, chunks[1:]):
+    for prev, nxt in pairwise(chunks):
         assert prev.end - nxt.start <= overlap
         assert nxt.end > prev.end
     assert chunks == RecursiveCharacterChunker(size, overlap, seps).chunk_document(document)
@@ -74,6 +76,6 @@ def test_semantic_chunks_tile_without_overlap(text: str, max_size: int, percenti
     chunks = SemanticChunker(embedder, max_size, percentile).chunk_document(document)
     assert_tiles(document, chunks)
     assert all(len(c.text) <= max_size for c in chunks)
-    assert all(prev.end == nxt.start for prev, nxt in zip(chunks, chunks[1:]))
+    assert all(prev.end == nxt.start for prev, nxt in pairwise(chunks))
     assert embedder.calls <= 1, "one batched embed call per document"
     assert chunks == SemanticChunker(HashedBagOfWords(), max_size, percentile).chunk_document(document)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -31,7 +32,7 @@ def test_groups_over_the_size_limit_are_recut_without_overlap() -> None:
     chunks = SemanticChunker(HashedBagOfWords(), 12, 99.0).chunk_document(document)
     assert_tiles(document, chunks)
     assert all(len(c.text) <= 12 for c in chunks)
-    assert all(prev.end == nxt.start for prev, nxt in zip(chunks, chunks[1:]))
+    assert all(prev.end == nxt.start for prev, nxt in pairwise(chunks))
 
 
 def test_single_sentence_is_not_embedded() -> None:
@@ -42,9 +43,10 @@ def test_single_sentence_is_not_embedded() -> None:
 
 
 def test_fingerprint_names_the_embedder() -> None:
-    assert SemanticChunker(HashedBagOfWords(64), 100).fingerprint != SemanticChunker(
-        HashedBagOfWords(32), 100
-    ).fingerprint
+    assert (
+        SemanticChunker(HashedBagOfWords(64), 100).fingerprint
+        != SemanticChunker(HashedBagOfWords(32), 100).fingerprint
+    )
     assert SemanticChunker(HashedBagOfWords(), 100).fingerprint.startswith("semantic:")
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from itertools import pairwise
+
 from tokenizers import Tokenizer
 from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
@@ -39,7 +41,7 @@ def test_without_overlap_chunks_meet_at_the_next_token_start() -> None:
     chunks = TokenChunker(10).chunk_document(document)
     assert_tiles(document, chunks)
     starts = set(token_starts(default_tokenizer(), TEXT))
-    assert all(prev.end == nxt.start and nxt.start in starts for prev, nxt in zip(chunks, chunks[1:]))
+    assert all(prev.end == nxt.start and nxt.start in starts for prev, nxt in pairwise(chunks))
     assert chunks[0].text.startswith("  ") and chunks[-1].text.endswith("lot.  ")
 
 

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+TINY_DOCS = {
+    "alpha/pumps.md": (
+        "# Pumps\n\nThe main pump runs at 1,450 rpm and is serviced every 90 days.\n\n"
+        "## Alarms\n\nA pressure alarm fires when the outlet pressure exceeds 7.5 bar for ten seconds.\n"
+    ),
+    "alpha/valves.md": (
+        "# Valves\n\nEvery relief valve is tested in March. The test takes two technicians.\n\n"
+        "Valve V-12 feeds the cooling loop; it was replaced in 2021 after corrosion.\n"
+    ),
+    "beta/staff.md": (
+        "# Staff\n\nZoë Mbeki leads the night shift. Night shift starts at 22:00 and ends at 06:00.\n\n"
+        "- Day shift lead: Tomasz Wiśniewski\n- Maintenance lead: Amélie Durand\n"
+    ),
+}
+
+TINY_QUESTIONS = [
+    ("tiny-1", "How fast does the main pump run?", [("alpha/pumps.md", "The main pump runs at 1,450 rpm")]),
+    ("tiny-2", "When does the pressure alarm fire?", [("alpha/pumps.md", "A pressure alarm fires when the outlet pressure exceeds 7.5 bar for ten seconds.")]),
+    ("tiny-3", "Who leads the night shift and when does it start?", [("beta/staff.md", "Zoë Mbeki leads the night shift. Night shift starts at 22:00")]),
+    ("tiny-4", "Which valve feeds the cooling loop, and who leads maintenance?", [
+        ("alpha/valves.md", "Valve V-12 feeds the cooling loop"),
+        ("beta/staff.md", "Maintenance lead: Amélie Durand"),
+    ]),
+]
+
+TINY_CHUNK_CONFIGS = """\
+chunk_configs:
+  - name: fixed-60-0
+    chunker: fixed
+    chunk_size: 60
+  - name: recursive-120-20
+    chunker: recursive
+    chunk_size: 120
+    chunk_overlap: 20
+"""
+
+TINY_PROFILES = """\
+profiles:
+  - name: top2
+    top_k: 2
+  - name: top4
+    top_k: 4
+"""
+
+
+def write_tiny_project(root: Path) -> Path:
+    """A small project folder laid out like the real one: data/corpus, config files, golden dataset."""
+    corpus = root / "data" / "corpus"
+    for rel, text in TINY_DOCS.items():
+        path = corpus / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (root / "data" / "chunk_configs.yaml").write_text(TINY_CHUNK_CONFIGS, encoding="utf-8")
+    (root / "data" / "retrieval_profiles.yaml").write_text(TINY_PROFILES, encoding="utf-8")
+    lines = []
+    for qid, query, excerpts in TINY_QUESTIONS:
+        spans = []
+        for doc_id, excerpt in excerpts:
+            start = TINY_DOCS[doc_id].index(excerpt)
+            spans.append({"doc_id": doc_id, "start": start, "end": start + len(excerpt), "text": excerpt})
+        lines.append(
+            json.dumps(
+                {"inputs": {"query": query}, "outputs": {"relevant_spans": spans}, "metadata": {"question_id": qid}},
+                ensure_ascii=False,
+            )
+        )
+    dataset = root / "data" / "datasets" / "golden_token_level.jsonl"
+    dataset.parent.mkdir(parents=True, exist_ok=True)
+    dataset.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shutil.copy(REPO / "dagster.yaml", root / "dagster.yaml")
+    return root
+
+
+@pytest.fixture
+def tiny_project(tmp_path: Path) -> Path:
+    return write_tiny_project(tmp_path / "project")

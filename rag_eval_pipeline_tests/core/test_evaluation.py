@@ -1,0 +1,89 @@
+"""The notebook API end to end: real chunkers, real Qdrant local mode, real or hashing embedder."""
+
+from pathlib import Path
+
+import pytest
+
+from rag_eval_pipeline.core.chunking import FixedSizeChunker, RecursiveCharacterChunker
+from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.datasets import read_token_level_jsonl
+from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
+from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
+from rag_eval_pipeline.core.errors import ConfigError
+from rag_eval_pipeline.core.evaluation import (
+    CHUNK_METRICS,
+    TOKEN_LEVEL_METRICS,
+    ChunkLevelEvaluation,
+    TokenLevelEvaluation,
+)
+from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
+from rag_eval_pipeline_tests.fakes import HashingEmbedder
+
+
+def load(project: Path):
+    corpus = Corpus.from_folder(project / "data" / "corpus")
+    return corpus, read_token_level_jsonl(project / "data" / "datasets" / "golden_token_level.jsonl", corpus)
+
+
+@pytest.mark.slow
+def test_token_level_evaluation_with_real_minilm(tiny_project: Path, tmp_path: Path):
+    corpus, dataset = load(tiny_project)
+    embedder = CachedEmbedder(SentenceTransformerEmbedder(), EmbeddingCache(tmp_path / "cache.sqlite"))
+    evaluation = TokenLevelEvaluation(corpus=corpus, dataset=dataset)
+    result = evaluation.run(
+        chunker=RecursiveCharacterChunker(120, 20), embedder=embedder,
+        vector_store=QdrantVectorStore(path=tmp_path / "q"), k=3,
+    )
+    assert result.evaluation_type == "token-level" and result.experiment_url is None
+    assert set(result.metrics) == set(TOKEN_LEVEL_METRICS)
+    assert result.metrics["span_recall"].n == len(dataset)
+    assert result.metrics["span_recall"].mean > 0.6  # MiniLM finds these easy answers
+    by_id = {r.question_id: r for r in result.raw_results}
+    assert by_id["tiny-1"].retrieved[0].doc_id == "alpha/pumps.md"
+    assert by_id["tiny-4"].group == "alpha+beta"
+    assert set(result.by_group) == {"alpha", "beta", "alpha+beta"}
+    for row in result.metric_rows():
+        assert all(0.0 <= row[m] <= 1.0 for m in TOKEN_LEVEL_METRICS)
+
+
+def test_same_inputs_give_the_same_numbers(tiny_project: Path, tmp_path: Path):
+    corpus, dataset = load(tiny_project)
+    runs = [
+        TokenLevelEvaluation(corpus, dataset).run(
+            FixedSizeChunker(60, 0), HashingEmbedder(), QdrantVectorStore(path=tmp_path / f"q{i}"), k=2
+        )
+        for i in range(2)
+    ]
+    assert runs[0].metrics == runs[1].metrics
+    assert runs[0].metric_rows() == runs[1].metric_rows()
+
+
+def test_metric_selection_and_bad_k(tiny_project: Path, tmp_path: Path):
+    corpus, dataset = load(tiny_project)
+    evaluation = TokenLevelEvaluation(corpus, dataset)
+    store = QdrantVectorStore(path=tmp_path / "q")
+    result = evaluation.run(FixedSizeChunker(60, 0), HashingEmbedder(), store, k=2, metrics=["span_iou", "mrr"])
+    assert list(result.metrics) == ["span_iou", "mrr"]
+    with pytest.raises(ConfigError, match="k must be >= 1"):
+        evaluation.run(FixedSizeChunker(60, 0), HashingEmbedder(), store, k=0)
+    with pytest.raises(ConfigError, match="unknown metric"):
+        evaluation.run(FixedSizeChunker(60, 0), HashingEmbedder(), store, metrics=["accuracy"])
+
+
+def test_chunk_level_evaluation_runs_with_its_chunker_and_refuses_another(tiny_project: Path, tmp_path: Path):
+    corpus, dataset = load(tiny_project)
+    chunker = FixedSizeChunker(60, 0)
+    from rag_eval_pipeline.core.chunking import chunk_corpus
+
+    chunk_level = dataset.to_chunk_level(chunk_corpus(chunker, corpus), chunker.fingerprint)
+    evaluation = ChunkLevelEvaluation(corpus=corpus, dataset=chunk_level)
+    store = QdrantVectorStore(path=tmp_path / "q")
+    result = evaluation.run(chunker=chunker, embedder=HashingEmbedder(), vector_store=store, k=2)
+    assert result.evaluation_type == "chunk-level"
+    assert set(result.metrics) == set(CHUNK_METRICS)
+    # chunk-level scores of the same retrieval equal the token-level run's derived chunk metrics
+    token = TokenLevelEvaluation(corpus, dataset).run(chunker, HashingEmbedder(), store, k=2)
+    for name in CHUNK_METRICS:
+        assert result.metrics[name].mean == pytest.approx(token.metrics[name].mean)
+    with pytest.raises(ConfigError, match="was made with chunker"):
+        evaluation.run(chunker=FixedSizeChunker(61, 0), embedder=HashingEmbedder(), vector_store=store)

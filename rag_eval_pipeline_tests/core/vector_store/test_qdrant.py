@@ -1,0 +1,76 @@
+"""Real Qdrant (embedded local mode) behind the VectorStore protocol."""
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag_eval_pipeline.core.types import ChunkId, DocumentId, PositionAwareChunk
+from rag_eval_pipeline.core.vector_store.base import VectorStore, collection_name
+from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
+
+
+def make_chunks(n: int) -> tuple[list[PositionAwareChunk], np.ndarray]:
+    chunks = [PositionAwareChunk(ChunkId(f"pa_chunk_{i:04d}"), DocumentId("d.md"), 10 * i, 10 * i + 3, "abc") for i in range(n)]
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(n, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return chunks, vectors
+
+
+def test_search_matches_exact_cosine_and_payload_round_trips(tmp_path: Path):
+    store = QdrantVectorStore(path=tmp_path)
+    assert isinstance(store, VectorStore)
+    chunks, vectors = make_chunks(300)
+    store.replace_collection("c", chunks, vectors, "cfg")
+    assert store.count("c") == 300
+    queries = vectors[:4] + 0.05
+    results = store.search("c", queries, 5)
+    expected = np.argsort(-(vectors @ queries.T), axis=0, kind="stable")[:5].T
+    assert [[h.chunk_id for h in row] for row in results] == [[chunks[i].chunk_id for i in row] for row in expected]
+    top = results[0][0]
+    assert (top.doc_id, top.start, top.end, top.text) == ("d.md", 0, 3, "abc")
+
+
+def test_replace_collection_drops_old_points_and_ties_break_by_chunk_id(tmp_path: Path):
+    store = QdrantVectorStore(path=tmp_path)
+    chunks, vectors = make_chunks(10)
+    store.replace_collection("c", chunks, vectors, "cfg")
+    same = np.tile(vectors[:1], (3, 1))
+    store.replace_collection("c", chunks[:3][::-1], same, "cfg")
+    assert store.count("c") == 3
+    assert [h.chunk_id for h in store.search("c", vectors[:1], 3)[0]] == [c.chunk_id for c in chunks[:3]]
+
+
+def test_errors_are_clear(tmp_path: Path):
+    store = QdrantVectorStore(path=tmp_path)
+    with pytest.raises(LookupError, match="materialize chunk_index"):
+        store.search("missing", np.zeros((1, 4), dtype=np.float32), 3)
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        store.search("missing", np.zeros((1, 4), dtype=np.float32), 0)
+    with pytest.raises(ValueError, match="exactly one of"):
+        QdrantVectorStore()
+
+
+def test_a_second_process_waits_for_the_local_folder_lock(tmp_path: Path):
+    from qdrant_client import QdrantClient
+
+    store = QdrantVectorStore(path=tmp_path, lock_timeout=30)
+    chunks, vectors = make_chunks(5)
+    store.replace_collection("c", chunks, vectors, "cfg")
+    holder = QdrantClient(path=str(tmp_path / "c"))  # another "run" holds the folder
+    waited = []
+    store._log = waited.append
+    releaser = threading.Timer(1.0, holder.close)
+    releaser.start()
+    started = time.monotonic()
+    assert store.count("c") == 5
+    assert time.monotonic() - started >= 0.5 and waited
+
+
+def test_collection_names_are_safe():
+    assert collection_name("recursive-400-50", "sentence-transformers/all-MiniLM-L6-v2") == (
+        "rag_eval__recursive-400-50__sentence-transformers-all-MiniLM-L6-v2"
+    )
