@@ -57,6 +57,19 @@ REPORTED_METRICS = (
     "mrr",
 )
 NUMPY_REPEATS = 3
+SPEED_COLUMNS = (
+    "chunks/s",
+    "emb cold/s",
+    "emb warm/s",
+    "warm/cold",
+    "index s",
+    "retr q/s",
+    "numpy q/s",
+    "numpy/retr",
+    "score q/s",
+    "score peak",
+    "peak RSS",
+)
 
 
 @dataclass(frozen=True)
@@ -394,9 +407,7 @@ def format_tables(results: Sequence[ConfigResult], k: int) -> str:
     for r in results:
         values = " ".join(f"{r.metrics[m].mean:>10.3f}" for m in REPORTED_METRICS)
         lines.append(f"{r.name:<{width}} {r.n_chunks:>6} {values}")
-    speed_columns = ("chunks/s", "emb cold/s", "emb warm/s", "warm/cold", "index s", "retr q/s", "numpy q/s")
-    speed_columns += ("numpy/retr", "score q/s", "score peak", "peak RSS")
-    speed_header = f"{'config':<{width}} " + " ".join(f"{c:>10}" for c in speed_columns)
+    speed_header = f"{'config':<{width}} " + " ".join(f"{c:>10}" for c in SPEED_COLUMNS)
     lines += ["", "Speed and memory (MiB)", speed_header, "-" * len(speed_header)]
     for r in results:
         cells = (

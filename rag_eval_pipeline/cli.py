@@ -51,7 +51,7 @@ def run_main_job(
     import dagster as dg
     from tqdm import tqdm
 
-    from .definitions import defs
+    from .definitions import build_definitions
     from .partitions import CHUNK_CONFIG, PROFILE
     from .resources import ProjectResource
     from .sensors import sync_partitions
@@ -75,19 +75,17 @@ def run_main_job(
     ]
     plan.append(("leaderboard_job", "leaderboard", None))
 
+    defs = build_definitions(resources)
     failures: list[str] = []
     steps = tqdm(plan, desc="main job", unit="run", disable=not show_progress)
     for job_name, label, partition_key in steps:
         steps.set_postfix_str(label)
-        if failures and job_name in ("ingestion_job",):
-            break
         job = defs.resolve_job_def(job_name)
         result = job.execute_in_process(
             instance=instance,
             partition_key=partition_key,
             run_config=quiet,
             raise_on_error=False,
-            resources=resources,
         )
         if not result.success:
             failures.append(f"{label} (run {result.run_id}): {_failure_message(result)}")

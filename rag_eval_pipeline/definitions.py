@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 
 import dagster as dg
 
@@ -17,9 +18,17 @@ from .jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job  
 from .resources import default_resources  # noqa: E402
 from .sensors import partition_sync_sensor  # noqa: E402
 
-defs = dg.Definitions(
-    assets=[corpus, eval_questions, chunks, chunk_index, retrieval_results, retrieval_metrics, leaderboard],
-    jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job],
-    sensors=[partition_sync_sensor],
-    resources={**default_resources(), "io_manager": ParquetIOManagerFactory(), "warehouse": WarehouseResource()},
-)
+
+def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Definitions:
+    """The project's definitions; tests and `rag-eval` pass other resources (paths, stores)."""
+    if resources is None:
+        resources = {**default_resources(), "io_manager": ParquetIOManagerFactory(), "warehouse": WarehouseResource()}
+    return dg.Definitions(
+        assets=[corpus, eval_questions, chunks, chunk_index, retrieval_results, retrieval_metrics, leaderboard],
+        jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job],
+        sensors=[partition_sync_sensor],
+        resources=dict(resources),
+    )
+
+
+defs = build_definitions()

@@ -84,3 +84,17 @@ def write_tiny_project(root: Path) -> Path:
 @pytest.fixture
 def tiny_project(tmp_path: Path) -> Path:
     return write_tiny_project(tmp_path / "project")
+
+
+def tiny_resources(project: Path, work: Path) -> dict[str, object]:
+    """Resources that keep every file of a test run under tmp: inputs, cache, Qdrant, warehouse."""
+    from rag_eval_pipeline.io_managers import ParquetIOManagerFactory, WarehouseResource
+    from rag_eval_pipeline.resources import EmbedderResource, ProjectResource, QdrantResource
+
+    return {
+        "project": ProjectResource(root=str(project)),
+        "embedder": EmbedderResource(cache_path=str(work / "cache" / "embeddings.sqlite")),
+        "qdrant": QdrantResource(local_path=str(work / "qdrant")),
+        "io_manager": ParquetIOManagerFactory(base_dir=str(work / "warehouse")),
+        "warehouse": WarehouseResource(base_dir=str(work / "warehouse")),
+    }

@@ -50,7 +50,7 @@ def retrieval_results(
                     progress=progress)
     frame = with_columns(
         retrieved_to_frame(hits),
-        run_id=context.run_id,
+        run_id=context.run.run_id,
         created_at=now_utc(),
         chunk_config=chunk_config,
         profile=profile_name,
@@ -99,7 +99,7 @@ def retrieval_metrics(
         ]
     )
     provenance = {
-        "run_id": context.run_id,
+        "run_id": context.run.run_id,
         "created_at": now_utc(),
         "chunk_config": chunk_config,
         "profile": profile_name,
@@ -114,7 +114,7 @@ def retrieval_metrics(
     summaries = summarize_table(per_question.to_dict("records"), TOKEN_LEVEL_METRICS)
     summary = pd.DataFrame([{**provenance, "n_questions": len(per_question), **summary_columns(summaries)}])
     warehouse.write_history(
-        summary, "retrieval_metrics_summary", {"chunk_config": chunk_config, "profile": profile_name}, context.run_id
+        summary, "retrieval_metrics_summary", {"chunk_config": chunk_config, "profile": profile_name}, context.run.run_id
     )
     context.log.info(
         f"{chunk_config} x {profile_name}: "
@@ -183,7 +183,7 @@ def leaderboard(
         ascending=[False, False, True, True], kind="stable",
     ).reset_index(drop=True)
     board.insert(0, "rank", range(1, len(board) + 1))
-    board = with_columns(board, run_id=context.run_id, created_at=now_utc())
+    board = with_columns(board, run_id=context.run.run_id, created_at=now_utc())
     best = board.iloc[0]
     return dg.Output(
         board,

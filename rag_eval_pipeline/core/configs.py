@@ -27,7 +27,9 @@ DEFAULT_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ". ", " ", "")
 
 
 def _config_hash(obj: object) -> str:
-    return sha256_hex(json.dumps(asdict(obj), sort_keys=True, default=list))[:16]  # type: ignore[call-overload]
+    """Hash of the settings alone: renaming a config or editing its description changes nothing."""
+    settings = {k: v for k, v in asdict(obj).items() if k not in ("name", "description")}  # type: ignore[call-overload]
+    return sha256_hex(json.dumps(settings, sort_keys=True, default=list))[:16]
 
 
 @dataclass(frozen=True)
@@ -49,15 +51,17 @@ class ChunkConfig:
             raise ConfigError(
                 f"{where}: unknown chunker {self.chunker!r}; use one of {', '.join(CHUNKER_KINDS)}"
             )
-        if not isinstance(self.chunk_size, int) or self.chunk_size <= 0:
+        if not _is_int(self.chunk_size) or self.chunk_size <= 0:
             raise ConfigError(f"{where}: chunk_size must be a positive integer, got {self.chunk_size!r}")
-        if not isinstance(self.chunk_overlap, int) or self.chunk_overlap < 0:
+        if not _is_int(self.chunk_overlap) or self.chunk_overlap < 0:
             raise ConfigError(f"{where}: chunk_overlap must be >= 0, got {self.chunk_overlap!r}")
         if self.chunk_overlap >= self.chunk_size:
             raise ConfigError(
                 f"{where}: chunk_overlap ({self.chunk_overlap}) must be smaller than chunk_size "
                 f"({self.chunk_size}); lower the overlap or raise the size"
             )
+        if self.chunker == "semantic" and self.chunk_overlap:
+            raise ConfigError(f"{where}: the semantic chunker cuts at topic shifts and takes no chunk_overlap")
         if not 0 < self.breakpoint_percentile < 100:
             raise ConfigError(f"{where}: breakpoint_percentile must lie in (0, 100)")
 
@@ -78,12 +82,16 @@ class RetrievalProfile:
     def __post_init__(self) -> None:
         where = f"retrieval profile {self.name!r}"
         _check_name(self.name, where)
-        if not isinstance(self.top_k, int) or self.top_k <= 0:
+        if not _is_int(self.top_k) or self.top_k <= 0:
             raise ConfigError(f"{where}: top_k must be an integer >= 1, got {self.top_k!r}")
 
     @property
     def config_hash(self) -> str:
         return _config_hash(self)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_name(name: object, where: str) -> None:

