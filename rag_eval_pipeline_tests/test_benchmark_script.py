@@ -96,7 +96,8 @@ def test_a_reference_that_does_not_match_its_text_fails_clearly(tmp_path: Path) 
     assert dataset.examples[0].relevant_spans[0].text == "pump"
 
     bad = _write_data(tmp_path / "bad", 5, 9, "pump")
-    with pytest.raises(DatasetError, match=r"data row 1 \(chroma-001\), reference 0: notes.md\[5:9\] is 'ump '"):
+    expected = r"data row 1 \(chroma-001\), reference 0: notes.md\[5:9\] is 'ump ' but the CSV says 'pump'"
+    with pytest.raises(DatasetError, match=expected):
         bench.load_benchmark(bad)
     assert bench.main(["--data", str(bad)], embedder=HashingEmbedder(), out=io.StringIO()) == 2
 

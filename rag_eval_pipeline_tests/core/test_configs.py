@@ -76,3 +76,14 @@ def test_bundled_configs_load():
     root = Path(__file__).resolve().parents[2] / "data"
     assert len(load_chunk_configs(root / "chunk_configs.yaml")) >= 4
     assert {p.top_k for p in load_profiles(root / "retrieval_profiles.yaml")} >= {5, 10}
+
+
+def test_semantic_takes_no_overlap_and_sizes_must_be_real_integers():
+    with pytest.raises(ConfigError, match="takes no chunk_overlap"):
+        ChunkConfig("s", "semantic", 500, 50)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="chunk_size must be a positive integer"):
+        ChunkConfig("b", "fixed", True)  # type: ignore[arg-type]
+
+
+def test_hash_covers_settings_not_the_name():
+    assert ChunkConfig("a", "fixed", 100).config_hash == ChunkConfig("b", "fixed", 100).config_hash  # type: ignore[arg-type]
