@@ -7,10 +7,10 @@ import argparse
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -66,7 +66,9 @@ def run_main_job(
         print(f"note: {name} is no longer configured; its partitions and history are kept", file=sys.stderr)
 
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    plan: list[tuple[str, str, dg.MultiPartitionKey | str | None]] = [("ingestion_job", "corpus and questions", None)]
+    plan: list[tuple[str, str, dg.MultiPartitionKey | str | None]] = [
+        ("ingestion_job", "corpus and questions", None)
+    ]
     plan += [("chunking_job", f"chunks + index {c}", c) for c in selected_configs]
     plan += [
         ("evaluation_job", f"evaluate {c} x {p}", dg.MultiPartitionKey({CHUNK_CONFIG: c, PROFILE: p}))
@@ -127,7 +129,9 @@ def format_leaderboard(board: pd.DataFrame) -> str:
     for _, row in board.iterrows():
         cells = [str(row["rank"]), str(row["chunk_config"]), str(row["profile"]), str(row["top_k"])]
         for metric in LEADERBOARD_COLUMNS:
-            cells.append(f"{row[f'{metric}_mean']:.3f} [{row[f'{metric}_ci_low']:.2f}-{row[f'{metric}_ci_high']:.2f}]")
+            cells.append(
+                f"{row[f'{metric}_mean']:.3f} [{row[f'{metric}_ci_low']:.2f}-{row[f'{metric}_ci_high']:.2f}]"
+            )
         rows.append(cells)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]
@@ -138,7 +142,9 @@ def format_leaderboard(board: pd.DataFrame) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rag-eval", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="materialize every asset for every partition, print the leaderboard")
+    run = commands.add_parser(
+        "run", help="materialize every asset for every partition, print the leaderboard"
+    )
     run.add_argument("--chunk-configs", help="comma-separated chunk config names (default: all)")
     run.add_argument("--profiles", help="comma-separated retrieval profile names (default: all)")
     commands.add_parser("leaderboard", help="print the current leaderboard")

@@ -22,9 +22,21 @@ from .sensors import partition_sync_sensor  # noqa: E402
 def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Definitions:
     """The project's definitions; tests and `rag-eval` pass other resources (paths, stores)."""
     if resources is None:
-        resources = {**default_resources(), "io_manager": ParquetIOManagerFactory(), "warehouse": WarehouseResource()}
+        resources = {
+            **default_resources(),
+            "io_manager": ParquetIOManagerFactory(),
+            "warehouse": WarehouseResource(),
+        }
     return dg.Definitions(
-        assets=[corpus, eval_questions, chunks, chunk_index, retrieval_results, retrieval_metrics, leaderboard],
+        assets=[
+            corpus,
+            eval_questions,
+            chunks,
+            chunk_index,
+            retrieval_results,
+            retrieval_metrics,
+            leaderboard,
+        ],
         jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job],
         sensors=[partition_sync_sensor],
         resources=dict(resources),

@@ -13,6 +13,8 @@ from typing import Any
 
 import dagster as dg
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 from pydantic import Field
 from upath import UPath
 
@@ -20,9 +22,16 @@ from .project import project_dir
 
 
 def write_parquet_atomically(frame: pd.DataFrame, path: Path) -> None:
+    """Plain ``string`` columns (not pandas' ``large_string``), so a column that is also a hive
+    partition folder (chunk_config, profile) merges with it when pyarrow reads the history."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    schema = pa.schema(
+        [pa.field(f.name, pa.string()) if pa.types.is_large_string(f.type) else f for f in table.schema],
+        metadata=table.schema.metadata,
+    )
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    frame.to_parquet(tmp, index=False)
+    pq.write_table(table.cast(schema), tmp)
     tmp.replace(path)
 
 
@@ -33,15 +42,14 @@ def history_path(base_dir: str | Path, table: str, partition: dict[str, str], ru
     return folder / f"{run_id}.parquet"
 
 
-def partition_of(context: dg.OutputContext | dg.AssetExecutionContext) -> dict[str, str]:
+def partition_of(context: dg.OutputContext) -> dict[str, str]:
+    """{dimension: key}, e.g. {"chunk_config": "fixed-200-0", "profile": "dense-top5"}."""
     if not context.has_partition_key:
         return {}
     key = context.partition_key
     if isinstance(key, dg.MultiPartitionKey):
         return dict(key.keys_by_dimension)
-    definition = context.asset_partitions_def if isinstance(context, dg.OutputContext) else context.partitions_def
-    name = getattr(definition, "name", None) or "partition"
-    return {name: key}
+    return {getattr(context.asset_partitions_def, "name", None) or "partition": key}
 
 
 class ParquetIOManager(dg.UPathIOManager):
@@ -64,10 +72,14 @@ class ParquetIOManager(dg.UPathIOManager):
 
     def dump_to_path(self, context: dg.OutputContext, obj: Any, path: UPath) -> None:
         if not isinstance(obj, pd.DataFrame):
-            raise TypeError(f"{context.asset_key.to_user_string()} must return a pandas DataFrame, got {type(obj)}")
+            raise TypeError(
+                f"{context.asset_key.to_user_string()} must return a pandas DataFrame, got {type(obj)}"
+            )
         write_parquet_atomically(obj, Path(str(path)))
         table = "/".join(context.asset_key.path)
-        write_parquet_atomically(obj, history_path(self.base_dir, table, partition_of(context), context.run_id))
+        write_parquet_atomically(
+            obj, history_path(self.base_dir, table, partition_of(context), context.run_id)
+        )
 
     def load_from_path(self, context: dg.InputContext, path: UPath) -> pd.DataFrame:
         return pd.read_parquet(Path(str(path)))

@@ -59,8 +59,12 @@ class EmbedderResource(dg.ConfigurableResource):
         if self.provider == "openai":
             if not self.openai_api_key:
                 raise dg.Failure("embedder provider 'openai' needs OPENAI_API_KEY in the environment")
-            return OpenAIEmbedder(self.openai_model, api_key=self.openai_api_key, base_url=self.openai_base_url)
-        raise dg.Failure(f"unknown embedder provider {self.provider!r}: use 'local' or 'openai' (RAG_EVAL_EMBEDDER)")
+            return OpenAIEmbedder(
+                self.openai_model, api_key=self.openai_api_key, base_url=self.openai_base_url
+            )
+        raise dg.Failure(
+            f"unknown embedder provider {self.provider!r}: use 'local' or 'openai' (RAG_EVAL_EMBEDDER)"
+        )
 
     def get(self, progress: Progress = no_progress) -> CachedEmbedder:
         return CachedEmbedder(self.model(), EmbeddingCache(self.cache_path), self.batch_size, progress)
@@ -73,7 +77,9 @@ class QdrantResource(dg.ConfigurableResource):
     api_key: str | None = None
     local_path: str = Field(default_factory=lambda: str(project_dir() / "data/qdrant"))
 
-    def get(self, progress: Progress = no_progress, log: dg.DagsterLogManager | None = None) -> QdrantVectorStore:
+    def get(
+        self, progress: Progress = no_progress, log: dg.DagsterLogManager | None = None
+    ) -> QdrantVectorStore:
         say = log.info if log is not None else None
         if self.url:
             return QdrantVectorStore(url=self.url, api_key=self.api_key, progress=progress, log=say)
@@ -94,5 +100,7 @@ def default_resources() -> dict[str, object]:
             openai_api_key=_env_secret("OPENAI_API_KEY"),
             openai_base_url=os.environ.get("OPENAI_BASE_URL") or None,
         ),
-        "qdrant": QdrantResource(url=os.environ.get("QDRANT_URL") or None, api_key=_env_secret("QDRANT_API_KEY")),
+        "qdrant": QdrantResource(
+            url=os.environ.get("QDRANT_URL") or None, api_key=_env_secret("QDRANT_API_KEY")
+        ),
     }

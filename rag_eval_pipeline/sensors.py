@@ -1,6 +1,5 @@
 """Keeps the dynamic partitions in step with the config files users edit under data/."""
 
-
 import hashlib
 from dataclasses import dataclass
 
@@ -48,7 +47,9 @@ def _files_state(project: ProjectResource) -> str:
     digest = hashlib.sha256()
     for relative in (project.chunk_configs_file, project.profiles_file):
         path = project.path(relative)
-        digest.update(relative.encode() + b"\0" + (path.read_bytes() if path.exists() else b"<missing>") + b"\0")
+        digest.update(
+            relative.encode() + b"\0" + (path.read_bytes() if path.exists() else b"<missing>") + b"\0"
+        )
     return digest.hexdigest()
 
 
@@ -65,7 +66,10 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
         requests.append(dg.AddDynamicPartitionsRequest(CHUNK_CONFIG, changes.add_chunk_configs))
     if changes.add_profiles:
         requests.append(dg.AddDynamicPartitionsRequest(PROFILE, changes.add_profiles))
-    for kind, names in (("chunk config", changes.removed_chunk_configs), ("profile", changes.removed_profiles)):
+    for kind, names in (
+        ("chunk config", changes.removed_chunk_configs),
+        ("profile", changes.removed_profiles),
+    ):
         if names:
             context.log.warning(
                 f"{kind}(s) {', '.join(names)} are no longer in the config files; their partitions and "

@@ -25,12 +25,29 @@ TINY_DOCS = {
 
 TINY_QUESTIONS = [
     ("tiny-1", "How fast does the main pump run?", [("alpha/pumps.md", "The main pump runs at 1,450 rpm")]),
-    ("tiny-2", "When does the pressure alarm fire?", [("alpha/pumps.md", "A pressure alarm fires when the outlet pressure exceeds 7.5 bar for ten seconds.")]),
-    ("tiny-3", "Who leads the night shift and when does it start?", [("beta/staff.md", "Zoë Mbeki leads the night shift. Night shift starts at 22:00")]),
-    ("tiny-4", "Which valve feeds the cooling loop, and who leads maintenance?", [
-        ("alpha/valves.md", "Valve V-12 feeds the cooling loop"),
-        ("beta/staff.md", "Maintenance lead: Amélie Durand"),
-    ]),
+    (
+        "tiny-2",
+        "When does the pressure alarm fire?",
+        [
+            (
+                "alpha/pumps.md",
+                "A pressure alarm fires when the outlet pressure exceeds 7.5 bar for ten seconds.",
+            )
+        ],
+    ),
+    (
+        "tiny-3",
+        "Who leads the night shift and when does it start?",
+        [("beta/staff.md", "Zoë Mbeki leads the night shift. Night shift starts at 22:00")],
+    ),
+    (
+        "tiny-4",
+        "Which valve feeds the cooling loop, and who leads maintenance?",
+        [
+            ("alpha/valves.md", "Valve V-12 feeds the cooling loop"),
+            ("beta/staff.md", "Maintenance lead: Amélie Durand"),
+        ],
+    ),
 ]
 
 TINY_CHUNK_CONFIGS = """\
@@ -70,7 +87,11 @@ def write_tiny_project(root: Path) -> Path:
             spans.append({"doc_id": doc_id, "start": start, "end": start + len(excerpt), "text": excerpt})
         lines.append(
             json.dumps(
-                {"inputs": {"query": query}, "outputs": {"relevant_spans": spans}, "metadata": {"question_id": qid}},
+                {
+                    "inputs": {"query": query},
+                    "outputs": {"relevant_spans": spans},
+                    "metadata": {"question_id": qid},
+                },
                 ensure_ascii=False,
             )
         )

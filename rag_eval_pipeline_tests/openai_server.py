@@ -34,7 +34,7 @@ def openai_server() -> Iterator[tuple[str, ScriptedOpenAI]]:
         def log_message(self, *args: Any) -> None:
             return
 
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             script.requests.append({"path": self.path, "body": body})
             script.auth_headers.append(self.headers.get("Authorization", ""))

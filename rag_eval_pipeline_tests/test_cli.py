@@ -15,7 +15,11 @@ def rag_eval(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL")}
     env["RAG_EVAL_PROJECT_DIR"] = str(project)
     return subprocess.run(
-        [sys.executable, "-m", "rag_eval_pipeline", *args], env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "rag_eval_pipeline", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 

@@ -31,7 +31,9 @@ def restore_default_signals() -> None:
 
 def graphql(url: str, query: str) -> dict:
     request = urllib.request.Request(
-        f"{url}/graphql", data=json.dumps({"query": query}).encode(), headers={"Content-Type": "application/json"}
+        f"{url}/graphql",
+        data=json.dumps({"query": query}).encode(),
+        headers={"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
@@ -45,8 +47,12 @@ def test_dagster_dev_shows_the_assets(tiny_project: Path):
     dagster = Path(sys.executable).with_name("dagster")
     process = subprocess.Popen(
         [str(dagster), "dev", "-m", "rag_eval_pipeline.definitions", "-h", "127.0.0.1", "-p", str(port)],
-        cwd=tiny_project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        preexec_fn=restore_default_signals, start_new_session=True,
+        cwd=tiny_project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=restore_default_signals,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 180
@@ -67,9 +73,12 @@ def test_dagster_dev_shows_the_assets(tiny_project: Path):
             time.sleep(1)
         shown = {tuple(n["assetKey"]["path"]): n["groupName"] for n in nodes}
         assert shown == {
-            ("corpus",): "ingestion", ("eval_questions",): "ingestion",
-            ("chunks",): "chunking", ("chunk_index",): "chunking",
-            ("retrieval_results",): "evaluation", ("retrieval_metrics",): "evaluation",
+            ("corpus",): "ingestion",
+            ("eval_questions",): "ingestion",
+            ("chunks",): "chunking",
+            ("chunk_index",): "chunking",
+            ("retrieval_results",): "evaluation",
+            ("retrieval_metrics",): "evaluation",
             ("leaderboard",): "reporting",
         }
         assert (tiny_project / ".dagster" / "storage").is_dir()  # the root dagster.yaml was used

@@ -6,7 +6,15 @@ from rag_eval_pipeline.definitions import defs
 def test_definitions_load_with_every_asset_job_and_sensor():
     dg.Definitions.validate_loadable(defs)
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
-    assert keys == {"corpus", "eval_questions", "chunks", "chunk_index", "retrieval_results", "retrieval_metrics", "leaderboard"}
+    assert keys == {
+        "corpus",
+        "eval_questions",
+        "chunks",
+        "chunk_index",
+        "retrieval_results",
+        "retrieval_metrics",
+        "leaderboard",
+    }
     for job in ("ingestion_job", "chunking_job", "evaluation_job", "leaderboard_job"):
         assert defs.resolve_job_def(job) is not None
     assert defs.resolve_sensor_def("partition_sync_sensor").default_status == dg.DefaultSensorStatus.RUNNING
@@ -17,4 +25,6 @@ def test_evaluation_assets_are_partitioned_by_chunk_config_and_profile():
     partitions = graph.get(dg.AssetKey("retrieval_metrics")).partitions_def
     assert isinstance(partitions, dg.MultiPartitionsDefinition)
     assert sorted(d.name for d in partitions.partitions_defs) == ["chunk_config", "profile"]
-    assert all(isinstance(d.partitions_def, dg.DynamicPartitionsDefinition) for d in partitions.partitions_defs)
+    assert all(
+        isinstance(d.partitions_def, dg.DynamicPartitionsDefinition) for d in partitions.partitions_defs
+    )

@@ -33,7 +33,10 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
         assert failures == []
         assert board is not None
         assert sorted(zip(board["chunk_config"], board["profile"], strict=True)) == [
-            ("fixed-60-0", "top2"), ("fixed-60-0", "top4"), ("recursive-120-20", "top2"), ("recursive-120-20", "top4"),
+            ("fixed-60-0", "top2"),
+            ("fixed-60-0", "top4"),
+            ("recursive-120-20", "top2"),
+            ("recursive-120-20", "top4"),
         ]
         assert list(board["rank"]) == [1, 2, 3, 4]
         assert board["span_iou_mean"].is_monotonic_decreasing
@@ -43,11 +46,26 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
         results = pd.read_parquet(
             warehouse / "current/retrieval_results/chunk_config=fixed-60-0/profile=top2.parquet"
         )
-        for column in ("run_id", "chunk_config", "profile", "question_id", "rank", "chunk_id", "doc_id", "start", "end", "score"):
+        for column in (
+            "run_id",
+            "chunk_config",
+            "profile",
+            "question_id",
+            "rank",
+            "chunk_id",
+            "doc_id",
+            "start",
+            "end",
+            "score",
+        ):
             assert column in results.columns
         assert results.groupby("question_id")["rank"].max().eq(2).all()
-        metrics = pd.read_parquet(warehouse / "current/retrieval_metrics/chunk_config=fixed-60-0/profile=top4.parquet")
-        assert {"run_id", "chunk_config", "profile", "question_id", "span_recall", "span_iou", "mrr"} <= set(metrics.columns)
+        metrics = pd.read_parquet(
+            warehouse / "current/retrieval_metrics/chunk_config=fixed-60-0/profile=top4.parquet"
+        )
+        assert {"run_id", "chunk_config", "profile", "question_id", "span_recall", "span_iou", "mrr"} <= set(
+            metrics.columns
+        )
         assert len(metrics) == 4
 
         # each materialization is its own hive-style history file; summaries too
@@ -73,11 +91,18 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
 def test_bad_dataset_fails_clearly_and_keeps_what_was_computed(tiny_project: Path, tmp_path: Path):
     resources = tiny_resources(tiny_project, tmp_path)
     with dg.instance_for_test() as instance:
-        board, failures = run_main_job(instance, chunk_configs=["fixed-60-0"], profiles=["top2"],
-                                       resources=resources, show_progress=False)
+        board, failures = run_main_job(
+            instance,
+            chunk_configs=["fixed-60-0"],
+            profiles=["top2"],
+            resources=resources,
+            show_progress=False,
+        )
         assert failures == [] and board is not None
         dataset = tiny_project / "data/datasets/golden_token_level.jsonl"
-        dataset.write_text(dataset.read_text(encoding="utf-8").replace("1,450 rpm", "1,500 rpm"), encoding="utf-8")
+        dataset.write_text(
+            dataset.read_text(encoding="utf-8").replace("1,450 rpm", "1,500 rpm"), encoding="utf-8"
+        )
         board_after, failures = run_main_job(instance, resources=resources, show_progress=False)
     assert len(failures) == 1
     assert "golden_token_level.jsonl, line 1" in failures[0] and "does not match" in failures[0]

@@ -9,7 +9,9 @@ from rag_eval_pipeline.sensors import partition_sync_sensor
 
 
 def tick(instance: dg.DagsterInstance, project: Path, cursor: str | None) -> dg.SensorResult:
-    context = dg.build_sensor_context(instance=instance, cursor=cursor, resources={"project": ProjectResource(root=str(project))})
+    context = dg.build_sensor_context(
+        instance=instance, cursor=cursor, resources={"project": ProjectResource(root=str(project))}
+    )
     result = partition_sync_sensor(context)
     assert isinstance(result, dg.SensorResult)
     for request in result.dynamic_partitions_requests or []:
@@ -27,7 +29,9 @@ def test_sensor_adds_partitions_then_only_new_ones(tiny_project: Path):
         assert not unchanged.dynamic_partitions_requests and unchanged.cursor == first.cursor
 
         configs = tiny_project / "data/chunk_configs.yaml"
-        configs.write_text(configs.read_text() + "  - {name: fixed-30-5, chunker: fixed, chunk_size: 30, chunk_overlap: 5}\n")
+        configs.write_text(
+            configs.read_text() + "  - {name: fixed-30-5, chunker: fixed, chunk_size: 30, chunk_overlap: 5}\n"
+        )
         added = tick(instance, tiny_project, first.cursor)
         (request,) = added.dynamic_partitions_requests or []
         assert isinstance(request, dg.AddDynamicPartitionsRequest)
@@ -38,5 +42,8 @@ def test_sensor_adds_partitions_then_only_new_ones(tiny_project: Path):
 def test_sensor_refuses_invalid_names_with_the_file(tiny_project: Path):
     configs = tiny_project / "data/chunk_configs.yaml"
     configs.write_text("chunk_configs:\n  - {name: 'bad|name', chunker: fixed, chunk_size: 30}\n")
-    with dg.instance_for_test() as instance, pytest.raises(ConfigError, match="chunk_configs.yaml.*must match"):
+    with (
+        dg.instance_for_test() as instance,
+        pytest.raises(ConfigError, match="chunk_configs.yaml.*must match"),
+    ):
         tick(instance, tiny_project, None)

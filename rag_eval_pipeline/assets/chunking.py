@@ -1,6 +1,5 @@
 """Chunk sets and their vector indexes, one partition per chunk config."""
 
-
 import dagster as dg
 import pandas as pd
 
@@ -18,12 +17,17 @@ from .common import chunk_config_for, progress_for, with_columns
 
 @dg.asset(group_name="chunking", partitions_def=chunk_config_partitions, kinds={"python", "parquet"})
 def chunks(
-    context: dg.AssetExecutionContext, project: ProjectResource, embedder: EmbedderResource, corpus: pd.DataFrame
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    embedder: EmbedderResource,
+    corpus: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """The corpus cut by one chunk config, every chunk with its exact character offsets."""
     config = chunk_config_for(project, context.partition_key)
     documents = corpus_from_frame(corpus)
-    semantic_embedder: Embedder | None = embedder.get(progress_for(context)) if config.chunker == "semantic" else None
+    semantic_embedder: Embedder | None = (
+        embedder.get(progress_for(context)) if config.chunker == "semantic" else None
+    )
     chunker = build_chunker(config, embedder=semantic_embedder)
     cut = chunk_corpus(chunker, documents)
     sizes = pd.Series([c.end - c.start for c in cut], dtype="float64")

@@ -1,6 +1,5 @@
 """Retrieval and its metrics per chunk config x retrieval profile, and the leaderboard over them all."""
 
-
 import math
 
 import dagster as dg
@@ -9,7 +8,14 @@ import pandas as pd
 from ..core.evaluation import TOKEN_LEVEL_METRICS, question_group, score_token_level
 from ..core.metrics.aggregate import MetricSummary, summarize_table
 from ..core.retrieval import Query, retrieve
-from ..core.tables import chunks_from_frame, corpus_from_frame, questions_from_frame, retrieved_from_frame, retrieved_to_frame
+from ..core.tables import (
+    chunks_from_frame,
+    corpus_from_frame,
+    questions_from_frame,
+    records,
+    retrieved_from_frame,
+    retrieved_to_frame,
+)
 from ..io_managers import WarehouseResource
 from ..partitions import by_chunk_config, evaluation_key, evaluation_partitions
 from ..resources import EmbedderResource, ProjectResource, QdrantResource
@@ -46,8 +52,14 @@ def retrieval_results(
         )
     questions = questions_from_frame(eval_questions)
     queries = [Query(e.question_id, e.query) for e in questions]
-    hits = retrieve(queries, model, qdrant.get(progress, context.log), str(manifest["collection"]), profile.top_k,
-                    progress=progress)
+    hits = retrieve(
+        queries,
+        model,
+        qdrant.get(progress, context.log),
+        str(manifest["collection"]),
+        profile.top_k,
+        progress=progress,
+    )
     frame = with_columns(
         retrieved_to_frame(hits),
         run_id=context.run.run_id,
@@ -106,15 +118,24 @@ def retrieval_metrics(
         "top_k": profile.top_k,
         **{
             column: str(retrieval_results[column].iloc[0]) if len(retrieval_results) else ""
-            for column in ("chunk_config_hash", "profile_hash", "embedder_model_id", "corpus_sha256", "dataset_sha256")
+            for column in (
+                "chunk_config_hash",
+                "profile_hash",
+                "embedder_model_id",
+                "corpus_sha256",
+                "dataset_sha256",
+            )
         },
         "retrieval_run_id": str(retrieval_results["run_id"].iloc[0]) if len(retrieval_results) else "",
     }
     frame = with_columns(per_question, **provenance)
-    summaries = summarize_table(per_question.to_dict("records"), TOKEN_LEVEL_METRICS)
+    summaries = summarize_table(records(per_question), TOKEN_LEVEL_METRICS)
     summary = pd.DataFrame([{**provenance, "n_questions": len(per_question), **summary_columns(summaries)}])
     warehouse.write_history(
-        summary, "retrieval_metrics_summary", {"chunk_config": chunk_config, "profile": profile_name}, context.run.run_id
+        summary,
+        "retrieval_metrics_summary",
+        {"chunk_config": chunk_config, "profile": profile_name},
+        context.run.run_id,
     )
     context.log.info(
         f"{chunk_config} x {profile_name}: "
@@ -140,7 +161,8 @@ def summary_columns(summaries: dict[str, MetricSummary]) -> dict[str, float]:
 def summary_markdown(summaries: dict[str, MetricSummary]) -> str:
     lines = ["| metric | mean | std | 95% CI |", "|---|---|---|---|"]
     lines += [
-        f"| {s.name} | {s.mean:.4f} | {s.std:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |" for s in summaries.values()
+        f"| {s.name} | {s.mean:.4f} | {s.std:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |"
+        for s in summaries.values()
     ]
     return "\n".join(lines)
 
@@ -159,7 +181,7 @@ def leaderboard(
         if frame.empty:
             continue
         first = frame.iloc[0]
-        summaries = summarize_table(frame[list(TOKEN_LEVEL_METRICS)].to_dict("records"), TOKEN_LEVEL_METRICS)
+        summaries = summarize_table(records(frame[list(TOKEN_LEVEL_METRICS)]), TOKEN_LEVEL_METRICS)
         rows.append(
             {
                 "chunk_config": first["chunk_config"],
@@ -177,11 +199,18 @@ def leaderboard(
             }
         )
     if not rows:
-        raise dg.Failure("no retrieval_metrics partition has been materialized yet: evaluate a partition first")
-    board = pd.DataFrame(rows).sort_values(
-        ["span_iou_mean", "span_recall_mean", "chunk_config", "profile"],
-        ascending=[False, False, True, True], kind="stable",
-    ).reset_index(drop=True)
+        raise dg.Failure(
+            "no retrieval_metrics partition has been materialized yet: evaluate a partition first"
+        )
+    board = (
+        pd.DataFrame(rows)
+        .sort_values(
+            ["span_iou_mean", "span_recall_mean", "chunk_config", "profile"],
+            ascending=[False, False, True, True],
+            kind="stable",
+        )
+        .reset_index(drop=True)
+    )
     board.insert(0, "rank", range(1, len(board) + 1))
     board = with_columns(board, run_id=context.run.run_id, created_at=now_utc())
     best = board.iloc[0]

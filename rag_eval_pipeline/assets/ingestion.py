@@ -1,6 +1,5 @@
 """The corpus and the evaluation questions: loaded and validated once, shared by every partition."""
 
-
 import dagster as dg
 import pandas as pd
 
@@ -18,7 +17,9 @@ def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Ou
         raise dg.Failure(str(exc)) from exc
     frame = corpus_to_frame(loaded)
     groups = sorted({d.group for d in loaded})
-    context.log.info(f"loaded {len(loaded)} documents, {loaded.total_characters} characters from {loaded.root}")
+    context.log.info(
+        f"loaded {len(loaded)} documents, {loaded.total_characters} characters from {loaded.root}"
+    )
     return dg.Output(
         frame,
         metadata={
@@ -44,7 +45,9 @@ def eval_questions(
     frame = questions_to_frame(dataset)
     frame["corpus_sha256"] = loaded.sha256
     multi = int((frame["n_documents"] > 1).sum())
-    context.log.info(f"loaded {len(dataset)} questions ({multi} need two documents) from {project.golden_dataset}")
+    context.log.info(
+        f"loaded {len(dataset)} questions ({multi} need two documents) from {project.golden_dataset}"
+    )
     return dg.Output(
         frame,
         metadata={

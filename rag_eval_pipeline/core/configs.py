@@ -61,7 +61,9 @@ class ChunkConfig:
                 f"({self.chunk_size}); lower the overlap or raise the size"
             )
         if self.chunker == "semantic" and self.chunk_overlap:
-            raise ConfigError(f"{where}: the semantic chunker cuts at topic shifts and takes no chunk_overlap")
+            raise ConfigError(
+                f"{where}: the semantic chunker cuts at topic shifts and takes no chunk_overlap"
+            )
         if not 0 < self.breakpoint_percentile < 100:
             raise ConfigError(f"{where}: breakpoint_percentile must lie in (0, 100)")
 
@@ -185,7 +187,9 @@ def _build(cls: Any, entry: Any, path: str | Path, key: str, index: int) -> Any:
     known = set(cls.__dataclass_fields__)
     unknown = sorted(set(entry) - known)
     if unknown:
-        raise ConfigError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        raise ConfigError(
+            f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
     if "name" not in entry:
         raise ConfigError(f"{where}: missing field 'name'")
     values = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}

@@ -17,7 +17,15 @@ from typing import Any, ClassVar
 
 from .corpus import Corpus
 from .errors import DatasetError
-from .types import CharacterSpan, ChunkId, DocumentId, EvaluationType, PositionAwareChunk, QuestionId, sha256_hex
+from .types import (
+    CharacterSpan,
+    ChunkId,
+    DocumentId,
+    EvaluationType,
+    PositionAwareChunk,
+    QuestionId,
+    sha256_hex,
+)
 
 
 @dataclass(frozen=True)
@@ -32,7 +40,8 @@ class TokenLevelExample:
             "inputs": {"query": self.query},
             "outputs": {
                 "relevant_spans": [
-                    {"doc_id": s.doc_id, "start": s.start, "end": s.end, "text": s.text} for s in self.relevant_spans
+                    {"doc_id": s.doc_id, "start": s.start, "end": s.end, "text": s.text}
+                    for s in self.relevant_spans
                 ]
             },
             "metadata": {**self.metadata, "question_id": self.question_id},
@@ -149,7 +158,10 @@ def read_token_level_jsonl(path: str | Path, corpus: Corpus) -> TokenLevelDatase
                 f"{where}: field outputs.relevant_spans must be a non-empty list: a question without "
                 f"ground truth cannot be scored; add its spans or remove the question"
             )
-        spans = tuple(_span(raw, corpus, f"{where}: field outputs.relevant_spans[{i}]") for i, raw in enumerate(raw_spans))
+        spans = tuple(
+            _span(raw, corpus, f"{where}: field outputs.relevant_spans[{i}]")
+            for i, raw in enumerate(raw_spans)
+        )
         question_id = _question_id(metadata, query, where, seen, line_no)
         examples.append(TokenLevelExample(question_id, query, spans, metadata))
     return TokenLevelDataset(tuple(examples), name=Path(path).stem)
@@ -165,7 +177,9 @@ def read_chunk_level_jsonl(path: str | Path, chunker_fingerprint: str | None = N
         query, metadata, outputs = _common_fields(obj, where)
         ids = outputs.get("relevant_chunk_ids")
         if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
-            raise DatasetError(f"{where}: field outputs.relevant_chunk_ids must be a non-empty list of chunk ids")
+            raise DatasetError(
+                f"{where}: field outputs.relevant_chunk_ids must be a non-empty list of chunk ids"
+            )
         if "chunker_fingerprint" in metadata:
             fingerprints.add(str(metadata["chunker_fingerprint"]))
         question_id = _question_id(metadata, query, where, seen, line_no)
@@ -208,7 +222,9 @@ def _read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            raise DatasetError(
+                f"{path}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
         if not isinstance(obj, dict):
             raise DatasetError(f"{path}, line {line_no}: expected a JSON object with inputs/outputs/metadata")
         count += 1
@@ -219,7 +235,11 @@ def _read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _common_fields(obj: dict[str, Any], where: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
     inputs = obj.get("inputs")
-    if not isinstance(inputs, dict) or not isinstance(inputs.get("query"), str) or not inputs["query"].strip():
+    if (
+        not isinstance(inputs, dict)
+        or not isinstance(inputs.get("query"), str)
+        or not inputs["query"].strip()
+    ):
         raise DatasetError(f"{where}: field inputs.query must be a non-empty string")
     outputs = obj.get("outputs")
     if not isinstance(outputs, dict):
@@ -230,7 +250,9 @@ def _common_fields(obj: dict[str, Any], where: str) -> tuple[str, dict[str, Any]
     return inputs["query"], metadata, outputs
 
 
-def _question_id(metadata: dict[str, Any], query: str, where: str, seen: dict[str, int], line_no: int) -> QuestionId:
+def _question_id(
+    metadata: dict[str, Any], query: str, where: str, seen: dict[str, int], line_no: int
+) -> QuestionId:
     question_id = QuestionId(str(metadata.get("question_id") or default_question_id(query)))
     if question_id in seen:
         raise DatasetError(

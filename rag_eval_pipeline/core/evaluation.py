@@ -1,10 +1,10 @@
 """The user-facing evaluation API, usable from a notebook without Dagster (the assets call the same code).
 
-    corpus = Corpus.from_folder("./knowledge_base")
-    dataset = read_token_level_jsonl("golden.jsonl", corpus)
-    result = TokenLevelEvaluation(corpus=corpus, dataset=dataset).run(
-        chunker=build_chunker(config), embedder=embedder, vector_store=store, k=5)
-    result.metrics["span_recall"].mean
+corpus = Corpus.from_folder("./knowledge_base")
+dataset = read_token_level_jsonl("golden.jsonl", corpus)
+result = TokenLevelEvaluation(corpus=corpus, dataset=dataset).run(
+    chunker=build_chunker(config), embedder=embedder, vector_store=store, k=5)
+result.metrics["span_recall"].mean
 """
 
 from __future__ import annotations
@@ -28,7 +28,16 @@ from .vector_store.base import VectorStore, collection_name
 
 SPAN_METRICS = ("span_recall", "span_precision", "span_iou", "precision_chroma", "iou_chroma")
 OMEGA_METRICS = ("precision_omega", "precision_omega_chroma")
-CHUNK_METRICS = ("recall", "precision", "f1", "recall_at_k", "hit_at_k", "mrr", "ndcg_at_k", "average_precision")
+CHUNK_METRICS = (
+    "recall",
+    "precision",
+    "f1",
+    "recall_at_k",
+    "hit_at_k",
+    "mrr",
+    "ndcg_at_k",
+    "average_precision",
+)
 TOKEN_LEVEL_METRICS = SPAN_METRICS + OMEGA_METRICS + CHUNK_METRICS
 
 
@@ -52,7 +61,8 @@ class EvaluationResult:
     def metric_rows(self) -> list[dict[str, Any]]:
         """One flat row per question: ids, group and every metric."""
         return [
-            {"question_id": r.question_id, "query": r.query, "group": r.group, **r.metrics} for r in self.raw_results
+            {"question_id": r.question_id, "query": r.query, "group": r.group, **r.metrics}
+            for r in self.raw_results
         ]
 
 
@@ -95,7 +105,9 @@ def score_chunk_level(
     examples: Sequence[ChunkLevelExample], retrieved: Mapping[QuestionId, Sequence[RetrievedChunk]], k: int
 ) -> dict[QuestionId, dict[str, float]]:
     return {
-        e.question_id: _chunk_scores([h.chunk_id for h in retrieved.get(e.question_id, ())], e.relevant_chunk_ids, k)
+        e.question_id: _chunk_scores(
+            [h.chunk_id for h in retrieved.get(e.question_id, ())], e.relevant_chunk_ids, k
+        )
         for e in examples
     }
 
@@ -209,15 +221,21 @@ class ChunkLevelEvaluation(_Evaluation):
         scores = score_chunk_level(self.dataset.examples, retrieved, k)
         results = tuple(
             QuestionResult(
-                e.question_id, e.query, "", tuple(retrieved[e.question_id]), {n: scores[e.question_id][n] for n in names}
+                e.question_id,
+                e.query,
+                "",
+                tuple(retrieved[e.question_id]),
+                {n: scores[e.question_id][n] for n in names},
             )
             for e in self.dataset
         )
         return _result(self.evaluation_type, results, names)
 
 
-def _result(evaluation_type: EvaluationType, results: tuple[QuestionResult, ...], names: list[str]) -> EvaluationResult:
-    rows = [{"group": r.group, **r.metrics} for r in results]
+def _result(
+    evaluation_type: EvaluationType, results: tuple[QuestionResult, ...], names: list[str]
+) -> EvaluationResult:
+    rows: list[dict[str, float | str]] = [{"group": r.group, **r.metrics} for r in results]
     groups = {r.group for r in results}
     return EvaluationResult(
         evaluation_type=evaluation_type,

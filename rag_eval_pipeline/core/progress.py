@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class Progress(Protocol):
@@ -52,7 +52,7 @@ class TqdmProgress:
         from tqdm import tqdm
 
         self._tqdm = tqdm
-        self._bars: dict[str, tqdm[None]] = {}
+        self._bars: dict[str, Any] = {}
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         bar = self._bars.get(stage)

@@ -84,5 +84,3 @@ def retrieve(
             ]
         progress(stage, min(i + SEARCH_BATCH, len(queries)), len(queries))
     return results
-
-

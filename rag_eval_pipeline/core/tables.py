@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any, cast
 
 import pandas as pd
 
@@ -13,6 +14,11 @@ from .retrieval import RetrievedChunk
 from .types import CharacterSpan, ChunkId, Document, DocumentId, PositionAwareChunk, QuestionId
 
 CHUNK_COLUMNS = ["chunk_id", "doc_id", "start", "end", "text"]
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain dicts (what the core takes), column names as keys."""
+    return cast(list[dict[str, Any]], frame.to_dict("records"))
 
 
 def corpus_to_frame(corpus: Corpus) -> pd.DataFrame:
@@ -30,8 +36,7 @@ def corpus_to_frame(corpus: Corpus) -> pd.DataFrame:
 def corpus_from_frame(frame: pd.DataFrame, root: str = "") -> Corpus:
     return Corpus(
         tuple(
-            Document(DocumentId(str(r.doc_id)), str(r.text), str(r.group))
-            for r in frame.itertuples(index=False)
+            Document(DocumentId(str(r["doc_id"])), str(r["text"]), str(r["group"])) for r in records(frame)
         ),
         root=root,
     )
@@ -52,8 +57,14 @@ def chunks_to_frame(chunks: Sequence[PositionAwareChunk]) -> pd.DataFrame:
 
 def chunks_from_frame(frame: pd.DataFrame) -> list[PositionAwareChunk]:
     return [
-        PositionAwareChunk(ChunkId(str(r.chunk_id)), DocumentId(str(r.doc_id)), int(r.start), int(r.end), str(r.text))
-        for r in frame[CHUNK_COLUMNS].itertuples(index=False)
+        PositionAwareChunk(
+            ChunkId(str(r["chunk_id"])),
+            DocumentId(str(r["doc_id"])),
+            int(r["start"]),
+            int(r["end"]),
+            str(r["text"]),
+        )
+        for r in records(frame[CHUNK_COLUMNS])
     ]
 
 
@@ -63,11 +74,16 @@ def questions_to_frame(dataset: TokenLevelDataset) -> pd.DataFrame:
             "question_id": [e.question_id for e in dataset],
             "query": [e.query for e in dataset],
             "relevant_spans": [
-                [{"doc_id": s.doc_id, "start": s.start, "end": s.end, "text": s.text} for s in e.relevant_spans]
+                [
+                    {"doc_id": s.doc_id, "start": s.start, "end": s.end, "text": s.text}
+                    for s in e.relevant_spans
+                ]
                 for e in dataset
             ],
             "n_documents": [len({s.doc_id for s in e.relevant_spans}) for e in dataset],
-            "metadata_json": [json.dumps(dict(e.metadata), sort_keys=True, ensure_ascii=False) for e in dataset],
+            "metadata_json": [
+                json.dumps(dict(e.metadata), sort_keys=True, ensure_ascii=False) for e in dataset
+            ],
             "dataset": dataset.name,
             "dataset_sha256": dataset.sha256,
         }
@@ -77,15 +93,15 @@ def questions_to_frame(dataset: TokenLevelDataset) -> pd.DataFrame:
 def questions_from_frame(frame: pd.DataFrame) -> TokenLevelDataset:
     examples = tuple(
         TokenLevelExample(
-            QuestionId(str(r.question_id)),
-            str(r.query),
+            QuestionId(str(r["question_id"])),
+            str(r["query"]),
             tuple(
                 CharacterSpan(DocumentId(str(s["doc_id"])), int(s["start"]), int(s["end"]), str(s["text"]))
-                for s in r.relevant_spans
+                for s in r["relevant_spans"]
             ),
-            json.loads(str(r.metadata_json)),
+            json.loads(str(r["metadata_json"])),
         )
-        for r in frame.itertuples(index=False)
+        for r in records(frame)
     )
     name = str(frame["dataset"].iloc[0]) if len(frame) else "token-level"
     return TokenLevelDataset(examples, name=name)
@@ -109,12 +125,18 @@ def retrieved_to_frame(results: dict[QuestionId, list[RetrievedChunk]]) -> pd.Da
 
 def retrieved_from_frame(frame: pd.DataFrame) -> dict[QuestionId, list[RetrievedChunk]]:
     results: dict[QuestionId, list[RetrievedChunk]] = {}
-    for r in frame.sort_values(["question_id", "rank"], kind="stable").itertuples(index=False):
-        qid = QuestionId(str(r.question_id))
+    for r in records(frame.sort_values(["question_id", "rank"], kind="stable")):
+        qid = QuestionId(str(r["question_id"]))
         results.setdefault(qid, []).append(
             RetrievedChunk(
-                qid, int(r.rank), ChunkId(str(r.chunk_id)), DocumentId(str(r.doc_id)),
-                int(r.start), int(r.end), float(r.score), str(r.text),
+                qid,
+                int(r["rank"]),
+                ChunkId(str(r["chunk_id"])),
+                DocumentId(str(r["doc_id"])),
+                int(r["start"]),
+                int(r["end"]),
+                float(r["score"]),
+                str(r["text"]),
             )
         )
     return results

@@ -58,10 +58,7 @@ class CharacterSpan:
 
     def overlaps(self, other: CharacterSpan) -> bool:
         """True when both spans share at least one character (touching spans do not overlap)."""
-        return (
-            self.doc_id == other.doc_id
-            and max(self.start, other.start) < min(self.end, other.end)
-        )
+        return self.doc_id == other.doc_id and max(self.start, other.start) < min(self.end, other.end)
 
 
 def make_chunk_id(prefix: Literal["chunk_", "pa_chunk_"], doc_id: str, text: str, occurrence: int) -> ChunkId:

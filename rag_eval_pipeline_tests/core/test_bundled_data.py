@@ -19,7 +19,9 @@ def test_demo_corpus_size_and_shape():
 
 def test_golden_dataset_spans_verify_against_the_corpus():
     corpus = Corpus.from_folder(DATA / "corpus")
-    dataset = read_token_level_jsonl(DATA / "datasets" / "golden_token_level.jsonl", corpus)  # validates every span
+    dataset = read_token_level_jsonl(
+        DATA / "datasets" / "golden_token_level.jsonl", corpus
+    )  # validates every span
     assert len(dataset) >= 40
     multi_document = [e for e in dataset if len({s.doc_id for s in e.relevant_spans}) > 1]
     assert len(multi_document) >= 5

@@ -13,7 +13,9 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_loads_configs_and_hash_tracks_settings(tmp_path: Path):
-    path = write(tmp_path, "chunk_configs:\n  - {name: a, chunker: fixed, chunk_size: 100, chunk_overlap: 10}\n")
+    path = write(
+        tmp_path, "chunk_configs:\n  - {name: a, chunker: fixed, chunk_size: 100, chunk_overlap: 10}\n"
+    )
     (config,) = load_chunk_configs(path)
     assert config == ChunkConfig("a", "fixed", 100, 10)  # type: ignore[arg-type]
     assert config.config_hash != ChunkConfig("a", "fixed", 100, 11).config_hash  # type: ignore[arg-type]
@@ -22,7 +24,10 @@ def test_loads_configs_and_hash_tracks_settings(tmp_path: Path):
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ("{name: a, chunker: fixed, chunk_size: 100, chunk_overlap: 100}", "chunk_overlap \\(100\\) must be smaller"),
+        (
+            "{name: a, chunker: fixed, chunk_size: 100, chunk_overlap: 100}",
+            "chunk_overlap \\(100\\) must be smaller",
+        ),
         ("{name: a, chunker: magic, chunk_size: 100}", "unknown chunker 'magic'"),
         ("{name: 'a|b', chunker: fixed, chunk_size: 100}", "must match"),
         ("{name: 'a,b', chunker: fixed, chunk_size: 100}", "partition key"),

@@ -48,9 +48,18 @@ def test_round_trip_keeps_spans_and_metadata(tmp_path: Path, corpus: Corpus):
     ("obj", "message"),
     [
         (example(0, 400), r"line 2: field outputs.relevant_spans\[0\]: span \[0:400\] lies outside a.md"),
-        (example(0, 8, text="The bump"), r"line 2: field outputs.relevant_spans\[0\].text does not match a.md\[0:8\]"),
-        (example(0, 8, doc_id="b.md"), r"line 2: field outputs.relevant_spans\[0\].doc_id 'b.md' is not a document"),
-        ({"inputs": {"query": "q"}, "outputs": {"relevant_spans": []}}, "line 2: field outputs.relevant_spans must be a non-empty list"),
+        (
+            example(0, 8, text="The bump"),
+            r"line 2: field outputs.relevant_spans\[0\].text does not match a.md\[0:8\]",
+        ),
+        (
+            example(0, 8, doc_id="b.md"),
+            r"line 2: field outputs.relevant_spans\[0\].doc_id 'b.md' is not a document",
+        ),
+        (
+            {"inputs": {"query": "q"}, "outputs": {"relevant_spans": []}},
+            "line 2: field outputs.relevant_spans must be a non-empty list",
+        ),
         ({"inputs": {}, "outputs": {}}, "line 2: field inputs.query must be a non-empty string"),
         (example(0, 8, question_id="q1"), "line 2: field metadata.question_id 'q1' already used on line 1"),
     ],
@@ -89,7 +98,9 @@ def test_token_level_converts_to_chunk_level_for_any_chunker(tmp_path: Path, cor
 
 
 def test_chunk_level_file_must_name_its_chunker(tmp_path: Path):
-    path = write_lines(tmp_path / "c.jsonl", [{"inputs": {"query": "q"}, "outputs": {"relevant_chunk_ids": ["c1"]}}])
+    path = write_lines(
+        tmp_path / "c.jsonl", [{"inputs": {"query": "q"}, "outputs": {"relevant_chunk_ids": ["c1"]}}]
+    )
     with pytest.raises(DatasetError, match="chunker_fingerprint"):
         read_chunk_level_jsonl(path)
     assert read_chunk_level_jsonl(path, chunker_fingerprint="fixed:x").chunker_fingerprint == "fixed:x"

@@ -31,8 +31,10 @@ def test_token_level_evaluation_with_real_minilm(tiny_project: Path, tmp_path: P
     embedder = CachedEmbedder(SentenceTransformerEmbedder(), EmbeddingCache(tmp_path / "cache.sqlite"))
     evaluation = TokenLevelEvaluation(corpus=corpus, dataset=dataset)
     result = evaluation.run(
-        chunker=RecursiveCharacterChunker(120, 20), embedder=embedder,
-        vector_store=QdrantVectorStore(path=tmp_path / "q"), k=3,
+        chunker=RecursiveCharacterChunker(120, 20),
+        embedder=embedder,
+        vector_store=QdrantVectorStore(path=tmp_path / "q"),
+        k=3,
     )
     assert result.evaluation_type == "token-level" and result.experiment_url is None
     assert set(result.metrics) == set(TOKEN_LEVEL_METRICS)
@@ -62,7 +64,9 @@ def test_metric_selection_and_bad_k(tiny_project: Path, tmp_path: Path):
     corpus, dataset = load(tiny_project)
     evaluation = TokenLevelEvaluation(corpus, dataset)
     store = QdrantVectorStore(path=tmp_path / "q")
-    result = evaluation.run(FixedSizeChunker(60, 0), HashingEmbedder(), store, k=2, metrics=["span_iou", "mrr"])
+    result = evaluation.run(
+        FixedSizeChunker(60, 0), HashingEmbedder(), store, k=2, metrics=["span_iou", "mrr"]
+    )
     assert list(result.metrics) == ["span_iou", "mrr"]
     with pytest.raises(ConfigError, match="k must be >= 1"):
         evaluation.run(FixedSizeChunker(60, 0), HashingEmbedder(), store, k=0)

@@ -15,7 +15,7 @@ def test_chunk_ids_differ_between_documents_and_prefixes():
     b = assign_chunk_ids("pa_chunk_", DocumentId("b.md"), ["text"])[0]
     plain = assign_chunk_ids("chunk_", DocumentId("a.md"), ["text"])[0]
     assert a != b
-    assert plain.startswith("chunk_") and plain[len("chunk_"):] == a[len("pa_chunk_"):]
+    assert plain.startswith("chunk_") and plain[len("chunk_") :] == a[len("pa_chunk_") :]
 
 
 def test_span_validates_its_text_length():

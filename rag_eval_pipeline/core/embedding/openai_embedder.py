@@ -9,7 +9,11 @@ import numpy as np
 
 from .base import Vectors
 
-KNOWN_DIMENSIONS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+KNOWN_DIMENSIONS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
 
 
 class OpenAIEmbedder:
@@ -43,7 +47,9 @@ class OpenAIEmbedder:
     @property
     def dimension(self) -> int:
         if self._dimensions is None:
-            self._dimensions = KNOWN_DIMENSIONS.get(self.model) or int(self.embed(["dimension probe"]).shape[1])
+            self._dimensions = KNOWN_DIMENSIONS.get(self.model) or int(
+                self.embed(["dimension probe"]).shape[1]
+            )
         return self._dimensions
 
     def embed(self, texts: Sequence[str]) -> Vectors:
@@ -62,4 +68,4 @@ class OpenAIEmbedder:
             return np.zeros((0, self._dimensions or 0), dtype=np.float32)
         vectors = np.asarray(rows, dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms == 0, 1.0, norms)
+        return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)

@@ -143,7 +143,8 @@ class QdrantVectorStore:
                 )
             # Ask for extra hits so that ties at the k-th score can be broken by chunk id.
             requests = [
-                models.QueryRequest(query=vector.tolist(), limit=k + 5, with_payload=True) for vector in queries
+                models.QueryRequest(query=vector.tolist(), limit=k + 5, with_payload=True)
+                for vector in queries
             ]
             responses = client.query_batch_points(name, requests=requests) if requests else []
         return [_top_k(response.points, k) for response in responses]

@@ -33,7 +33,9 @@ def test_cache_is_keyed_by_model(tmp_path: Path):
 def test_progress_is_reported_per_batch(tmp_path: Path):
     seen = []
     embedder = CachedEmbedder(
-        HashingEmbedder(), EmbeddingCache(tmp_path / "e.sqlite"), batch_size=2,
+        HashingEmbedder(),
+        EmbeddingCache(tmp_path / "e.sqlite"),
+        batch_size=2,
         progress=lambda stage, done, total: seen.append((done, total)),
     )
     embedder.embed(["a", "b", "c", "d", "e"])

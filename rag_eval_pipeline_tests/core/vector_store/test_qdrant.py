@@ -13,7 +13,10 @@ from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
 
 
 def make_chunks(n: int) -> tuple[list[PositionAwareChunk], np.ndarray]:
-    chunks = [PositionAwareChunk(ChunkId(f"pa_chunk_{i:04d}"), DocumentId("d.md"), 10 * i, 10 * i + 3, "abc") for i in range(n)]
+    chunks = [
+        PositionAwareChunk(ChunkId(f"pa_chunk_{i:04d}"), DocumentId("d.md"), 10 * i, 10 * i + 3, "abc")
+        for i in range(n)
+    ]
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(n, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -29,7 +32,9 @@ def test_search_matches_exact_cosine_and_payload_round_trips(tmp_path: Path):
     queries = vectors[:4] + 0.05
     results = store.search("c", queries, 5)
     expected = np.argsort(-(vectors @ queries.T), axis=0, kind="stable")[:5].T
-    assert [[h.chunk_id for h in row] for row in results] == [[chunks[i].chunk_id for i in row] for row in expected]
+    assert [[h.chunk_id for h in row] for row in results] == [
+        [chunks[i].chunk_id for i in row] for row in expected
+    ]
     top = results[0][0]
     assert (top.doc_id, top.start, top.end, top.text) == ("d.md", 0, 3, "abc")
 
