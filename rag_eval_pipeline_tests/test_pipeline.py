@@ -79,6 +79,16 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
             metrics["span_recall"].mean()
         )
 
+        # long steps leave progress lines with counts and rates in the run logs
+        messages = [e.user_message for run in instance.get_runs() for e in instance.all_logs(run.run_id)]
+        assert any(
+            m.startswith("embedding (sentence-transformers/all-MiniLM-L6-v2): ") and "/s" in m
+            for m in messages
+        )
+        assert any(
+            m.startswith("retrieval from rag_eval__fixed-60-0__") and "4/4 (100%)" in m for m in messages
+        )
+
         # a second run re-embeds nothing and adds history instead of overwriting it
         board_again, failures = run_main_job(instance, resources=resources, show_progress=False)
         assert failures == []

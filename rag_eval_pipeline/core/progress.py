@@ -28,12 +28,13 @@ class LogProgress:
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = time.monotonic()
-        if stage not in self._started or done < self._started[stage][1]:
+        starting = stage not in self._started or done < self._started[stage][1]
+        if starting:
             self._started[stage] = (now, done)
             self._last[stage] = now
         started, first = self._started[stage]
         finished = done >= total
-        if not finished and now - self._last[stage] < self._interval:
+        if not (starting or finished) and now - self._last[stage] < self._interval:
             return
         self._last[stage] = now
         elapsed = now - started

@@ -1,0 +1,23 @@
+from rag_eval_pipeline.core.progress import LogProgress, fan_out
+
+
+def test_log_progress_reports_counts_rate_and_always_the_end():
+    lines: list[str] = []
+    progress = LogProgress(lines.append, interval=3600)
+    progress("embedding", 0, 10)
+    progress("embedding", 5, 10)  # within the interval: quiet
+    progress("embedding", 10, 10)
+    assert lines[0].startswith("embedding: 0/10 (0%)")
+    assert lines[-1].startswith("embedding: 10/10 (100%) at ") and lines[-1].endswith("/s")
+    assert len(lines) == 2
+
+
+def test_every_line_when_the_interval_is_zero_and_fan_out_reaches_all():
+    first: list[str] = []
+    second: list[str] = []
+    progress = fan_out(LogProgress(first.append, interval=0), LogProgress(second.append, interval=0))
+    for done in range(0, 4):
+        progress("retrieval", done, 3)
+    assert len(first) == len(second) == 4
+    assert [line.split(" at ")[0] for line in first] == [line.split(" at ")[0] for line in second]
+    assert "eta" in first[1]
