@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from .corpus import Corpus
 from .errors import DatasetError
@@ -72,18 +72,18 @@ def _dataset_hash(examples: Iterable[TokenLevelExample | ChunkLevelExample]) -> 
     return digest.hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class TokenLevelDataset:
-    """Ground truth as character spans: independent of any chunker."""
+ExampleT = TypeVar("ExampleT", TokenLevelExample, ChunkLevelExample)
 
-    examples: tuple[TokenLevelExample, ...]
-    name: str = "token-level"
-    evaluation_type: ClassVar[EvaluationType] = "token-level"
+
+@dataclass(frozen=True)
+class _Dataset(Generic[ExampleT]):
+    examples: tuple[ExampleT, ...]
+    name: str = field(default="dataset", kw_only=True)
 
     def __post_init__(self) -> None:
         _check_unique_ids(self.examples, self.name)
 
-    def __iter__(self) -> Iterator[TokenLevelExample]:
+    def __iter__(self) -> Iterator[ExampleT]:
         return iter(self.examples)
 
     def __len__(self) -> int:
@@ -91,19 +91,30 @@ class TokenLevelDataset:
 
     @property
     def sha256(self) -> str:
+        """Hash of the questions and their ground truth (not the metadata)."""
         return _dataset_hash(self.examples)
+
+
+@dataclass(frozen=True)
+class TokenLevelDataset(_Dataset[TokenLevelExample]):
+    """Ground truth as character spans: independent of any chunker."""
+
+    name: str = field(default="token-level", kw_only=True)
+    evaluation_type: ClassVar[EvaluationType] = "token-level"
 
     def to_chunk_level(
         self, chunks: Sequence[PositionAwareChunk], chunker_fingerprint: str
     ) -> ChunkLevelDataset:
         """The same questions judged by chunk IDs: a chunk is relevant when it overlaps a reference span."""
         from .ground_truth import relevant_chunk_ids
+        from .spans import ChunkSpanIndex
 
+        index = ChunkSpanIndex(chunks)
         examples = tuple(
             ChunkLevelExample(
                 e.question_id,
                 e.query,
-                tuple(relevant_chunk_ids(e.relevant_spans, chunks)),
+                tuple(relevant_chunk_ids(e.relevant_spans, index)),
                 {**e.metadata, "derived_from": "token-level"},
             )
             for e in self.examples
@@ -112,26 +123,12 @@ class TokenLevelDataset:
 
 
 @dataclass(frozen=True)
-class ChunkLevelDataset:
+class ChunkLevelDataset(_Dataset[ChunkLevelExample]):
     """Ground truth as chunk IDs: only meaningful for the chunker that produced those IDs."""
 
-    examples: tuple[ChunkLevelExample, ...]
     chunker_fingerprint: str
-    name: str = "chunk-level"
+    name: str = field(default="chunk-level", kw_only=True)
     evaluation_type: ClassVar[EvaluationType] = "chunk-level"
-
-    def __post_init__(self) -> None:
-        _check_unique_ids(self.examples, self.name)
-
-    def __iter__(self) -> Iterator[ChunkLevelExample]:
-        return iter(self.examples)
-
-    def __len__(self) -> int:
-        return len(self.examples)
-
-    @property
-    def sha256(self) -> str:
-        return _dataset_hash(self.examples)
 
 
 def _check_unique_ids(examples: Sequence[TokenLevelExample | ChunkLevelExample], name: str) -> None:

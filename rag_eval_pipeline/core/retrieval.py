@@ -72,15 +72,17 @@ def retrieve(
     results: dict[QuestionId, list[RetrievedChunk]] = {}
     stage = f"retrieval from {collection}"
     progress(stage, 0, len(queries))
-    for i in range(0, len(queries), SEARCH_BATCH):
-        batch = queries[i : i + SEARCH_BATCH]
-        hits_per_query = store.search(collection, vectors[i : i + SEARCH_BATCH], depth)
-        for query, hits in zip(batch, hits_per_query, strict=True):
-            if reranker is not None:
-                hits = reranker.rerank(query.text, hits)
-            results[query.question_id] = [
-                RetrievedChunk(query.question_id, rank, h.chunk_id, h.doc_id, h.start, h.end, h.score, h.text)
-                for rank, h in enumerate(hits[:k], start=1)
-            ]
-        progress(stage, min(i + SEARCH_BATCH, len(queries)), len(queries))
+    with store.session(collection):  # one open of a local collection for all batches
+        for i in range(0, len(queries), SEARCH_BATCH):
+            batch = queries[i : i + SEARCH_BATCH]
+            hits_per_query = store.search(collection, vectors[i : i + SEARCH_BATCH], depth)
+            for query, hits in zip(batch, hits_per_query, strict=True):
+                ranked = reranker.rerank(query.text, hits) if reranker is not None else hits
+                results[query.question_id] = [
+                    RetrievedChunk(
+                        query.question_id, rank, h.chunk_id, h.doc_id, h.start, h.end, h.score, h.text
+                    )
+                    for rank, h in enumerate(ranked[:k], start=1)
+                ]
+            progress(stage, min(i + SEARCH_BATCH, len(queries)), len(queries))
     return results

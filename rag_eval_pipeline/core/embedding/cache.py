@@ -69,7 +69,8 @@ class EmbeddingCache:
 class CachedEmbedder:
     """Wraps any Embedder; only texts whose (model id, sha256) is not cached reach the model.
 
-    ``texts_embedded`` and ``cache_hits`` count what happened, so callers (and tests) can tell.
+    ``texts_embedded`` counts distinct texts sent to the model; ``cache_hits`` counts input texts found
+    in the cache (a text repeated within one call is embedded once and is not a hit).
     """
 
     def __init__(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -35,6 +36,10 @@ class VectorStore(Protocol):
         ...
 
     def count(self, name: str) -> int: ...
+
+    def session(self, name: str) -> AbstractContextManager[None]:
+        """Hold the collection open across the calls made inside the block."""
+        ...
 
     def collection_exists(self, name: str) -> bool: ...
 

@@ -49,6 +49,7 @@ class QdrantVectorStore:
         self.progress = progress
         self._log = log or (lambda message: None)
         self._server_client: QdrantClient | None = None
+        self._pinned: dict[str, QdrantClient] = {}
 
     @property
     def location(self) -> str:
@@ -61,12 +62,29 @@ class QdrantVectorStore:
                 self._server_client = QdrantClient(url=self.url, api_key=self._api_key)
             yield self._server_client
             return
+        if name in self._pinned:
+            yield self._pinned[name]
+            return
         assert self.path is not None
         client = self._open_local(self.path / name)
         try:
             yield client
         finally:
             client.close()
+
+    @contextmanager
+    def session(self, name: str) -> Iterator[None]:
+        """Keep a local collection open for a block of calls: opening loads every point, so a batched
+        retrieval opens it once instead of once per batch (other processes wait meanwhile)."""
+        if self.url is not None or name in self._pinned:
+            yield
+            return
+        assert self.path is not None
+        self._pinned[name] = self._open_local(self.path / name)
+        try:
+            yield
+        finally:
+            self._pinned.pop(name).close()
 
     def _open_local(self, folder: Path) -> QdrantClient:
         folder.mkdir(parents=True, exist_ok=True)

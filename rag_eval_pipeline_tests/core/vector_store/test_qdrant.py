@@ -79,3 +79,18 @@ def test_collection_names_are_safe():
     assert collection_name("recursive-400-50", "sentence-transformers/all-MiniLM-L6-v2") == (
         "rag_eval__recursive-400-50__sentence-transformers-all-MiniLM-L6-v2"
     )
+
+
+def test_a_session_opens_a_local_collection_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    store = QdrantVectorStore(path=tmp_path)
+    chunks, vectors = make_chunks(20)
+    store.replace_collection("c", chunks, vectors, "cfg")
+    opened = []
+    original = store._open_local
+    monkeypatch.setattr(store, "_open_local", lambda folder: opened.append(folder) or original(folder))
+    with store.session("c"):
+        for _ in range(3):
+            store.search("c", vectors[:2], 2)
+    assert len(opened) == 1
+    store.search("c", vectors[:2], 2)  # outside a session each call opens (and releases) the folder
+    assert len(opened) == 2
