@@ -42,16 +42,6 @@ def history_path(base_dir: str | Path, table: str, partition: dict[str, str], ru
     return folder / f"{run_id}.parquet"
 
 
-def partition_of(context: dg.OutputContext) -> dict[str, str]:
-    """{dimension: key}, e.g. {"chunk_config": "fixed-200-0", "profile": "dense-top5"}."""
-    if not context.has_partition_key:
-        return {}
-    key = context.partition_key
-    if isinstance(key, dg.MultiPartitionKey):
-        return dict(key.keys_by_dimension)
-    return {getattr(context.asset_partitions_def, "name", None) or "partition": key}
-
-
 class ParquetIOManager(dg.UPathIOManager):
     extension = ".parquet"
 
@@ -75,11 +65,12 @@ class ParquetIOManager(dg.UPathIOManager):
             raise TypeError(
                 f"{context.asset_key.to_user_string()} must return a pandas DataFrame, got {type(obj)}"
             )
-        write_parquet_atomically(obj, Path(str(path)))
-        table = "/".join(context.asset_key.path)
-        write_parquet_atomically(
-            obj, history_path(self.base_dir, table, partition_of(context), context.run_id)
-        )
+        current = Path(str(path))
+        write_parquet_atomically(obj, current)
+        # history mirrors the current layout: current/<asset>/<partition dirs>.parquet ->
+        # history/<asset>/<partition dirs>/<run_id>.parquet
+        relative = current.relative_to(self.base_dir / "current").with_suffix("")
+        write_parquet_atomically(obj, self.base_dir / "history" / relative / f"{context.run_id}.parquet")
 
     def load_from_path(self, context: dg.InputContext, path: UPath) -> pd.DataFrame:
         return pd.read_parquet(Path(str(path)))
