@@ -1,0 +1,1 @@
+"""Synthetic evaluation questions: token-level (spans) and chunk-level (chunk ids)."""

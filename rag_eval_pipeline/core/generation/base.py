@@ -1,0 +1,75 @@
+"""What every generator returns: the examples it made and, for everything it could not make, why.
+
+Nothing is dropped silently: a question that fails (bad JSON after repair, an excerpt not found in its
+document, a duplicate, a question no retriever can tie back to its source) becomes a ``Rejection``
+row with its reason, and the dataset asset keeps those rows next to the accepted ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from ..datasets import ChunkLevelExample, TokenLevelExample
+
+RejectionReason = Literal[
+    "llm_failed",  # the LLM call failed after its retries
+    "invalid_reply",  # malformed or schema-invalid JSON, still after the repair prompt
+    "excerpt_not_found",  # a quoted excerpt does not occur in the document, even normalised
+    "sparse_chunk",  # chunk-level: the chunk was classified SPARSE, so no question was asked
+    "duplicate",  # semantically a repeat of an earlier question
+    "unretrievable",  # a local retriever cannot tie the question back to its own source at all
+]
+
+# Keys every generated example's metadata carries (values may be None where unknown).
+METADATA_KEYS = (
+    "generator",
+    "model",
+    "prompt_version",
+    "source_doc_ids",
+    "question_type",
+    "difficulty",
+)
+
+
+def example_metadata(
+    generator: str,
+    model: str | None,
+    prompt_version: str | None,
+    source_doc_ids: Sequence[str],
+    question_type: str | None = None,
+    difficulty: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "generator": generator,
+        "model": model,
+        "prompt_version": prompt_version,
+        "source_doc_ids": list(source_doc_ids),
+        "question_type": question_type,
+        "difficulty": difficulty,
+        **extra,
+    }
+
+
+@dataclass(frozen=True)
+class Rejection:
+    reason: RejectionReason
+    detail: str  # human-readable: which excerpt, which validation error, similarity to which question
+    source_doc_ids: tuple[str, ...]
+    question: str | None = None
+    source_chunk_ids: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+
+ExampleT = TypeVar("ExampleT", TokenLevelExample, ChunkLevelExample)
+
+
+@dataclass(frozen=True)
+class GenerationResult(Generic[ExampleT]):
+    examples: tuple[ExampleT, ...]
+    rejections: tuple[Rejection, ...] = ()
+
+    def merged(self, other: GenerationResult[ExampleT]) -> GenerationResult[ExampleT]:
+        return GenerationResult(self.examples + other.examples, self.rejections + other.rejections)
