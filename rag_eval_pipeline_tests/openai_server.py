@@ -1,6 +1,9 @@
 """A local HTTP server that speaks the parts of the OpenAI protocol the tests need, with scripted faults.
 
-The real `openai` client talks to it; nothing leaves the machine.
+The real `openai` client talks to it; nothing leaves the machine. Routes: ``/embeddings`` and
+``/chat/completions``. Faults are served in order before real replies: ``(status, headers)`` answers
+with that HTTP status, ``Slow(seconds)`` delays the next reply (past a client's timeout, say).
+Chat replies come from ``script.chat_contents`` (popped in order) and then from ``script.responder``.
 """
 
 from __future__ import annotations
@@ -8,22 +11,53 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+@dataclass(frozen=True)
+class Slow:
+    seconds: float
+
+
+Fault = tuple[int, dict[str, str]] | Slow
+
+
+def echo_responder(body: dict[str, Any]) -> str:
+    return "echo: " + str(body["messages"][-1]["content"])[:40]
+
+
 class ScriptedOpenAI:
     def __init__(self) -> None:
-        self.faults: list[tuple[int, dict[str, str]]] = []  # (status, headers) served before real replies
+        self.faults: list[Fault] = []
+        self.chat_contents: list[str] = []
+        self.responder: Callable[[dict[str, Any]], str] = echo_responder
         self.requests: list[dict[str, Any]] = []
         self.auth_headers: list[str] = []
         self.dimension = 8
+        self._lock = threading.Lock()
 
     def embedding(self, text: str) -> list[float]:
         digest = hashlib.sha256(text.encode()).digest()
         return [b / 255.0 for b in digest[: self.dimension]]
+
+    def next_fault(self) -> Fault | None:
+        with self._lock:
+            return self.faults.pop(0) if self.faults else None
+
+    def chat_content(self, body: dict[str, Any]) -> str:
+        with self._lock:
+            if self.chat_contents:
+                return self.chat_contents.pop(0)
+        return self.responder(body)
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]
 
 
 @contextmanager
@@ -36,10 +70,14 @@ def openai_server() -> Iterator[tuple[str, ScriptedOpenAI]]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            script.requests.append({"path": self.path, "body": body})
-            script.auth_headers.append(self.headers.get("Authorization", ""))
-            if script.faults:
-                status, headers = script.faults.pop(0)
+            with script._lock:
+                script.requests.append({"path": self.path, "body": body})
+                script.auth_headers.append(self.headers.get("Authorization", ""))
+            fault = script.next_fault()
+            if isinstance(fault, Slow):
+                time.sleep(fault.seconds)
+            elif fault is not None:
+                status, headers = fault
                 self._reply(status, {"error": {"message": "scripted fault", "type": "server_error"}}, headers)
                 return
             if self.path.endswith("/embeddings"):
@@ -51,19 +89,49 @@ def openai_server() -> Iterator[tuple[str, ScriptedOpenAI]]:
                 usage = {"prompt_tokens": len(inputs), "total_tokens": len(inputs)}
                 self._reply(200, {"object": "list", "data": data, "model": body["model"], "usage": usage})
                 return
+            if self.path.endswith("/chat/completions"):
+                content = script.chat_content(body)
+                prompt_tokens = sum(len(str(m["content"]).split()) for m in body["messages"])
+                completion_tokens = len(content.split())
+                self._reply(
+                    200,
+                    {
+                        "id": f"chatcmpl-{len(script.requests)}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": prompt_tokens,
+                            "completion_tokens": completion_tokens,
+                            "total_tokens": prompt_tokens + completion_tokens,
+                        },
+                    },
+                )
+                return
             self._reply(404, {"error": {"message": f"no route {self.path}"}})
 
         def _reply(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             raw = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(raw)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(raw)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test): nothing to answer
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

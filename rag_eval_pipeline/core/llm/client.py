@@ -1,0 +1,180 @@
+"""One LLM client for every caller: cache, rate limit, retries with backoff, repair of bad JSON, usage."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ..progress import Progress, no_progress
+from .accounting import CostEstimate, PriceTable, Usage, UsageSnapshot, estimate_prompt_tokens
+from .base import ChatMessage, ChatModel, Completion, CompletionParams, LLMError, TransientLLMError
+from .cache import ResponseCache, request_key
+from .json_reply import InvalidReply, parse_json_object, repair_messages
+from .rate_limit import RateLimiter
+from .retry import RetryPolicy
+
+T = TypeVar("T")
+X = TypeVar("X")
+Y = TypeVar("Y")
+
+
+class RetriesExhausted(LLMError):
+    pass
+
+
+@dataclass(frozen=True)
+class JsonOutcome(Generic[T]):
+    """A parsed, validated reply (``value``), or why there is none (``error``) and the last raw reply."""
+
+    value: T | None
+    error: str | None
+    raw: str | None
+    attempts: int
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class LLMClient:
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        cache: ResponseCache | None = None,
+        limiter: RateLimiter | None = None,
+        retry: RetryPolicy | None = None,
+        prices: PriceTable | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        seed: int = 0,
+    ) -> None:
+        self.model = model
+        self.cache = cache
+        self.limiter = limiter or RateLimiter()
+        self.retry = retry or RetryPolicy()
+        self.prices = prices or PriceTable()
+        self.usage = Usage(self.prices.price(model.model_name))
+        self._sleep = sleep
+        self._rng = random.Random(seed)
+        self._rng_lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return self.model.model_id
+
+    def usage_snapshot(self) -> UsageSnapshot:
+        return self.usage.snapshot(self.limiter.waited_s)
+
+    def is_cached(self, messages: Sequence[ChatMessage], params: CompletionParams) -> bool:
+        return self.cache is not None and request_key(self.model_id, messages, params) in self.cache
+
+    def complete(self, messages: Sequence[ChatMessage], params: CompletionParams) -> Completion:
+        """A reply from the cache, or from the model with retries; ``LLMError`` when neither works."""
+        key = request_key(self.model_id, messages, params)
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is not None:
+                self.usage.add(cache_hits=1)
+                return cached
+        failures = 0
+        while True:
+            try:
+                with self.limiter.slot():
+                    self.usage.add(calls=1)
+                    completion = self.model.complete(messages, params)
+            except TransientLLMError as exc:
+                failures += 1
+                if failures >= self.retry.max_attempts:
+                    self.usage.add(failures=1)
+                    raise RetriesExhausted(f"gave up after {failures} attempts: {exc}") from None
+                self.usage.add(retries=1)
+                with self._rng_lock:
+                    wait = self.retry.delay(failures, exc.retry_after, self._rng)
+                self._sleep(wait)
+                continue
+            except LLMError:
+                self.usage.add(failures=1)
+                raise
+            self.usage.add(
+                prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens
+            )
+            if self.cache is not None:
+                self.cache.put(key, self.model_id, completion)
+            return completion
+
+    def complete_json(
+        self,
+        messages: Sequence[ChatMessage],
+        params: CompletionParams,
+        validate: Callable[[dict[str, Any]], T],
+        schema_hint: str,
+        repair_attempts: int = 1,
+    ) -> JsonOutcome[T]:
+        """Parse and validate the reply; on a bad one, ask again with a repair prompt.
+
+        ``validate`` raises ``InvalidReply`` (or ``ValueError``) saying what is wrong. Never raises for a
+        bad reply or a failed call: the outcome carries the reason, so the caller keeps a row for it.
+        """
+        conversation = list(messages)
+        raw: str | None = None
+        for attempt in range(1, repair_attempts + 2):
+            try:
+                raw = self.complete(conversation, params).text
+            except LLMError as exc:
+                return JsonOutcome(None, f"llm call failed: {exc}", raw, attempt)
+            try:
+                return JsonOutcome(validate(parse_json_object(raw)), None, raw, attempt)
+            except (InvalidReply, ValueError, KeyError, TypeError) as exc:
+                problem = str(exc) or type(exc).__name__
+                if attempt > repair_attempts:
+                    return JsonOutcome(
+                        None, f"invalid reply after {attempt} attempts: {problem}", raw, attempt
+                    )
+                conversation = repair_messages(list(messages), raw, problem, schema_hint)
+        raise AssertionError("unreachable")
+
+    def map(
+        self,
+        fn: Callable[[X], Y],
+        items: Sequence[X],
+        progress: Progress = no_progress,
+        stage: str = "llm calls",
+    ) -> list[Y]:
+        """``fn`` over ``items`` on ``max_concurrency`` threads; results in input order."""
+        total = len(items)
+        progress(stage, 0, total)
+        if total == 0:
+            return []
+        done = 0
+        lock = threading.Lock()
+
+        def run(item: X) -> Y:
+            nonlocal done
+            result = fn(item)
+            with lock:
+                done += 1
+                progress(stage, done, total)
+            return result
+
+        with ThreadPoolExecutor(max_workers=min(self.limiter.max_concurrency, total)) as pool:
+            return list(pool.map(run, items))
+
+    def estimate(self, requests: Sequence[tuple[Sequence[ChatMessage], CompletionParams]]) -> CostEstimate:
+        """What sending ``requests`` would cost at most, not counting those already cached."""
+        pending = [(m, p) for m, p in requests if not self.is_cached(m, p)]
+        prompt = sum(estimate_prompt_tokens(m) for m, _ in pending)
+        completion = sum(p.max_tokens for _, p in pending)
+        price = self.prices.price(self.model.model_name)
+        return CostEstimate(
+            model_name=self.model.model_name,
+            n_requests=len(requests),
+            n_cached=len(requests) - len(pending),
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cost_usd=price.cost(prompt, completion) if price else None,
+        )
