@@ -119,3 +119,18 @@ def tiny_resources(project: Path, work: Path) -> dict[str, object]:
         "io_manager": ParquetIOManagerFactory(base_dir=str(work / "warehouse")),
         "warehouse": WarehouseResource(base_dir=str(work / "warehouse")),
     }
+
+
+@pytest.fixture(scope="session")
+def minilm() -> object:
+    """The real MiniLM embedder, loaded once per test session (about 10 s)."""
+    from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+def tiny_corpus() -> object:
+    from rag_eval_pipeline.core.corpus import Corpus
+    from rag_eval_pipeline.core.types import Document, DocumentId
+
+    return Corpus(tuple(Document(DocumentId(k), v, k.split("/")[0]) for k, v in TINY_DOCS.items()))

@@ -90,7 +90,11 @@ def openai_server() -> Iterator[tuple[str, ScriptedOpenAI]]:
                 self._reply(200, {"object": "list", "data": data, "model": body["model"], "usage": usage})
                 return
             if self.path.endswith("/chat/completions"):
-                content = script.chat_content(body)
+                try:
+                    content = script.chat_content(body)
+                except Exception as exc:  # a broken script must fail its test, not hang it
+                    self._reply(500, {"error": {"message": f"script failed: {exc!r}"}})
+                    return
                 prompt_tokens = sum(len(str(m["content"]).split()) for m in body["messages"])
                 completion_tokens = len(content.split())
                 self._reply(

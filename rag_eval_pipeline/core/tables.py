@@ -9,7 +9,8 @@ from typing import Any, cast
 import pandas as pd
 
 from .corpus import Corpus
-from .datasets import TokenLevelDataset, TokenLevelExample
+from .datasets import ChunkLevelDataset, ChunkLevelExample, TokenLevelDataset, TokenLevelExample
+from .generation.base import Rejection
 from .retrieval import RetrievedChunk
 from .types import CharacterSpan, ChunkId, Document, DocumentId, PositionAwareChunk, QuestionId
 
@@ -91,6 +92,9 @@ def questions_to_frame(dataset: TokenLevelDataset) -> pd.DataFrame:
 
 
 def questions_from_frame(frame: pd.DataFrame) -> TokenLevelDataset:
+    """The accepted questions (a generated dataset's frame also holds its rejected rows)."""
+    if "status" in frame.columns:
+        frame = frame[frame["status"] == ACCEPTED]
     examples = tuple(
         TokenLevelExample(
             QuestionId(str(r["question_id"])),
@@ -140,3 +144,99 @@ def retrieved_from_frame(frame: pd.DataFrame) -> dict[QuestionId, list[Retrieved
             )
         )
     return results
+
+
+ACCEPTED, REJECTED = "accepted", "rejected"
+
+
+def _with_status(frame: pd.DataFrame) -> pd.DataFrame:
+    frame["source_doc_ids"] = [
+        sorted({str(d) for d in json.loads(m).get("source_doc_ids") or []}) for m in frame["metadata_json"]
+    ]
+    frame["status"] = ACCEPTED
+    frame["reason"] = ""
+    frame["detail"] = ""
+    return frame
+
+
+def rejections_to_frame(rejections: Sequence[Rejection], columns: Sequence[str]) -> pd.DataFrame:
+    """Rejected questions as rows of a generated dataset's table: nothing is dropped without a trace."""
+    rows = [
+        {
+            "question_id": str(r.metadata.get("question_id", "")),
+            "query": r.question or "",
+            "metadata_json": json.dumps(dict(r.metadata), sort_keys=True, ensure_ascii=False, default=str),
+            "source_doc_ids": list(r.source_doc_ids),
+            "source_chunk_ids": list(r.source_chunk_ids),
+            "status": REJECTED,
+            "reason": r.reason,
+            "detail": r.detail,
+        }
+        for r in rejections
+    ]
+    return pd.DataFrame(rows).reindex(columns=list(columns))
+
+
+def generated_token_level_to_frame(
+    dataset: TokenLevelDataset, rejections: Sequence[Rejection]
+) -> pd.DataFrame:
+    accepted = _with_status(questions_to_frame(dataset))
+    rejected = rejections_to_frame(rejections, list(accepted.columns))
+    rejected["relevant_spans"] = [[] for _ in range(len(rejected))]
+    rejected["n_documents"] = [len(ids) for ids in rejected["source_doc_ids"]]
+    rejected["dataset"] = dataset.name
+    rejected["dataset_sha256"] = dataset.sha256
+    return _concat(accepted, rejected)
+
+
+def chunk_questions_to_frame(
+    dataset: ChunkLevelDataset, rejections: Sequence[Rejection] = ()
+) -> pd.DataFrame:
+    accepted = _with_status(
+        pd.DataFrame(
+            {
+                "question_id": [e.question_id for e in dataset],
+                "query": [e.query for e in dataset],
+                "relevant_chunk_ids": [list(e.relevant_chunk_ids) for e in dataset],
+                "metadata_json": [
+                    json.dumps(dict(e.metadata), sort_keys=True, ensure_ascii=False) for e in dataset
+                ],
+            }
+        )
+    )
+    columns = [*accepted.columns, "source_chunk_ids"]
+    accepted["source_chunk_ids"] = [list(e.relevant_chunk_ids) for e in dataset]
+    rejected = rejections_to_frame(rejections, columns)
+    rejected["relevant_chunk_ids"] = [[] for _ in range(len(rejected))]
+    frame = _concat(accepted[columns], rejected)
+    frame["dataset"] = dataset.name
+    frame["dataset_sha256"] = dataset.sha256
+    frame["chunker_fingerprint"] = dataset.chunker_fingerprint
+    return frame
+
+
+def chunk_questions_from_frame(frame: pd.DataFrame) -> ChunkLevelDataset:
+    accepted = frame[frame["status"] == ACCEPTED]
+    examples = tuple(
+        ChunkLevelExample(
+            QuestionId(str(r["question_id"])),
+            str(r["query"]),
+            tuple(ChunkId(str(c)) for c in r["relevant_chunk_ids"]),
+            json.loads(str(r["metadata_json"])),
+        )
+        for r in records(accepted)
+    )
+    first = frame.iloc[0] if len(frame) else None
+    return ChunkLevelDataset(
+        examples,
+        str(first["chunker_fingerprint"]) if first is not None else "",
+        name=str(first["dataset"]) if first is not None else "chunk-level",
+    )
+
+
+def _concat(accepted: pd.DataFrame, rejected: pd.DataFrame) -> pd.DataFrame:
+    if rejected.empty:
+        return accepted.reset_index(drop=True)
+    if accepted.empty:
+        return rejected.reset_index(drop=True)
+    return pd.concat([accepted, rejected], ignore_index=True)

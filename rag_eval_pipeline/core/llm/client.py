@@ -8,13 +8,13 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from ..progress import Progress, no_progress
 from .accounting import CostEstimate, PriceTable, Usage, UsageSnapshot, estimate_prompt_tokens
 from .base import ChatMessage, ChatModel, Completion, CompletionParams, LLMError, TransientLLMError
 from .cache import ResponseCache, request_key
-from .json_reply import InvalidReply, parse_json_object, repair_messages
+from .json_reply import parse_json_object, repair_messages
 from .rate_limit import RateLimiter
 from .retry import RetryPolicy
 
@@ -35,6 +35,7 @@ class JsonOutcome(Generic[T]):
     error: str | None
     raw: str | None
     attempts: int
+    failure: Literal["llm_failed", "invalid_reply"] | None = None
 
     @property
     def ok(self) -> bool:
@@ -115,9 +116,22 @@ class LLMClient:
         schema_hint: str,
         repair_attempts: int = 1,
     ) -> JsonOutcome[T]:
-        """Parse and validate the reply; on a bad one, ask again with a repair prompt.
+        """A JSON object from the reply, checked by ``validate`` (see ``complete_parsed``)."""
+        return self.complete_parsed(
+            messages, params, lambda raw: validate(parse_json_object(raw)), schema_hint, repair_attempts
+        )
 
-        ``validate`` raises ``InvalidReply`` (or ``ValueError``) saying what is wrong. Never raises for a
+    def complete_parsed(
+        self,
+        messages: Sequence[ChatMessage],
+        params: CompletionParams,
+        parse: Callable[[str], T],
+        schema_hint: str,
+        repair_attempts: int = 1,
+    ) -> JsonOutcome[T]:
+        """Parse the reply; on a bad one, ask again with a repair prompt.
+
+        ``parse`` raises ``InvalidReply`` (or ``ValueError``) saying what is wrong. Never raises for a
         bad reply or a failed call: the outcome carries the reason, so the caller keeps a row for it.
         """
         conversation = list(messages)
@@ -126,14 +140,18 @@ class LLMClient:
             try:
                 raw = self.complete(conversation, params).text
             except LLMError as exc:
-                return JsonOutcome(None, f"llm call failed: {exc}", raw, attempt)
+                return JsonOutcome(None, f"llm call failed: {exc}", raw, attempt, "llm_failed")
             try:
-                return JsonOutcome(validate(parse_json_object(raw)), None, raw, attempt)
-            except (InvalidReply, ValueError, KeyError, TypeError) as exc:
+                return JsonOutcome(parse(raw), None, raw, attempt)
+            except (ValueError, KeyError, TypeError) as exc:
                 problem = str(exc) or type(exc).__name__
                 if attempt > repair_attempts:
                     return JsonOutcome(
-                        None, f"invalid reply after {attempt} attempts: {problem}", raw, attempt
+                        None,
+                        f"invalid reply after {attempt} attempts: {problem}",
+                        raw,
+                        attempt,
+                        "invalid_reply",
                     )
                 conversation = repair_messages(list(messages), raw, problem, schema_hint)
         raise AssertionError("unreachable")

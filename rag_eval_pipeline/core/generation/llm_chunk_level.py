@@ -1,0 +1,248 @@
+"""Chunk-level questions (the seed tech spec): classify each sampled chunk's information density, skip
+SPARSE ones, and ask for FACTUAL / REASONING / MULTI_HOP questions with 3-5 expected keywords and the
+ids of the chunks that answer them. MULTI_HOP questions see the chunk and its successor."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..datasets import ChunkLevelExample
+from ..llm.base import ChatMessage, CompletionParams
+from ..llm.client import LLMClient
+from ..llm.json_reply import InvalidReply
+from ..progress import Progress, no_progress
+from ..types import ChunkId, PositionAwareChunk, QuestionId, sha256_hex
+from .base import GenerationResult, Rejection, example_metadata
+
+PROMPT_VERSION = "chunk-level-v1"
+GENERATOR = "llm-chunk-level"
+Density = Literal["DENSE", "MODERATE", "SPARSE"]
+DENSITIES: tuple[Density, ...] = ("DENSE", "MODERATE", "SPARSE")
+QUESTION_TYPES = ("FACTUAL", "REASONING", "MULTI_HOP")
+LABELS = ("A", "B")  # chunk ids are long hashes a model may mangle: it sees short labels instead
+
+CLASSIFY_HINT = '{"density": "DENSE|MODERATE|SPARSE", "reason": "<a few words>"}'
+GENERATE_HINT = (
+    '{"questions": [{"question": "<ends with ?>", "type": "FACTUAL|REASONING|MULTI_HOP", '
+    '"keywords": ["<3 to 5 words or short phrases a correct answer contains>"], '
+    '"source_chunks": ["A"], "difficulty": "easy|medium|hard"}]}'
+)
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    chunk: PositionAwareChunk
+    neighbour: PositionAwareChunk | None  # the next chunk of the same document, for MULTI_HOP
+
+    def classify_messages(self) -> list[ChatMessage]:
+        return [
+            ChatMessage("system", "You judge how much retrievable information a text chunk holds."),
+            ChatMessage(
+                "user",
+                f"Chunk:\n{self.chunk.text}\n\nClassify its information density: DENSE (several specific "
+                f"facts such as names, numbers, rules or steps), MODERATE (one or two facts) or SPARSE "
+                f"(headings, boilerplate, navigation; almost no facts). Reply with only a JSON object:\n"
+                f"{CLASSIFY_HINT}",
+            ),
+        ]
+
+    def generate_messages(self, density: Density, questions_per_chunk: int) -> list[ChatMessage]:
+        n = questions_per_chunk if density == "DENSE" else 1
+        shown = f'<chunk id="A">\n{self.chunk.text}\n</chunk>'
+        multi = ""
+        if self.neighbour is not None:
+            shown += f'\n\n<chunk id="B">\n{self.neighbour.text}\n</chunk>'
+            multi = (
+                " You may make one of them a MULTI_HOP question that needs both chunk A and chunk B "
+                '(source_chunks ["A", "B"]).'
+            )
+        return [
+            ChatMessage(
+                "system",
+                "You write evaluation questions for a search system. Questions must be answerable from "
+                "the given chunks alone and must not mention chunks, ids or headings.",
+            ),
+            ChatMessage(
+                "user",
+                f"{shown}\n\nWrite {n} question(s) answered by chunk A.{multi} Tag each question FACTUAL "
+                f"(one stated fact), REASONING (needs inference from the text) or MULTI_HOP. Give 3 to 5 "
+                f"keywords a correct answer contains and the chunks that answer it. Reply with only a "
+                f"JSON object:\n{GENERATE_HINT}",
+            ),
+        ]
+
+    def chunk_for(self, label: str) -> PositionAwareChunk:
+        if label == "A":
+            return self.chunk
+        if label == "B" and self.neighbour is not None:
+            return self.neighbour
+        raise InvalidReply(f"unknown chunk {label!r}: use {', '.join(LABELS[: 2 if self.neighbour else 1])}")
+
+
+def parse_density(obj: dict[str, Any]) -> Density:
+    density = str(obj.get("density", "")).strip().upper()
+    for known in DENSITIES:
+        if density == known:
+            return known
+    raise InvalidReply(f'"density" must be DENSE, MODERATE or SPARSE, got {obj.get("density")!r}')
+
+
+@dataclass(frozen=True)
+class ProposedQuestion:
+    question: str
+    question_type: str
+    keywords: tuple[str, ...]
+    labels: tuple[str, ...]
+    difficulty: str | None
+
+
+def parse_questions(task: ChunkTask, obj: dict[str, Any]) -> list[ProposedQuestion]:
+    items = obj.get("questions")
+    if not isinstance(items, list) or not items:
+        raise InvalidReply('"questions" must be a non-empty list')
+    proposals = []
+    for i, item in enumerate(items):
+        where = f"questions[{i}]"
+        if not isinstance(item, dict):
+            raise InvalidReply(f"{where} must be an object")
+        question = item.get("question")
+        if not isinstance(question, str) or len(question.split()) < 3:
+            raise InvalidReply(f"{where}.question must be a question of a few words")
+        kind = str(item.get("type", "")).strip().upper().replace("-", "_")
+        if kind not in QUESTION_TYPES:
+            raise InvalidReply(f"{where}.type must be FACTUAL, REASONING or MULTI_HOP")
+        keywords = item.get("keywords")
+        if not isinstance(keywords, list) or not all(isinstance(k, str) and k.strip() for k in keywords):
+            raise InvalidReply(f"{where}.keywords must be a list of strings")
+        if len(keywords) < 3:
+            raise InvalidReply(f"{where}.keywords must hold 3 to 5 keywords, got {len(keywords)}")
+        labels = item.get("source_chunks", ["A"])
+        if not isinstance(labels, list) or not labels:
+            raise InvalidReply(f"{where}.source_chunks must be a non-empty list of chunk labels")
+        labels = sorted({str(label).strip() for label in labels})
+        for label in labels:
+            task.chunk_for(label)
+        if kind == "MULTI_HOP" and len(labels) < 2:
+            raise InvalidReply(f'{where}: a MULTI_HOP question needs source_chunks ["A", "B"]')
+        difficulty = item.get("difficulty")
+        proposals.append(
+            ProposedQuestion(
+                " ".join(question.split()),
+                kind,
+                tuple(k.strip() for k in keywords[:5]),
+                tuple(labels),
+                difficulty if difficulty in ("easy", "medium", "hard") else None,
+            )
+        )
+    return proposals
+
+
+def sample_tasks(chunks: Sequence[PositionAwareChunk], max_chunks: int, seed: int) -> list[ChunkTask]:
+    """A seeded sample of chunks (the same settings give the same sample), each with its successor."""
+    ordered = sorted(chunks, key=lambda c: (c.doc_id, c.start, c.chunk_id))
+    following: dict[ChunkId, PositionAwareChunk | None] = {}
+    for current, nxt in zip(ordered, [*ordered[1:], None], strict=True):
+        following[current.chunk_id] = nxt if nxt is not None and nxt.doc_id == current.doc_id else None
+    chosen = sorted(random.Random(seed).sample(range(len(ordered)), min(max_chunks, len(ordered))))
+    return [ChunkTask(ordered[i], following[ordered[i].chunk_id]) for i in chosen]
+
+
+class LLMChunkLevelGenerator:
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        max_chunks: int = 30,
+        questions_per_chunk: int = 2,
+        seed: int = 13,
+        params: CompletionParams | None = None,
+        repair_attempts: int = 1,
+    ) -> None:
+        self.client = client
+        self.max_chunks = max_chunks
+        self.questions_per_chunk = questions_per_chunk
+        self.seed = seed
+        self.classify_params = CompletionParams(max_tokens=80, json_mode=True)
+        self.params = params or CompletionParams(max_tokens=700, json_mode=True)
+        self.repair_attempts = repair_attempts
+
+    def tasks(self, chunks: Sequence[PositionAwareChunk]) -> list[ChunkTask]:
+        return sample_tasks(chunks, self.max_chunks, self.seed)
+
+    def planned_requests(
+        self, chunks: Sequence[PositionAwareChunk]
+    ) -> list[tuple[list[ChatMessage], CompletionParams]]:
+        """Classification of every sampled chunk, and generation as if every chunk were DENSE."""
+        requests = []
+        for task in self.tasks(chunks):
+            requests.append((task.classify_messages(), self.classify_params))
+            requests.append((task.generate_messages("DENSE", self.questions_per_chunk), self.params))
+        return requests
+
+    def generate(
+        self, chunks: Sequence[PositionAwareChunk], progress: Progress = no_progress
+    ) -> GenerationResult[ChunkLevelExample]:
+        results = self.client.map(self._run, self.tasks(chunks), progress, "chunk-level generation")
+        merged: GenerationResult[ChunkLevelExample] = GenerationResult(())
+        for result in results:
+            merged = merged.merged(result)
+        return merged
+
+    def _rejection(self, task: ChunkTask, failure: Any, error: str | None, raw: str | None) -> Rejection:
+        return Rejection(
+            failure or "invalid_reply",
+            error or "",
+            (task.chunk.doc_id,),
+            source_chunk_ids=(task.chunk.chunk_id,),
+            metadata={"raw": raw},
+        )
+
+    def _run(self, task: ChunkTask) -> GenerationResult[ChunkLevelExample]:
+        density = self.client.complete_json(
+            task.classify_messages(), self.classify_params, parse_density, CLASSIFY_HINT, self.repair_attempts
+        )
+        if density.value is None:
+            return GenerationResult((), (self._rejection(task, density.failure, density.error, density.raw),))
+        if density.value == "SPARSE":
+            rejection = Rejection(
+                "sparse_chunk",
+                "classified SPARSE: too little information to ask about",
+                (task.chunk.doc_id,),
+                source_chunk_ids=(task.chunk.chunk_id,),
+            )
+            return GenerationResult((), (rejection,))
+        outcome = self.client.complete_json(
+            task.generate_messages(density.value, self.questions_per_chunk),
+            self.params,
+            lambda obj: parse_questions(task, obj),
+            GENERATE_HINT,
+            self.repair_attempts,
+        )
+        if outcome.value is None:
+            return GenerationResult((), (self._rejection(task, outcome.failure, outcome.error, outcome.raw),))
+        examples = []
+        for proposal in outcome.value:
+            sources = [task.chunk_for(label) for label in proposal.labels]
+            chunk_ids = tuple(c.chunk_id for c in sources)
+            examples.append(
+                ChunkLevelExample(
+                    QuestionId("cl-" + sha256_hex(proposal.question + "\0" + "\0".join(chunk_ids))[:12]),
+                    proposal.question,
+                    chunk_ids,
+                    example_metadata(
+                        GENERATOR,
+                        self.client.model_id,
+                        PROMPT_VERSION,
+                        sorted({c.doc_id for c in sources}),
+                        proposal.question_type,
+                        proposal.difficulty,
+                        keywords=list(proposal.keywords),
+                        source_chunk_ids=list(chunk_ids),
+                        density=density.value,
+                    ),
+                )
+            )
+        return GenerationResult(tuple(examples))

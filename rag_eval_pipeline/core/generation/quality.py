@@ -1,0 +1,120 @@
+"""The two filters every generated dataset passes: semantic de-duplication, and a check that a local
+retriever can tie each question back to its own source at all. Both reject with reasons, never silently."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from ..chunking import build_chunker, chunk_corpus
+from ..configs import ChunkConfig
+from ..corpus import Corpus
+from ..datasets import ChunkLevelExample, TokenLevelExample
+from ..embedding.base import Embedder
+from ..types import ChunkConfigName, PositionAwareChunk
+from .base import GenerationResult, Rejection
+
+ExampleT = TypeVar("ExampleT", TokenLevelExample, ChunkLevelExample)
+
+# Windows the retrievability probe searches for token-level questions: independent of any chunk config.
+PROBE_CONFIG = ChunkConfig(ChunkConfigName("retrievability-probe"), "recursive", 400, 50)
+
+
+def _sources(example: TokenLevelExample | ChunkLevelExample) -> tuple[str, ...]:
+    metadata = example.metadata.get("source_doc_ids") or []
+    return tuple(str(d) for d in metadata)
+
+
+def deduplicate(
+    examples: Sequence[ExampleT], embedder: Embedder, threshold: float
+) -> GenerationResult[ExampleT]:
+    """Keep the first of every group of questions whose embeddings' cosine is at least ``threshold``."""
+    if not examples:
+        return GenerationResult(())
+    vectors = embedder.embed([e.query for e in examples])
+    kept: list[int] = []
+    rejections = []
+    for i, example in enumerate(examples):
+        if kept:
+            similarity = vectors[kept] @ vectors[i]
+            best = int(np.argmax(similarity))
+            if float(similarity[best]) >= threshold:
+                earlier = examples[kept[best]]
+                rejections.append(
+                    Rejection(
+                        "duplicate",
+                        f"cosine {float(similarity[best]):.3f} >= {threshold} with {earlier.question_id} "
+                        f"({earlier.query!r})",
+                        _sources(example),
+                        example.query,
+                        metadata={"question_id": example.question_id},
+                    )
+                )
+                continue
+        kept.append(i)
+    return GenerationResult(tuple(examples[i] for i in kept), tuple(rejections))
+
+
+def _top_n(
+    queries: Sequence[str], windows: Sequence[PositionAwareChunk], embedder: Embedder, n: int
+) -> list[list[PositionAwareChunk]]:
+    """Exact search (numpy): the probe must not depend on an index's approximation."""
+    if not queries:
+        return []
+    matrix = embedder.embed([w.text for w in windows])
+    scores = embedder.embed(list(queries)) @ matrix.T
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :n]
+    return [[windows[j] for j in row] for row in order]
+
+
+def _filter(
+    examples: Sequence[ExampleT],
+    windows: Sequence[PositionAwareChunk],
+    embedder: Embedder,
+    top_n: int,
+    is_tied: Callable[[ExampleT, list[PositionAwareChunk]], bool],
+) -> GenerationResult[ExampleT]:
+    if top_n == 0 or not examples:
+        return GenerationResult(tuple(examples))
+    found = _top_n([e.query for e in examples], windows, embedder, top_n)
+    kept, rejections = [], []
+    for example, retrieved in zip(examples, found, strict=True):
+        if is_tied(example, retrieved):
+            kept.append(example)
+            continue
+        rejections.append(
+            Rejection(
+                "unretrievable",
+                f"none of the top {top_n} of {len(windows)} passages a local retriever ({embedder.model_id}) "
+                f"finds overlaps the question's source",
+                _sources(example),
+                example.query,
+                metadata={"question_id": example.question_id},
+            )
+        )
+    return GenerationResult(tuple(kept), tuple(rejections))
+
+
+def filter_unretrievable_token_level(
+    examples: Sequence[TokenLevelExample], corpus: Corpus, embedder: Embedder, top_n: int
+) -> GenerationResult[TokenLevelExample]:
+    windows = chunk_corpus(build_chunker(PROBE_CONFIG), corpus)
+
+    def tied(example: TokenLevelExample, retrieved: list[PositionAwareChunk]) -> bool:
+        return any(w.span.overlaps(s) for w in retrieved for s in example.relevant_spans)
+
+    return _filter(examples, windows, embedder, top_n, tied)
+
+
+def filter_unretrievable_chunk_level(
+    examples: Sequence[ChunkLevelExample],
+    chunks: Sequence[PositionAwareChunk],
+    embedder: Embedder,
+    top_n: int,
+) -> GenerationResult[ChunkLevelExample]:
+    def tied(example: ChunkLevelExample, retrieved: list[PositionAwareChunk]) -> bool:
+        return bool({c.chunk_id for c in retrieved} & set(example.relevant_chunk_ids))
+
+    return _filter(examples, chunks, embedder, top_n, tied)

@@ -1,0 +1,218 @@
+"""``data/generation.yaml``: which questions the evaluation uses, how synthetic ones are made, which LLM.
+
+Every key is optional; a project without the file gets the defaults (evaluate on the golden set; the
+deterministic known-item generator, which needs no LLM). Errors name the file and the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import yaml
+
+from ..errors import ConfigError
+from ..llm.accounting import Price
+
+DatasetChoice = Literal["golden", "synthetic", "both"]
+TokenLevelGenerator = Literal["known-item", "llm", "excerpt-first"]
+ChunkLevelGenerator = Literal["known-item", "llm"]
+LLMProvider = Literal["auto", "openai", "local"]
+
+
+@dataclass(frozen=True)
+class TokenLevelSettings:
+    """``synthetic_questions``: chunker-independent questions with character-span ground truth."""
+
+    # known-item: simulated queries from a passage's salient terms, deterministic, no LLM;
+    # llm: the LLM writes questions and quotes their excerpts; excerpt-first: passages are chosen
+    # first, the LLM writes one question each (suits small local models).
+    generator: TokenLevelGenerator = "known-item"
+    n_questions: int = 40  # known-item and excerpt-first
+    questions_per_document: int = 2  # llm
+    cross_document_pairs: int = 3  # llm: pairs of related documents asked for two-document questions
+    max_document_chars: int = 12_000  # llm: longer documents are sent in sections of this size
+    seed: int = 13
+    dedup_threshold: float = 0.9  # cosine similarity at or above which a question repeats an earlier one
+    retrievability_top_n: int = 20  # 0 switches the filter off
+
+    def __post_init__(self) -> None:
+        _check_choice(self, "generator", get_args(TokenLevelGenerator))
+        for name in ("n_questions", "questions_per_document", "max_document_chars"):
+            _check_int(self, name, minimum=1)
+        for name in ("cross_document_pairs", "retrievability_top_n", "seed"):
+            _check_int(self, name, minimum=0)
+        _check_unit(self, "dedup_threshold")
+
+
+@dataclass(frozen=True)
+class ChunkLevelSettings:
+    """``chunk_level_questions[chunk_config]``: questions whose ground truth is chunk ids."""
+
+    generator: ChunkLevelGenerator = "known-item"
+    max_chunks: int = 30  # chunks sampled (seeded) per chunk config
+    questions_per_chunk: int = 2  # DENSE chunks; MODERATE ones get one
+    seed: int = 13
+    dedup_threshold: float = 0.9
+    retrievability_top_n: int = 20
+
+    def __post_init__(self) -> None:
+        _check_choice(self, "generator", get_args(ChunkLevelGenerator))
+        _check_int(self, "max_chunks", minimum=1)
+        _check_int(self, "questions_per_chunk", minimum=1)
+        _check_int(self, "seed", minimum=0)
+        _check_int(self, "retrievability_top_n", minimum=0)
+        _check_unit(self, "dedup_threshold")
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    # auto: OpenAI (or OPENAI_BASE_URL's server) when OPENAI_API_KEY is set, else the local SmolLM2.
+    provider: LLMProvider = "auto"
+    model: str = "gpt-4o-mini"  # RAG_EVAL_LLM_MODEL overrides
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    requests_per_minute: float | None = 60.0
+    max_concurrency: int = 4
+    timeout_s: float = 60.0
+    max_attempts: int = 6
+    repair_attempts: int = 1
+    budget_usd: float | None = 2.0  # a run whose estimate exceeds it refuses to start; null: no cap
+    prices: Mapping[str, Price] = field(default_factory=dict)  # $ per million tokens, over the defaults
+
+    def __post_init__(self) -> None:
+        _check_choice(self, "provider", get_args(LLMProvider))
+        for name in ("max_tokens", "max_concurrency", "max_attempts"):
+            _check_int(self, name, minimum=1)
+        _check_int(self, "repair_attempts", minimum=0)
+        for name in ("requests_per_minute", "budget_usd"):
+            value = getattr(self, name)
+            if value is not None and (not _is_number(value) or value < 0):
+                raise ConfigError(f"llm.{name} must be a number >= 0 or null, got {value!r}")
+        for name in ("temperature", "timeout_s"):
+            if not _is_number(getattr(self, name)) or getattr(self, name) < 0:
+                raise ConfigError(f"llm.{name} must be a number >= 0, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class LangSmithNames:
+    """Dataset names in LangSmith: ``<prefix>-golden``, ``<prefix>-synthetic``, ``<prefix>-both`` and
+    ``<prefix>-chunk-level-<chunk config>``."""
+
+    dataset_prefix: str = "rag-eval"
+
+    def dataset(self, kind: str) -> str:
+        return f"{self.dataset_prefix}-{kind}"
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    evaluate_on: DatasetChoice = "golden"
+    token_level: TokenLevelSettings = field(default_factory=TokenLevelSettings)
+    chunk_level: ChunkLevelSettings = field(default_factory=ChunkLevelSettings)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    langsmith: LangSmithNames = field(default_factory=LangSmithNames)
+    source: str = field(default="(defaults)", compare=False)
+
+    def __post_init__(self) -> None:
+        _check_choice(self, "evaluate_on", get_args(DatasetChoice))
+
+
+_SECTIONS: dict[str, type] = {
+    "token_level": TokenLevelSettings,
+    "chunk_level": ChunkLevelSettings,
+    "llm": LLMSettings,
+    "langsmith": LangSmithNames,
+}
+
+
+def load_generation_settings(path: str | Path) -> GenerationSettings:
+    path = Path(path)
+    if not path.exists():
+        return GenerationSettings()
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    known = {"evaluate_on", *_SECTIONS}
+    unknown = sorted(set(document) - known)
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    values: dict[str, Any] = {"source": str(path)}
+    if "evaluate_on" in document:
+        values["evaluate_on"] = document["evaluate_on"]
+    for key, cls in _SECTIONS.items():
+        if key in document:
+            values[key] = _section(cls, document[key], key, path)
+    try:
+        return GenerationSettings(**values)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _section(cls: type, raw: Any, key: str, path: Path) -> Any:
+    if raw is None:
+        return cls()
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: {key} must be a mapping of settings")
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(raw) - names)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown key(s) {', '.join(f'{key}.{u}' for u in unknown)}; known: {', '.join(sorted(names))}"
+        )
+    values = dict(raw)
+    if key == "llm" and "prices" in values:
+        values["prices"] = _prices(values["prices"], path)
+    try:
+        return cls(**values)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _prices(raw: Any, path: Path) -> dict[str, Price]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: llm.prices must map model names to {{input: ..., output: ...}}")
+    prices = {}
+    for model, price in raw.items():
+        where = f"{path}: llm.prices.{model}"
+        if not isinstance(price, dict) or set(price) != {"input", "output"}:
+            raise ConfigError(f"{where} must be {{input: <$ per million>, output: <$ per million>}}")
+        if not all(_is_number(v) and v >= 0 for v in price.values()):
+            raise ConfigError(f"{where}: prices must be numbers >= 0")
+        prices[str(model)] = Price(float(price["input"]), float(price["output"]))
+    return prices
+
+
+def _section_name(obj: object) -> str:
+    return {
+        TokenLevelSettings: "token_level.",
+        ChunkLevelSettings: "chunk_level.",
+        LLMSettings: "llm.",
+    }.get(type(obj), "")
+
+
+def _check_choice(obj: object, name: str, choices: tuple[str, ...]) -> None:
+    value = getattr(obj, name)
+    if value not in choices:
+        raise ConfigError(f"{_section_name(obj)}{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def _check_int(obj: object, name: str, minimum: int) -> None:
+    value = getattr(obj, name)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(f"{_section_name(obj)}{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _check_unit(obj: object, name: str) -> None:
+    value = getattr(obj, name)
+    if not _is_number(value) or not 0 < value <= 1:
+        raise ConfigError(f"{_section_name(obj)}{name} must be a number in (0, 1], got {value!r}")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,0 +1,134 @@
+"""From settings to a finished dataset: generate, check the budget first, de-duplicate, filter, report.
+
+The same settings give the same dataset: generators are seeded, LLM replies come from the response
+cache on a re-run, and every rejected question is returned with its reason.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from ..corpus import Corpus
+from ..datasets import ChunkLevelDataset, TokenLevelDataset
+from ..embedding.base import Embedder
+from ..errors import ConfigError
+from ..llm.accounting import CostEstimate, check_budget
+from ..llm.base import CompletionParams
+from ..llm.client import LLMClient
+from ..progress import Progress, no_progress
+from ..types import PositionAwareChunk
+from .base import Rejection
+from .known_item import KnownItemGenerator
+from .llm_chunk_level import LLMChunkLevelGenerator
+from .llm_excerpt_first import ExcerptFirstGenerator
+from .llm_token_level import LLMTokenLevelGenerator
+from .quality import deduplicate, filter_unretrievable_chunk_level, filter_unretrievable_token_level
+from .settings import ChunkLevelSettings, LLMSettings, TokenLevelSettings
+
+DatasetT = TypeVar("DatasetT", TokenLevelDataset, ChunkLevelDataset)
+
+NO_LLM = (
+    "needs an LLM, and none is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another "
+    "OpenAI-protocol server), or install the local SmolLM2 model (make local-llm), or use the "
+    "deterministic generator 'known-item'"
+)
+
+
+@dataclass(frozen=True)
+class Synthesized(Generic[DatasetT]):
+    dataset: DatasetT
+    rejections: tuple[Rejection, ...]
+    generator: str
+    estimate: CostEstimate | None = None  # the cost estimate checked against the budget (LLM only)
+
+    @property
+    def rejected_by_reason(self) -> dict[str, int]:
+        return dict(sorted(Counter(r.reason for r in self.rejections).items()))
+
+
+def synthesize_token_level(
+    corpus: Corpus,
+    settings: TokenLevelSettings,
+    embedder: Embedder,
+    client: LLMClient | None = None,
+    llm: LLMSettings | None = None,
+    progress: Progress = no_progress,
+    name: str = "synthetic",
+) -> Synthesized[TokenLevelDataset]:
+    llm = llm or LLMSettings()
+    estimate = None
+    if settings.generator == "known-item":
+        result = KnownItemGenerator(seed=settings.seed).generate_token_level(corpus, settings.n_questions)
+    else:
+        if client is None:
+            raise ConfigError(f"token_level.generator {settings.generator!r} {NO_LLM}")
+        generator: LLMTokenLevelGenerator | ExcerptFirstGenerator
+        if settings.generator == "llm":
+            generator = LLMTokenLevelGenerator(
+                client,
+                questions_per_document=settings.questions_per_document,
+                cross_document_pairs=settings.cross_document_pairs,
+                max_document_chars=settings.max_document_chars,
+                params=CompletionParams(llm.temperature, llm.max_tokens, json_mode=True, seed=settings.seed),
+                repair_attempts=llm.repair_attempts,
+            )
+        else:
+            generator = ExcerptFirstGenerator(
+                client,
+                n_questions=settings.n_questions,
+                seed=settings.seed,
+                params=CompletionParams(llm.temperature, min(llm.max_tokens, 96), seed=settings.seed),
+                repair_attempts=llm.repair_attempts,
+            )
+        estimate = client.estimate(generator.planned_requests(corpus))
+        check_budget(estimate, llm.budget_usd)
+        result = generator.generate(corpus, progress)
+    unique = deduplicate(result.examples, embedder, settings.dedup_threshold)
+    tied = filter_unretrievable_token_level(unique.examples, corpus, embedder, settings.retrievability_top_n)
+    return Synthesized(
+        TokenLevelDataset(tied.examples, name=name),
+        result.rejections + unique.rejections + tied.rejections,
+        settings.generator,
+        estimate,
+    )
+
+
+def synthesize_chunk_level(
+    chunks: Sequence[PositionAwareChunk],
+    chunker_fingerprint: str,
+    settings: ChunkLevelSettings,
+    embedder: Embedder,
+    client: LLMClient | None = None,
+    llm: LLMSettings | None = None,
+    progress: Progress = no_progress,
+    name: str = "chunk-level",
+) -> Synthesized[ChunkLevelDataset]:
+    llm = llm or LLMSettings()
+    estimate = None
+    if settings.generator == "known-item":
+        result = KnownItemGenerator(seed=settings.seed).generate_chunk_level(chunks, settings.max_chunks)
+    else:
+        if client is None:
+            raise ConfigError(f"chunk_level.generator {settings.generator!r} {NO_LLM}")
+        generator = LLMChunkLevelGenerator(
+            client,
+            max_chunks=settings.max_chunks,
+            questions_per_chunk=settings.questions_per_chunk,
+            seed=settings.seed,
+            params=CompletionParams(llm.temperature, llm.max_tokens, json_mode=True, seed=settings.seed),
+            repair_attempts=llm.repair_attempts,
+        )
+        estimate = client.estimate(generator.planned_requests(chunks))
+        check_budget(estimate, llm.budget_usd)
+        result = generator.generate(chunks, progress)
+    unique = deduplicate(result.examples, embedder, settings.dedup_threshold)
+    tied = filter_unretrievable_chunk_level(unique.examples, chunks, embedder, settings.retrievability_top_n)
+    return Synthesized(
+        ChunkLevelDataset(tied.examples, chunker_fingerprint, name=name),
+        result.rejections + unique.rejections + tied.rejections,
+        settings.generator,
+        estimate,
+    )
