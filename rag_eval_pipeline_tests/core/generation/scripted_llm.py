@@ -86,7 +86,7 @@ def chunk_level_reply(body: dict[str, Any]) -> str:
             {
                 "question": f"How does {words[-1]} connect to {other[0] if other else 'the rest'}?",
                 "type": "multi-hop",
-                "keywords": [*words[-2:], *other[:2]],
+                "keywords": [*words[-2:], *other[:2], *words][:4],
                 "source_chunks": ["A", "B"],
             }
         )

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_eval_pipeline.core.errors import ConfigError
+from rag_eval_pipeline.core.generation.settings import GenerationSettings, load_generation_settings
+from rag_eval_pipeline.core.llm.accounting import Price
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "generation.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_missing_file_gives_the_offline_defaults(tmp_path: Path) -> None:
+    settings = load_generation_settings(tmp_path / "absent.yaml")
+    assert settings == GenerationSettings()
+    assert settings.evaluate_on == "golden" and settings.token_level.generator == "known-item"
+
+
+def test_the_bundled_file_loads() -> None:
+    settings = load_generation_settings(REPO / "data" / "generation.yaml")
+    assert settings.source.endswith("generation.yaml")
+
+
+def test_sections_and_prices_are_read(tmp_path: Path) -> None:
+    settings = load_generation_settings(
+        write(
+            tmp_path,
+            "evaluate_on: both\n"
+            "token_level: {generator: excerpt-first, n_questions: 5}\n"
+            "llm: {model: llama3, budget_usd: null, prices: {llama3: {input: 0, output: 0}}}\n",
+        )
+    )
+    assert settings.evaluate_on == "both" and settings.token_level.n_questions == 5
+    assert settings.llm.budget_usd is None and settings.llm.prices == {"llama3": Price(0.0, 0.0)}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("evaluate_on: all\n", "evaluate_on must be one of golden, synthetic, both; got 'all'"),
+        ("token_level: {generatr: llm}\n", "unknown key(s) token_level.generatr"),
+        ("token_level: {dedup_threshold: 1.5}\n", "token_level.dedup_threshold must be a number in (0, 1]"),
+        ("llm: {max_concurrency: 0}\n", "llm.max_concurrency must be an integer >= 1"),
+        ("llm: {prices: {m: {input: 1}}}\n", "llm.prices.m must be {input:"),
+        ("lm: {}\n", "unknown key(s) lm"),
+    ],
+)
+def test_bad_settings_name_the_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_generation_settings(path)
+    assert str(path) in str(caught.value) and message in str(caught.value)
