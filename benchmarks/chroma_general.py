@@ -11,8 +11,6 @@ cache), indexing, retrieval (against an exact numpy baseline) and metric computa
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import os
 import platform
 import resource
@@ -31,6 +29,7 @@ import numpy.typing as npt
 from rag_eval_pipeline.core.chunking import build_chunker, chunk_corpus
 from rag_eval_pipeline.core.configs import ChunkConfig, load_chunk_configs
 from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.dataset_import import read_token_level_csv
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, TokenLevelExample
 from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
@@ -39,7 +38,6 @@ from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, score_token_l
 from rag_eval_pipeline.core.metrics.aggregate import MetricSummary, summarize_table
 from rag_eval_pipeline.core.progress import Progress, TqdmProgress, no_progress
 from rag_eval_pipeline.core.retrieval import Query, index_chunks, retrieve
-from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
 from rag_eval_pipeline.core.vector_store.base import collection_name
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
 
@@ -138,75 +136,13 @@ def max_rss_bytes() -> int:
     return int(rss if sys.platform == "darwin" else rss * 1024)
 
 
-def load_questions(path: Path, corpus: Corpus) -> TokenLevelDataset:
-    """questions.csv as examples ``chroma-001``, ...; each reference must equal its corpus text."""
-    try:
-        handle = path.open(encoding="utf-8", newline="")
-    except FileNotFoundError:
-        raise DatasetError(f"question file {path} does not exist; pass --data DIR") from None
-    examples: list[TokenLevelExample] = []
-    with handle:
-        reader = csv.DictReader(handle)
-        missing = {"question", "references", "corpus_id"} - set(reader.fieldnames or ())
-        if missing:
-            raise DatasetError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
-        for row_no, row in enumerate(reader, start=1):
-            question_id = QuestionId(f"chroma-{row_no:03d}")
-            where = f"{path}, data row {row_no} ({question_id})"
-            doc_id = DocumentId(row["corpus_id"] + ".md")
-            if doc_id not in corpus:
-                raise DatasetError(
-                    f"{where}: corpus_id {row['corpus_id']!r} has no file {doc_id} in the corpora"
-                )
-            if not row["question"].strip():
-                raise DatasetError(f"{where}: empty question")
-            spans = tuple(
-                _reference_span(ref, i, corpus[doc_id].text, doc_id, where)
-                for i, ref in enumerate(_references(row["references"], where))
-            )
-            examples.append(
-                TokenLevelExample(question_id, row["question"], spans, {"corpus_id": row["corpus_id"]})
-            )
-    if not examples:
-        raise DatasetError(f"{path} holds no questions")
-    return TokenLevelDataset(tuple(examples), name="chroma_general")
-
-
-def _references(raw: str, where: str) -> list[Any]:
-    try:
-        refs = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{where}: references is not valid JSON ({exc.msg})") from None
-    if not isinstance(refs, list) or not refs:
-        raise DatasetError(f"{where}: references must be a non-empty JSON list")
-    return refs
-
-
-def _reference_span(ref: Any, index: int, text: str, doc_id: DocumentId, where: str) -> CharacterSpan:
-    where = f"{where}, reference {index}"
-    if not isinstance(ref, dict):
-        raise DatasetError(f"{where}: expected an object with content, start_index, end_index")
-    content, start, end = ref.get("content"), ref.get("start_index"), ref.get("end_index")
-    if not isinstance(content, str) or not isinstance(start, int) or not isinstance(end, int):
-        raise DatasetError(f"{where}: content must be a string, start_index and end_index integers")
-    if not 0 <= start < end <= len(text):
-        raise DatasetError(f"{where}: [{start}:{end}] is empty or outside {doc_id} ({len(text)} characters)")
-    actual = text[start:end]
-    if actual != content:
-        raise DatasetError(
-            f"{where}: {doc_id}[{start}:{end}] is {_preview(actual)} but the CSV says {_preview(content)}; "
-            f"the corpus file and questions.csv do not belong together"
-        )
-    return CharacterSpan(doc_id, start, end, content)
-
-
-def _preview(text: str, width: int = 60) -> str:
-    return repr(text if len(text) <= width else text[: width - 3] + "...")
-
-
 def load_benchmark(data: Path) -> tuple[Corpus, TokenLevelDataset]:
+    """The corpora and ``questions.csv`` as questions ``chroma-001``, ...; each reference must match its text."""
     corpus = Corpus.from_folder(data / "corpora")
-    return corpus, load_questions(data / "questions.csv", corpus)
+    questions = data / "questions.csv"
+    if not questions.is_file():
+        raise DatasetError(f"question file {questions} does not exist; pass --data DIR")
+    return corpus, read_token_level_csv(questions, corpus, id_prefix="chroma-", name="chroma_general")
 
 
 def numpy_top_k(matrix: Vectors, query: Vectors, k: int) -> npt.NDArray[np.intp]:

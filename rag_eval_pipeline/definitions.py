@@ -12,6 +12,7 @@ warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
 from .assets.chunking import chunk_index, chunks  # noqa: E402
 from .assets.evaluation import leaderboard, retrieval_metrics, retrieval_results  # noqa: E402
+from .assets.generation import chunk_level_questions, synthetic_questions  # noqa: E402
 from .assets.ingestion import corpus, eval_questions  # noqa: E402
 from .io_managers import ParquetIOManagerFactory, WarehouseResource  # noqa: E402
 from .jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job  # noqa: E402
@@ -30,9 +31,11 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
     return dg.Definitions(
         assets=[
             corpus,
+            synthetic_questions,
             eval_questions,
             chunks,
             chunk_index,
+            chunk_level_questions,
             retrieval_results,
             retrieval_metrics,
             leaderboard,

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from pydantic import Field
 from upath import UPath
 
+from .core.datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
 from .project import project_dir
 
 
@@ -103,3 +104,19 @@ class WarehouseResource(dg.ConfigurableResource):
         path = history_path(self.base_dir, table, partition, run_id)
         write_parquet_atomically(frame, path)
         return path
+
+    def write_dataset(
+        self,
+        dataset: TokenLevelDataset | ChunkLevelDataset,
+        name: str,
+        partition: dict[str, str],
+        run_id: str,
+    ) -> Path:
+        """A generated dataset as JSONL (the schema `rag-eval` and LangSmith import): the current file
+        ``datasets/<name>/<partition dirs>/current.jsonl`` and a copy per run next to it."""
+        folder = Path(self.base_dir) / "datasets" / name
+        for dimension in sorted(partition):
+            folder = folder / f"{dimension}={partition[dimension]}"
+        write_jsonl(dataset, folder / "history" / f"{run_id}.jsonl")
+        write_jsonl(dataset, folder / "current.jsonl")
+        return folder / "current.jsonl"

@@ -15,6 +15,11 @@ from .core.embedding.base import Embedder
 from .core.embedding.cache import CachedEmbedder, EmbeddingCache
 from .core.embedding.local import SentenceTransformerEmbedder
 from .core.embedding.openai_embedder import OpenAIEmbedder
+from .core.generation.settings import GenerationSettings, LLMSettings, load_generation_settings
+from .core.langsmith.settings import DEFAULT_API_URL, LangSmithSettings
+from .core.llm.accounting import PriceTable
+from .core.llm.client import LLMClient
+from .core.llm.factory import make_chat_model, make_client
 from .core.progress import Progress, no_progress
 from .core.vector_store.qdrant import QdrantVectorStore
 from .project import project_dir
@@ -29,6 +34,7 @@ class ProjectResource(dg.ConfigurableResource):
     chunk_configs_file: str = "data/chunk_configs.yaml"
     profiles_file: str = "data/retrieval_profiles.yaml"
     golden_dataset: str = "data/datasets/golden_token_level.jsonl"
+    generation_file: str = "data/generation.yaml"
 
     def path(self, relative: str) -> Path:
         return Path(self.root) / relative
@@ -41,6 +47,9 @@ class ProjectResource(dg.ConfigurableResource):
 
     def load_golden_dataset(self, corpus: Corpus) -> TokenLevelDataset:
         return read_token_level_jsonl(self.path(self.golden_dataset), corpus)
+
+    def load_generation_settings(self) -> GenerationSettings:
+        return load_generation_settings(self.path(self.generation_file))
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -86,6 +95,52 @@ class QdrantResource(dg.ConfigurableResource):
         return QdrantVectorStore(path=self.local_path, progress=progress, log=say)
 
 
+class LLMResource(dg.ConfigurableResource):
+    """The chat model for generation and judging. Provider and model come from data/generation.yaml
+    unless RAG_EVAL_LLM_PROVIDER / RAG_EVAL_LLM_MODEL override them; the key only from OPENAI_API_KEY."""
+
+    provider: str | None = None
+    model: str | None = None
+    openai_api_key: str | None = None
+    openai_base_url: str | None = None
+    cache_path: str = Field(default_factory=lambda: str(project_dir() / "data/cache/llm_responses.sqlite"))
+
+    def client(self, settings: LLMSettings) -> LLMClient | None:
+        """None when no LLM is configured (provider auto, no key, no local model)."""
+        model = make_chat_model(
+            self.provider or settings.provider,
+            self.model or settings.model,
+            api_key=self.openai_api_key,
+            base_url=self.openai_base_url,
+            timeout_s=settings.timeout_s,
+        )
+        if model is None:
+            return None
+        return make_client(
+            model,
+            cache_path=self.cache_path,
+            prices=PriceTable().with_overrides(settings.prices),
+            requests_per_minute=settings.requests_per_minute,
+            max_concurrency=settings.max_concurrency,
+            max_attempts=settings.max_attempts,
+        )
+
+
+class LangSmithResource(dg.ConfigurableResource):
+    """Off unless LANGSMITH_API_KEY is set; LANGSMITH_ENDPOINT selects a self-hosted instance."""
+
+    api_key: str | None = None
+    endpoint: str | None = None
+    timeout_s: float = 10.0
+
+    def settings(self) -> LangSmithSettings | None:
+        if not self.api_key:
+            return None
+        return LangSmithSettings(
+            api_key=self.api_key, api_url=self.endpoint or DEFAULT_API_URL, timeout_s=self.timeout_s
+        )
+
+
 def _env_secret(name: str) -> str | dg.EnvVar | None:
     """An EnvVar (shown masked in the UI) when set, else None, so nothing is required offline."""
     return dg.EnvVar(name) if os.environ.get(name) else None
@@ -102,5 +157,14 @@ def default_resources() -> dict[str, object]:
         ),
         "qdrant": QdrantResource(
             url=os.environ.get("QDRANT_URL") or None, api_key=_env_secret("QDRANT_API_KEY")
+        ),
+        "llm": LLMResource(
+            provider=os.environ.get("RAG_EVAL_LLM_PROVIDER") or None,
+            model=os.environ.get("RAG_EVAL_LLM_MODEL") or None,
+            openai_api_key=_env_secret("OPENAI_API_KEY"),
+            openai_base_url=os.environ.get("OPENAI_BASE_URL") or None,
+        ),
+        "langsmith": LangSmithResource(
+            api_key=_env_secret("LANGSMITH_API_KEY"), endpoint=os.environ.get("LANGSMITH_ENDPOINT") or None
         ),
     }

@@ -110,7 +110,13 @@ def tiny_project(tmp_path: Path) -> Path:
 def tiny_resources(project: Path, work: Path) -> dict[str, object]:
     """Resources that keep every file of a test run under tmp: inputs, cache, Qdrant, warehouse."""
     from rag_eval_pipeline.io_managers import ParquetIOManagerFactory, WarehouseResource
-    from rag_eval_pipeline.resources import EmbedderResource, ProjectResource, QdrantResource
+    from rag_eval_pipeline.resources import (
+        EmbedderResource,
+        LangSmithResource,
+        LLMResource,
+        ProjectResource,
+        QdrantResource,
+    )
 
     return {
         "project": ProjectResource(root=str(project)),
@@ -118,6 +124,8 @@ def tiny_resources(project: Path, work: Path) -> dict[str, object]:
         "qdrant": QdrantResource(local_path=str(work / "qdrant")),
         "io_manager": ParquetIOManagerFactory(base_dir=str(work / "warehouse")),
         "warehouse": WarehouseResource(base_dir=str(work / "warehouse")),
+        "llm": LLMResource(cache_path=str(work / "cache" / "llm_responses.sqlite")),
+        "langsmith": LangSmithResource(),
     }
 
 

@@ -8,7 +8,9 @@ def test_definitions_load_with_every_asset_job_and_sensor():
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == {
         "corpus",
+        "synthetic_questions",
         "eval_questions",
+        "chunk_level_questions",
         "chunks",
         "chunk_index",
         "retrieval_results",

@@ -35,6 +35,7 @@ def chunks(
         chunks_to_frame(cut),
         chunk_config=config.name,
         chunk_config_hash=config.config_hash,
+        chunker_fingerprint=chunker.fingerprint,
         corpus_sha256=documents.sha256,
     )
     context.log.info(f"{config.name}: {len(cut)} chunks from {len(documents)} documents")

@@ -6,8 +6,9 @@ import dagster as dg
 import pandas as pd
 
 from ..core.evaluation import TOKEN_LEVEL_METRICS, question_group, score_token_level
+from ..core.langsmith.experiments import ExperimentRow
 from ..core.metrics.aggregate import MetricSummary, summarize_table
-from ..core.retrieval import Query, retrieve
+from ..core.retrieval import Query, RetrievedChunk, retrieve
 from ..core.tables import (
     chunks_from_frame,
     corpus_from_frame,
@@ -17,9 +18,11 @@ from ..core.tables import (
     retrieved_to_frame,
 )
 from ..io_managers import WarehouseResource
+from ..langsmith_sync import log_experiment
 from ..partitions import by_chunk_config, evaluation_key, evaluation_partitions
-from ..resources import EmbedderResource, ProjectResource, QdrantResource
+from ..resources import EmbedderResource, LangSmithResource, ProjectResource, QdrantResource
 from .common import now_utc, profile_for, progress_for, with_columns
+from .generation import generation_settings
 
 # The columns a leaderboard reader looks at first; every metric is in the tables.
 HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr", "ndcg_at_k")
@@ -91,13 +94,15 @@ def retrieval_metrics(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
     warehouse: WarehouseResource,
+    langsmith: LangSmithResource,
     corpus: pd.DataFrame,
     chunks: pd.DataFrame,
     eval_questions: pd.DataFrame,
     retrieval_results: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """Per-question token-level metrics (span recall/precision/IoU, Chroma variants, precision_omega) and
-    chunk-level metrics with ground truth derived for this chunk set; a summary row per run in history."""
+    chunk-level metrics with ground truth derived for this chunk set; a summary row per run in history;
+    a LangSmith experiment on the evaluation dataset when LangSmith is configured."""
     chunk_config, profile_name = evaluation_key(context)
     profile = profile_for(project, profile_name)
     questions = questions_from_frame(eval_questions)
@@ -128,6 +133,18 @@ def retrieval_metrics(
         },
         "retrieval_run_id": str(retrieval_results["run_id"].iloc[0]) if len(retrieval_results) else "",
     }
+    experiment_url, langsmith_metadata = log_experiment(
+        langsmith,
+        generation_settings(project).langsmith.dataset(questions.name),
+        f"{chunk_config} x {profile_name} {context.run.run_id[:8]}",
+        [
+            ExperimentRow(qid, {"retrieved": retrieved_outputs(retrieved.get(qid, []))}, s)
+            for qid, s in scores.items()
+        ],
+        {key: str(value) for key, value in provenance.items()},
+        context.log,
+    )
+    provenance["experiment_url"] = experiment_url or ""
     frame = with_columns(per_question, **provenance)
     summaries = summarize_table(records(per_question), TOKEN_LEVEL_METRICS)
     summary = pd.DataFrame([{**provenance, "n_questions": len(per_question), **summary_columns(summaries)}])
@@ -145,7 +162,16 @@ def retrieval_metrics(
     for name, s in summaries.items():
         metadata[name] = dg.MetadataValue.float(s.mean)
     metadata["confidence_intervals"] = dg.MetadataValue.md(summary_markdown(summaries))
+    metadata.update(langsmith_metadata)
     return dg.Output(frame, metadata=metadata)
+
+
+def retrieved_outputs(hits: list[RetrievedChunk]) -> list[dict[str, object]]:
+    """What the experiment shows per question: the ranked chunks and where they lie."""
+    return [
+        {"rank": h.rank, "chunk_id": h.chunk_id, "doc_id": h.doc_id, "start": h.start, "end": h.end}
+        for h in hits
+    ]
 
 
 def summary_columns(summaries: dict[str, MetricSummary]) -> dict[str, float]:
@@ -196,6 +222,7 @@ def leaderboard(
                 "embedder_model_id": first["embedder_model_id"],
                 "corpus_sha256": first["corpus_sha256"],
                 "dataset_sha256": first["dataset_sha256"],
+                "experiment_url": first.get("experiment_url", ""),
             }
         )
     if not rows:

@@ -10,8 +10,8 @@ result.metrics["span_recall"].mean
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from .chunking.base import Chunker, chunk_corpus
 from .corpus import Corpus
@@ -64,6 +64,13 @@ class EvaluationResult:
             {"question_id": r.question_id, "query": r.query, "group": r.group, **r.metrics}
             for r in self.raw_results
         ]
+
+
+class ExperimentSink(Protocol):
+    """Logs a finished evaluation somewhere (a LangSmith experiment) and returns its URL, or None when
+    it could not: an unreachable experiment tracker must never cost the evaluation."""
+
+    def __call__(self, result: EvaluationResult) -> str | None: ...
 
 
 def question_group(example: TokenLevelExample, corpus: Corpus) -> str:
@@ -172,6 +179,7 @@ class TokenLevelEvaluation(_Evaluation):
         reranker: Reranker | None = None,
         metrics: Sequence[str] | None = None,
         collection: str | None = None,
+        experiment: ExperimentSink | None = None,
     ) -> EvaluationResult:
         names = self._select(TOKEN_LEVEL_METRICS, metrics)
         queries = [Query(e.question_id, e.query) for e in self.dataset]
@@ -187,7 +195,7 @@ class TokenLevelEvaluation(_Evaluation):
             )
             for e in self.dataset
         )
-        return _result(self.evaluation_type, results, names)
+        return _result(self.evaluation_type, results, names, experiment)
 
 
 class ChunkLevelEvaluation(_Evaluation):
@@ -208,6 +216,7 @@ class ChunkLevelEvaluation(_Evaluation):
         reranker: Reranker | None = None,
         metrics: Sequence[str] | None = None,
         collection: str | None = None,
+        experiment: ExperimentSink | None = None,
     ) -> EvaluationResult:
         if chunker.fingerprint != self.dataset.chunker_fingerprint:
             raise ConfigError(
@@ -229,18 +238,22 @@ class ChunkLevelEvaluation(_Evaluation):
             )
             for e in self.dataset
         )
-        return _result(self.evaluation_type, results, names)
+        return _result(self.evaluation_type, results, names, experiment)
 
 
 def _result(
-    evaluation_type: EvaluationType, results: tuple[QuestionResult, ...], names: list[str]
+    evaluation_type: EvaluationType,
+    results: tuple[QuestionResult, ...],
+    names: list[str],
+    experiment: ExperimentSink | None,
 ) -> EvaluationResult:
     rows: list[dict[str, float | str]] = [{"group": r.group, **r.metrics} for r in results]
     groups = {r.group for r in results}
-    return EvaluationResult(
+    result = EvaluationResult(
         evaluation_type=evaluation_type,
         metrics=summarize_table(rows, names),
         experiment_url=None,
         raw_results=results,
         by_group=summarize_by_group(rows, "group", names) if len(groups) > 1 else {},
     )
+    return replace(result, experiment_url=experiment(result)) if experiment is not None else result

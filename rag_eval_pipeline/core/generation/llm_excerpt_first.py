@@ -65,17 +65,21 @@ class ExcerptFirstGenerator:
         *,
         n_questions: int = 40,
         seed: int = 13,
+        min_chars: int = 200,
+        max_chars: int = 600,
         params: CompletionParams | None = None,
         repair_attempts: int = 1,
     ) -> None:
         self.client = client
         self.n_questions = n_questions
         self.seed = seed
+        self.min_chars = min_chars
+        self.max_chars = max_chars
         self.params = params or CompletionParams(max_tokens=64)
         self.repair_attempts = repair_attempts
 
     def passages(self, corpus: Corpus) -> list[Passage]:
-        return select_passages(corpus, self.n_questions, self.seed)
+        return select_passages(corpus, self.n_questions, self.seed, self.min_chars, self.max_chars)
 
     def planned_requests(self, corpus: Corpus) -> list[tuple[list[ChatMessage], CompletionParams]]:
         return [(messages_for(p), self.params) for p in self.passages(corpus)]

@@ -34,14 +34,17 @@ class TokenLevelSettings:
     questions_per_document: int = 2  # llm
     cross_document_pairs: int = 3  # llm: pairs of related documents asked for two-document questions
     max_document_chars: int = 12_000  # llm: longer documents are sent in sections of this size
+    passage_min_chars: int = 200  # known-item and excerpt-first: the passages questions are made from
+    passage_max_chars: int = 600
     seed: int = 13
     dedup_threshold: float = 0.9  # cosine similarity at or above which a question repeats an earlier one
     retrievability_top_n: int = 20  # 0 switches the filter off
 
     def __post_init__(self) -> None:
         _check_choice(self, "generator", get_args(TokenLevelGenerator))
-        for name in ("n_questions", "questions_per_document", "max_document_chars"):
+        for name in ("n_questions", "questions_per_document", "max_document_chars", "passage_min_chars"):
             _check_int(self, name, minimum=1)
+        _check_int(self, "passage_max_chars", minimum=self.passage_min_chars)
         for name in ("cross_document_pairs", "retrievability_top_n", "seed"):
             _check_int(self, name, minimum=0)
         _check_unit(self, "dedup_threshold")

@@ -61,7 +61,10 @@ def synthesize_token_level(
     llm = llm or LLMSettings()
     estimate = None
     if settings.generator == "known-item":
-        result = KnownItemGenerator(seed=settings.seed).generate_token_level(corpus, settings.n_questions)
+        known_item = KnownItemGenerator(
+            seed=settings.seed, min_chars=settings.passage_min_chars, max_chars=settings.passage_max_chars
+        )
+        result = known_item.generate_token_level(corpus, settings.n_questions)
     else:
         if client is None:
             raise ConfigError(f"token_level.generator {settings.generator!r} {NO_LLM}")
@@ -80,6 +83,8 @@ def synthesize_token_level(
                 client,
                 n_questions=settings.n_questions,
                 seed=settings.seed,
+                min_chars=settings.passage_min_chars,
+                max_chars=settings.passage_max_chars,
                 params=CompletionParams(llm.temperature, min(llm.max_tokens, 96), seed=settings.seed),
                 repair_attempts=llm.repair_attempts,
             )

@@ -83,7 +83,7 @@ def test_a_reply_that_stays_broken_is_a_rejection_with_the_reason(tmp_path: Path
     )
     with openai_server() as (url, script):
         script.chat_contents = ["no json here", '{"questions": []}']
-        result, client = generate(url, tmp_path, corpus)
+        result, _client = generate(url, tmp_path, corpus)
     assert result.examples == ()
     (rejection,) = result.rejections
     assert rejection.reason == "invalid_reply" and '"questions" must be a non-empty list' in rejection.detail

@@ -1,0 +1,270 @@
+"""Importing ground truth from the file formats people already have, into the project's datasets.
+
+- JSONL in the seeds' schema (see ``datasets``): token-level when ``outputs`` has ``relevant_spans``,
+  chunk-level when it has ``relevant_chunk_ids``.
+- CSV of the public chunking benchmark (Chroma's ``questions.csv``): ``question,references,corpus_id``,
+  ``references`` a JSON list of ``{content, start_index, end_index}``, the document ``corpus_id + ".md"``.
+- CSV of spans, one row per span: ``question,doc_id,start,end`` with optional ``text`` and
+  ``question_id``; rows of the same question become one example with several spans.
+
+Every span is checked against the corpus (``text[start:end]`` must equal the stated text), and an error
+names the file, the data row (1 = first row after the header) and the column.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .corpus import Corpus
+from .datasets import (
+    ChunkLevelDataset,
+    TokenLevelDataset,
+    TokenLevelExample,
+    default_question_id,
+    read_chunk_level_jsonl,
+    read_token_level_jsonl,
+)
+from .errors import DatasetError
+from .types import CharacterSpan, DocumentId, QuestionId
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+CSV_SUFFIXES = (".csv",)
+BENCHMARK_COLUMNS = frozenset({"question", "references", "corpus_id"})
+SPAN_COLUMNS = frozenset({"question", "doc_id", "start", "end"})
+
+
+def import_dataset(path: str | Path, corpus: Corpus | None) -> TokenLevelDataset | ChunkLevelDataset:
+    """The dataset in ``path``, its format chosen by extension and then by JSON keys or CSV columns.
+
+    ``corpus`` validates token-level spans; chunk-level ground truth does not need it (``None`` is fine).
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in JSONL_SUFFIXES:
+        kind = _jsonl_kind(path)
+        if kind == "chunk-level":
+            return read_chunk_level_jsonl(path)
+        return read_token_level_jsonl(path, _require(corpus, path))
+    if suffix in CSV_SUFFIXES:
+        columns = _csv_columns(path)
+        if columns >= BENCHMARK_COLUMNS:
+            return read_token_level_csv(path, _require(corpus, path))
+        if columns >= SPAN_COLUMNS:
+            return read_span_csv(path, _require(corpus, path))
+        raise DatasetError(
+            f"{path}: unknown CSV columns {sorted(columns)}; expected either "
+            f"{','.join(sorted(BENCHMARK_COLUMNS))} (references as a JSON list) or "
+            f"question,doc_id,start,end[,text][,question_id] (one row per span)"
+        )
+    raise DatasetError(
+        f"{path}: unsupported file type {suffix or '(no extension)'!r}; import .jsonl (one JSON example a "
+        f"line) or .csv"
+    )
+
+
+def read_token_level_csv(
+    path: str | Path, corpus: Corpus, *, id_prefix: str = "q-", name: str | None = None
+) -> TokenLevelDataset:
+    """The benchmark CSV (``question,references,corpus_id``); row n becomes question ``{id_prefix}{n:03d}``.
+
+    A ``question_id`` column, when present and filled, names the question instead.
+    """
+    path = Path(path)
+    examples: list[TokenLevelExample] = []
+    for row_no, row in _csv_rows(path, BENCHMARK_COLUMNS):
+        question_id = QuestionId(_cell(row, "question_id") or f"{id_prefix}{row_no:03d}")
+        where = f"{path}, data row {row_no} ({question_id})"
+        corpus_id = _cell(row, "corpus_id")
+        doc_id = DocumentId(corpus_id + ".md")
+        if doc_id not in corpus:
+            raise DatasetError(
+                f"{where}: column corpus_id {corpus_id!r} has no file {doc_id} in the corpus at {corpus.root}"
+            )
+        question = row["question"] or ""
+        if not question.strip():
+            raise DatasetError(f"{where}: column question is empty")
+        text = corpus[doc_id].text
+        spans = tuple(
+            _reference_span(ref, i, text, doc_id, where)
+            for i, ref in enumerate(_references(row["references"] or "", where))
+        )
+        examples.append(TokenLevelExample(question_id, question, spans, {"corpus_id": corpus_id}))
+    return TokenLevelDataset(tuple(examples), name=name or path.stem)
+
+
+def read_span_csv(path: str | Path, corpus: Corpus, *, name: str | None = None) -> TokenLevelDataset:
+    """One row per span (``question,doc_id,start,end[,text][,question_id]``), grouped into questions.
+
+    Rows belong to the same question when they share ``question_id`` (or, without that column, the same
+    question text); questions keep the order of their first row. ``text``, when given, must equal the
+    document's characters, which catches offsets computed on a differently decoded file.
+    """
+    path = Path(path)
+    queries: dict[QuestionId, str] = {}
+    spans: dict[QuestionId, list[CharacterSpan]] = {}
+    for row_no, row in _csv_rows(path, SPAN_COLUMNS):
+        where = f"{path}, data row {row_no}"
+        question = row["question"] or ""
+        if not question.strip():
+            raise DatasetError(f"{where}: column question is empty")
+        question_id = QuestionId(_cell(row, "question_id") or default_question_id(question))
+        if queries.setdefault(question_id, question) != question:
+            raise DatasetError(
+                f"{where}: question_id {question_id!r} already names another question "
+                f"({queries[question_id]!r}); give each question its own id"
+            )
+        spans.setdefault(question_id, []).append(_row_span(row, corpus, where))
+    examples = tuple(TokenLevelExample(qid, queries[qid], tuple(spans[qid]), {}) for qid in queries)
+    return TokenLevelDataset(examples, name=name or path.stem)
+
+
+def _require(corpus: Corpus | None, path: Path) -> Corpus:
+    if corpus is None:
+        raise DatasetError(f"{path} holds token-level ground truth (character spans): it needs the corpus")
+    return corpus
+
+
+def _jsonl_kind(path: Path) -> str:
+    """Token- or chunk-level, from the ``outputs`` keys of the first example."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            lines = ((n, line) for n, line in enumerate(handle, start=1) if line.strip())
+            line_no, first = next(lines, (0, ""))
+    except FileNotFoundError:
+        raise DatasetError(f"dataset file {path} does not exist") from None
+    except UnicodeDecodeError:
+        raise DatasetError(f"dataset file {path} is not UTF-8 text") from None
+    if not first:
+        raise DatasetError(f"dataset file {path} holds no examples")
+    try:
+        obj = json.loads(first)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(
+            f"{path}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})"
+        ) from None
+    outputs = obj.get("outputs") if isinstance(obj, dict) else None
+    keys = set(outputs) if isinstance(outputs, dict) else set()
+    if "relevant_spans" in keys:
+        return "token-level"
+    if "relevant_chunk_ids" in keys:
+        return "chunk-level"
+    raise DatasetError(
+        f"{path}, line {line_no}: field outputs must hold relevant_spans (token-level) or relevant_chunk_ids "
+        f"(chunk-level); found {sorted(keys) or 'no outputs object'}"
+    )
+
+
+@contextmanager
+def _open_csv(path: Path) -> Iterator[csv.DictReader[str]]:
+    # utf-8-sig: spreadsheet exports often start with a BOM, which would otherwise glue onto "question"
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            yield csv.DictReader(handle)
+    except FileNotFoundError:
+        raise DatasetError(f"dataset file {path} does not exist") from None
+    except UnicodeDecodeError:
+        raise DatasetError(f"dataset file {path} is not UTF-8 text; save it as UTF-8") from None
+
+
+def _csv_columns(path: Path) -> set[str]:
+    with _open_csv(path) as reader:
+        return {name.strip() for name in reader.fieldnames or ()}
+
+
+def _csv_rows(path: Path, required: frozenset[str]) -> Iterator[tuple[int, dict[str, str | None]]]:
+    count = 0
+    with _open_csv(path) as reader:
+        missing = required - {name.strip() for name in reader.fieldnames or ()}
+        if missing:
+            raise DatasetError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
+        try:
+            for row_no, raw in enumerate(reader, start=1):
+                count += 1
+                yield row_no, {(k or "").strip(): v for k, v in raw.items()}
+        except csv.Error as exc:
+            raise DatasetError(f"{path}, line {reader.line_num}: malformed CSV ({exc})") from None
+    if count == 0:
+        raise DatasetError(f"dataset file {path} holds no questions")
+
+
+def _cell(row: dict[str, str | None], column: str) -> str:
+    return (row.get(column) or "").strip()
+
+
+def _references(raw: str, where: str) -> list[Any]:
+    try:
+        refs = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{where}: column references is not valid JSON ({exc.msg})") from None
+    if not isinstance(refs, list) or not refs:
+        raise DatasetError(
+            f"{where}: column references must be a non-empty JSON list: a question without ground truth "
+            f"cannot be scored"
+        )
+    return refs
+
+
+def _reference_span(ref: Any, index: int, text: str, doc_id: DocumentId, where: str) -> CharacterSpan:
+    where = f"{where}, reference {index}"
+    if not isinstance(ref, dict):
+        raise DatasetError(f"{where}: expected an object with content, start_index, end_index")
+    content, start, end = ref.get("content"), ref.get("start_index"), ref.get("end_index")
+    if (
+        not isinstance(content, str)
+        or not isinstance(start, int)
+        or not isinstance(end, int)
+        or isinstance(start, bool)
+        or isinstance(end, bool)
+    ):
+        raise DatasetError(f"{where}: content must be a string, start_index and end_index integers")
+    return _checked_span(doc_id, start, end, content, text, where, "the CSV says")
+
+
+def _row_span(row: dict[str, str | None], corpus: Corpus, where: str) -> CharacterSpan:
+    doc_id = DocumentId(_cell(row, "doc_id"))
+    if doc_id not in corpus:
+        raise DatasetError(
+            f"{where}: column doc_id {doc_id!r} is not a document of the corpus at {corpus.root}"
+        )
+    offsets = []
+    for column in ("start", "end"):
+        value = _cell(row, column)
+        try:
+            offsets.append(int(value))
+        except ValueError:
+            raise DatasetError(f"{where}: column {column} must be an integer offset, got {value!r}") from None
+    text = corpus[doc_id].text
+    start, end = offsets
+    stated = row.get("text")
+    if stated is None or stated == "":  # no text column, or left empty: the offsets alone define the span
+        if not 0 <= start < end <= len(text):
+            raise DatasetError(
+                f"{where}: [{start}:{end}] is empty or outside {doc_id} ({len(text)} characters); fix start/end"
+            )
+        return CharacterSpan(doc_id, start, end, text[start:end])
+    return _checked_span(doc_id, start, end, stated, text, where, "column text says")
+
+
+def _checked_span(
+    doc_id: DocumentId, start: int, end: int, stated: str, text: str, where: str, source: str
+) -> CharacterSpan:
+    if not 0 <= start < end <= len(text):
+        raise DatasetError(f"{where}: [{start}:{end}] is empty or outside {doc_id} ({len(text)} characters)")
+    actual = text[start:end]
+    if actual != stated:
+        found = text.find(stated)
+        hint = f" (the text occurs at [{found}:{found + len(stated)}])" if found >= 0 else ""
+        raise DatasetError(
+            f"{where}: {doc_id}[{start}:{end}] is {_preview(actual)} but {source} {_preview(stated)}{hint}; "
+            f"the corpus and the dataset do not belong together"
+        )
+    return CharacterSpan(doc_id, start, end, stated)
+
+
+def _preview(text: str, width: int = 60) -> str:
+    return repr(text if len(text) <= width else text[: width - 3] + "...")

