@@ -65,7 +65,7 @@ class KnownItemGenerator:
     def generate_token_level(self, corpus: Corpus, n_questions: int) -> GenerationResult[TokenLevelExample]:
         """One query per selected passage; its reference span is the passage."""
         stats = TermStatistics.from_texts(doc.text for doc in corpus)
-        noise_model = _CollectionModel(stats)
+        noise_model = CollectionModel(stats)
         passages = select_passages(
             corpus, n_questions, self.seed, self.min_chars, self.max_chars, stats=stats
         )
@@ -75,7 +75,7 @@ class KnownItemGenerator:
         for passage in passages:
             span = passage.span
             rng = _rng(self.seed, "passage", span.doc_id, str(span.start), str(span.end))
-            query = self.simulate_query(span.text, stats, noise_model, rng)
+            query = self.simulate_query(span.text, stats, rng, noise_model)
             if len(query.terms) - len(query.noise_terms) < self.min_terms:
                 rejections.append(self._too_few_terms(query, (span.doc_id,)))
                 continue
@@ -112,7 +112,7 @@ class KnownItemGenerator:
         """
         ordered = sorted(chunks, key=lambda c: (c.doc_id, c.start, c.end, c.chunk_id))
         stats = TermStatistics.from_texts(c.text for c in ordered)
-        noise_model = _CollectionModel(stats)
+        noise_model = CollectionModel(stats)
         boilerplate = BoilerplateDetector.from_units((c.doc_id, c.start, c.text) for c in ordered)
         needed_terms = max(self.min_terms, MIN_KEYWORDS)
         scored: list[tuple[PositionAwareChunk, float, tuple[str, ...]]] = []
@@ -137,7 +137,7 @@ class KnownItemGenerator:
         seen_queries: set[str] = set()
         for chunk, _score, top in picked:
             rng = _rng(self.seed, "chunk", chunk.chunk_id)
-            query = self.simulate_query(chunk.text, stats, noise_model, rng)
+            query = self.simulate_query(chunk.text, stats, rng, noise_model)
             if len(query.terms) - len(query.noise_terms) < self.min_terms:
                 rejections.append(self._too_few_terms(query, (chunk.doc_id,), (chunk.chunk_id,)))
                 continue
@@ -164,13 +164,18 @@ class KnownItemGenerator:
         return GenerationResult(tuple(examples), tuple(rejections))
 
     def simulate_query(
-        self, text: str, stats: TermStatistics, noise_model: _CollectionModel, rng: random.Random
+        self,
+        text: str,
+        stats: TermStatistics,
+        rng: random.Random,
+        noise_model: CollectionModel | None = None,
     ) -> SimulatedQuery:
-        """Draw 3-6 (``min_terms``-``max_terms``) distinct terms of ``text`` by tf·idf, maybe one noise term."""
+        """Draw ``min_terms``-``max_terms`` distinct terms of ``text`` with probability proportional to
+        tf·idf, then with probability ``noise`` one term of the collection that is not in ``text``."""
         tf = Counter(content_terms(text))
         # Counter keeps first-appearance order, so the draw does not depend on hashing.
         candidates = list(tf)
-        weights = [1.0 for term, count in tf.items()]
+        weights = [count * stats.idf(term) for term, count in tf.items()]
         wanted = min(rng.randint(self.min_terms, self.max_terms), len(candidates))
         terms: list[str] = []
         for _ in range(wanted):
@@ -179,7 +184,7 @@ class KnownItemGenerator:
             weights.pop(index)
         noise_terms: tuple[str, ...] = ()
         if rng.random() < self.noise:
-            noise = noise_model.draw(rng, exclude=tf)
+            noise = (noise_model or CollectionModel(stats)).draw(rng, exclude=tf)
             if noise is not None:
                 terms.insert(rng.randrange(len(terms) + 1), noise)
                 noise_terms = (noise,)
@@ -199,7 +204,7 @@ class KnownItemGenerator:
         )
 
 
-class _CollectionModel:
+class CollectionModel:
     """p(t) = collection frequency / total: the noise a user's memory mixes into a known-item query."""
 
     def __init__(self, stats: TermStatistics) -> None:

@@ -193,6 +193,32 @@ def test_chunk_level_asks_about_one_chunk_each(chunks: list[PositionAwareChunk])
     assert sum(hits) / len(hits) >= 0.8
 
 
+def test_terms_are_drawn_in_proportion_to_tf_idf() -> None:
+    """idf(common) = 1 and idf(rare) = ln(11/2) + 1 ≈ 2.70 over these ten texts."""
+    stats = TermStatistics.from_texts(["common rare"] + ["common"] * 9)
+    gen = KnownItemGenerator(min_terms=1, max_terms=1, noise=0.0)
+    rng = random.Random(0)
+
+    def share_of_rare(text: str) -> float:
+        draws = [gen.simulate_query(text, stats, rng).terms for _ in range(2000)]
+        return sum(terms == ("rare",) for terms in draws) / len(draws)
+
+    assert share_of_rare("common rare") == pytest.approx(2.70 / 3.70, abs=0.04)
+    assert share_of_rare("common common common rare") == pytest.approx(2.70 / 5.70, abs=0.04)
+
+
+def test_boilerplate_chunks_are_never_asked_about(corpus: Corpus) -> None:
+    chunks = chunk_corpus(RecursiveCharacterChunker(300, 0), corpus)
+    detector = BoilerplateDetector.from_units((c.doc_id, c.start, c.text) for c in chunks)
+    boilerplate = {c.chunk_id for c in chunks if detector.is_boilerplate(c.text)}
+    assert boilerplate, "the bundled corpus repeats its escalation paragraph"
+    # Asking for more questions than there are chunks takes every eligible one.
+    result = KnownItemGenerator(seed=1).generate_chunk_level(chunks, len(chunks))
+    asked = {e.relevant_chunk_ids[0] for e in result.examples}
+    assert len(asked) > len(chunks) // 2
+    assert not asked & boilerplate
+
+
 def test_a_source_too_poor_for_a_query_is_rejected_not_dropped() -> None:
     # Unique sentences (so nothing is boilerplate) of stopwords, and one with three content terms.
     filler = [" ".join(p).capitalize() + "." for p in permutations(["it", "is", "the", "of", "and"])][:16]

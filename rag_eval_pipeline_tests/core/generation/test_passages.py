@@ -61,7 +61,9 @@ def test_selected_passages_are_valid_spread_and_never_boilerplate(corpus: Corpus
     copies = boilerplate_ranges(corpus)
     for passage in passages:
         for doc_id, start, end in copies:
-            assert not (passage.span.doc_id == doc_id and passage.span.start < end and start < passage.span.end)
+            assert not (
+                passage.span.doc_id == doc_id and passage.span.start < end and start < passage.span.end
+            )
     # Round-robin: every document gets a passage before any gets a second one.
     first_round = [p.span.doc_id for p in passages[: len(corpus)]]
     assert sorted(first_round) == sorted(doc.doc_id for doc in corpus)
@@ -124,7 +126,10 @@ def test_a_window_never_runs_into_the_next_section() -> None:
 def test_a_long_repeated_sentence_is_boilerplate_even_as_a_minority() -> None:
     repeated = "Do not send direct messages to managers; post in the escalation channel instead."
     detector = BoilerplateDetector.from_units(
-        [("a.md", 0, f"Pumps run at 1,450 rpm. {repeated}"), ("b.md", 0, f"{repeated} Valves open at 7.5 bar.")]
+        [
+            ("a.md", 0, f"Pumps run at 1,450 rpm. {repeated}"),
+            ("b.md", 0, f"{repeated} Valves open at 7.5 bar."),
+        ]
     )
     assert detector.repeated == {repeated.lower()}
     assert detector.is_boilerplate(f"{PROSE} {repeated} {PROSE}")
@@ -152,7 +157,9 @@ sentences = st.sampled_from(
         "Nobody may be primary twice in {n} weeks.",
     ]
 )
-BOILERPLATE = "Escalation contact: post in the escalations channel and tag the duty manager on call this week."
+BOILERPLATE = (
+    "Escalation contact: post in the escalations channel and tag the duty manager on call this week."
+)
 
 
 @st.composite

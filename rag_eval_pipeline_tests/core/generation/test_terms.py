@@ -18,8 +18,14 @@ from rag_eval_pipeline.core.generation.terms import (
     ("text", "expected"),
     [
         ("The main pump runs at 1,450 rpm.", ["the", "main", "pump", "runs", "at", "1,450", "rpm"]),
-        ("exceeds 7.5 bar; starts at 22:00, ends at 06:00.", ["exceeds", "7.5", "bar", "starts", "at", "22:00", "ends", "at", "06:00"]),
-        ("Valve V-12 feeds kst-prod-eu1 (INC-2021-007).", ["valve", "v-12", "feeds", "kst-prod-eu1", "inc-2021-007"]),
+        (
+            "exceeds 7.5 bar; starts at 22:00, ends at 06:00.",
+            ["exceeds", "7.5", "bar", "starts", "at", "22:00", "ends", "at", "06:00"],
+        ),
+        (
+            "Valve V-12 feeds kst-prod-eu1 (INC-2021-007).",
+            ["valve", "v-12", "feeds", "kst-prod-eu1", "inc-2021-007"],
+        ),
         ("set `checkpoint_interval_s: 1` in 2021.", ["set", "checkpoint_interval_s", "1", "in", "2021"]),
         ("red, green: blue", ["red", "green", "blue"]),
         ("**Zoë** and cafe\u0301", ["zoë", "and", "café"]),
@@ -40,7 +46,9 @@ numbers = st.one_of(
 
 @settings(max_examples=60, deadline=None)
 @given(before=st.lists(words, max_size=5), number=numbers, after=st.lists(words, max_size=5))
-def test_a_number_or_identifier_in_prose_is_one_token(before: list[str], number: str, after: list[str]) -> None:
+def test_a_number_or_identifier_in_prose_is_one_token(
+    before: list[str], number: str, after: list[str]
+) -> None:
     text = " ".join(before) + " " + number + ", " + " ".join(after) + "."
     assert number.lower() in tokenize(text)
     assert number.lower() in salient_terms(text)
