@@ -148,11 +148,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--chunk-configs", help="comma-separated chunk config names (default: all)")
     run.add_argument("--profiles", help="comma-separated retrieval profile names (default: all)")
     commands.add_parser("leaderboard", help="print the current leaderboard")
+    from .dataset_cli import add_dataset_commands, run_dataset_command
+
+    add_dataset_commands(commands)
     args = parser.parse_args(argv)
 
     warnings.filterwarnings("ignore")
     root = project_dir()
     os.chdir(root)  # dagster.yaml's relative storage paths are relative to the project root
+    if args.command == "dataset":
+        from .resources import ProjectResource
+
+        return run_dataset_command(args, ProjectResource(root=str(root)))
     if args.command == "leaderboard":
         board = _read_current_leaderboard(None)
         if board is None:

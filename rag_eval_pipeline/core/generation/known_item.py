@@ -49,6 +49,8 @@ class SimulatedQuery:
 
 @dataclass(frozen=True)
 class KnownItemGenerator:
+    """Zero-cost questions whose ground truth is exact by construction; the same seed, the same set."""
+
     seed: int = 13
     min_terms: int = 3
     max_terms: int = 6

@@ -198,7 +198,8 @@ def candidate_passages(
     corpus: Corpus, min_chars: int = 200, max_chars: int = 600, stats: TermStatistics | None = None
 ) -> list[Passage]:
     """Every admissible window with a positive score, sorted by (doc_id, start, end)."""
-    stats = stats or TermStatistics.from_texts(doc.text for doc in corpus)
+    if stats is None:
+        stats = TermStatistics.from_texts(doc.text for doc in corpus)
     boilerplate = BoilerplateDetector.from_corpus(corpus)
     passages = []
     for document in sorted(corpus, key=lambda d: d.doc_id):

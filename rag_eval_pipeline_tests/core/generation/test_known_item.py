@@ -151,7 +151,7 @@ def test_queries_single_out_their_source_by_plain_term_overlap(corpus: Corpus) -
     """The technique is sensible: tf·idf-drawn terms point back at their document, which the same
     number of terms drawn from another document does not (a control that shows the check can fail)."""
     result = KnownItemGenerator(seed=13).generate_token_level(corpus, 48)
-    doc_terms = {doc.doc_id: set(content_terms(doc.text)) for doc in corpus}
+    doc_terms: dict[str, set[str]] = {doc.doc_id: set(content_terms(doc.text)) for doc in corpus}
     hits = [_overlap_rank_first(e.query, e.relevant_spans[0].doc_id, doc_terms) for e in result.examples]
     assert sum(hits) / len(hits) >= 0.8
     rng = random.Random(0)
@@ -188,7 +188,7 @@ def test_chunk_level_asks_about_one_chunk_each(chunks: list[PositionAwareChunk])
         assert set(metadata["keywords"]) <= set(content_terms(chunk.text))
     for a, b in combinations(chosen, 2):
         assert not a.span.overlaps(b.span)
-    chunk_terms = {c.chunk_id: set(content_terms(c.text)) for c in chunks}
+    chunk_terms: dict[str, set[str]] = {c.chunk_id: set(content_terms(c.text)) for c in chunks}
     hits = [_overlap_rank_first(e.query, e.relevant_chunk_ids[0], chunk_terms) for e in result.examples]
     assert sum(hits) / len(hits) >= 0.8
 

@@ -31,7 +31,7 @@ def corpus() -> Corpus:
 
 def boilerplate_ranges(corpus: Corpus, marker: str = ESCALATION) -> list[tuple[str, int, int]]:
     """Every copy of the paragraph that starts with ``marker``, as (doc, start, end)."""
-    ranges = []
+    ranges: list[tuple[str, int, int]] = []
     for doc in corpus:
         for match in re.finditer(re.escape(marker) + r"[^\n]*", doc.text):
             ranges.append((doc.doc_id, match.start(), match.end()))
