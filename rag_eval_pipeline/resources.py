@@ -147,8 +147,9 @@ def _env_secret(name: str) -> str | dg.EnvVar | None:
 
 
 def default_resources() -> dict[str, object]:
+    golden = os.environ.get("RAG_EVAL_GOLDEN_DATASET")
     return {
-        "project": ProjectResource(),
+        "project": ProjectResource(golden_dataset=golden) if golden else ProjectResource(),
         "embedder": EmbedderResource(
             provider=os.environ.get("RAG_EVAL_EMBEDDER", "local"),
             openai_model=os.environ.get("RAG_EVAL_OPENAI_EMBEDDING_MODEL", "text-embedding-3-small"),

@@ -116,8 +116,9 @@ class SmolLM2ChatModel:
 
     Temperature 0 decodes greedily, so the same messages give the same text run after run. Above 0 it
     samples from the full distribution (no top-k, top-p 1, as OpenAI does), seeded by ``params.seed``
-    without touching torch's global random state (``seed=None`` draws from torch's global state). ``json_mode`` cannot be enforced on this model: the
-    instruction in the messages is all it gets, and the caller validates the reply.
+    without touching torch's global random state (``seed=None`` draws from that global state).
+    ``json_mode`` cannot be enforced on this model: the instruction in the messages is all it gets, and
+    the caller validates the reply. Calls are serialised: one generation at a time per process.
     """
 
     def __init__(self, gguf_path: str | Path | None = None) -> None:

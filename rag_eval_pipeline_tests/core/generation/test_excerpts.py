@@ -63,7 +63,7 @@ def _assert_real_text(text: str, spans: tuple[CharacterSpan, ...]) -> None:
         assert span.end > span.start
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(doc=documents, data=st.data())
 def test_any_substring_is_found_exactly_at_its_first_occurrence(doc: str, data: st.DataObject) -> None:
     excerpt = _substring(doc, data)
@@ -100,7 +100,7 @@ def _perturb(excerpt: str, rnd: random.Random) -> str:
     return rnd.choice(["", " ", "“", '"', "\n"]) + "".join(out) + rnd.choice(["", " ", "”", '."'])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(doc=documents, data=st.data())
 def test_a_perturbed_substring_is_found_and_maps_to_real_text(doc: str, data: st.DataObject) -> None:
     excerpt = _perturb(_substring(doc, data), random.Random(data.draw(st.integers(0, 2**32))))
@@ -115,7 +115,7 @@ def test_a_perturbed_substring_is_found_and_maps_to_real_text(doc: str, data: st
         assert match.method == "normalised"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(doc=documents, data=st.data())
 def test_an_excerpt_with_a_foreign_character_is_not_found(doc: str, data: st.DataObject) -> None:
     excerpt = _substring(doc, data)

@@ -81,7 +81,9 @@ def test_concurrent_calls_give_what_sequential_calls_give(smollm: SmolLM2ChatMod
     params = CompletionParams(max_tokens=6)
     expected = smollm.complete(ASK, params)
     results: list[object] = []
-    threads = [threading.Thread(target=lambda: results.append(smollm.complete(ASK, params))) for _ in range(2)]
+    threads = [
+        threading.Thread(target=lambda: results.append(smollm.complete(ASK, params))) for _ in range(2)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
