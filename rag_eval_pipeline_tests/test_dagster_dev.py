@@ -74,9 +74,11 @@ def test_dagster_dev_shows_the_assets(tiny_project: Path):
         shown = {tuple(n["assetKey"]["path"]): n["groupName"] for n in nodes}
         assert shown == {
             ("corpus",): "ingestion",
+            ("synthetic_questions",): "ingestion",
             ("eval_questions",): "ingestion",
             ("chunks",): "chunking",
             ("chunk_index",): "chunking",
+            ("chunk_level_questions",): "chunking",
             ("retrieval_results",): "evaluation",
             ("retrieval_metrics",): "evaluation",
             ("leaderboard",): "reporting",

@@ -24,13 +24,15 @@ def test_parse_question_takes_json_or_the_first_line_that_asks() -> None:
         parse_question("The pump runs at 1,450 rpm.")
     with pytest.raises(InvalidReply, match="too short"):
         parse_question("Why?")
+    with pytest.raises(InvalidReply, match="asks about the prompt"):
+        parse_question("What is the answer to this question?")
 
 
 def test_each_passage_gets_one_question_and_keeps_its_span(tmp_path: Path) -> None:
     corpus = Corpus.from_folder(REPO / "data" / "corpus")
     with openai_server() as (url, script):
-        script.responder = lambda body: "Question: What does this passage describe?"
-        script.chat_contents = ["I cannot help with that.", "What does the first passage describe?"]
+        script.responder = lambda body: "Question: What does the handbook describe here?"
+        script.chat_contents = ["I cannot help with that.", "What does the first section describe?"]
         client = LLMClient(OpenAIChatModel("gpt-4o-mini", api_key="k", base_url=url))
         generator = ExcerptFirstGenerator(client, n_questions=6, seed=3)
         result = generator.generate(corpus)
