@@ -27,6 +27,7 @@ from .datasets import (
     TokenLevelExample,
     default_question_id,
     read_chunk_level_jsonl,
+    read_jsonl_objects,
     read_token_level_jsonl,
 )
 from .errors import DatasetError
@@ -131,23 +132,8 @@ def _require(corpus: Corpus | None, path: Path) -> Corpus:
 
 def _jsonl_kind(path: Path) -> str:
     """Token- or chunk-level, from the ``outputs`` keys of the first example."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            lines = ((n, line) for n, line in enumerate(handle, start=1) if line.strip())
-            line_no, first = next(lines, (0, ""))
-    except FileNotFoundError:
-        raise DatasetError(f"dataset file {path} does not exist") from None
-    except UnicodeDecodeError:
-        raise DatasetError(f"dataset file {path} is not UTF-8 text") from None
-    if not first:
-        raise DatasetError(f"dataset file {path} holds no examples")
-    try:
-        obj = json.loads(first)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(
-            f"{path}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})"
-        ) from None
-    outputs = obj.get("outputs") if isinstance(obj, dict) else None
+    line_no, obj = next(read_jsonl_objects(path))
+    outputs = obj.get("outputs")
     keys = set(outputs) if isinstance(outputs, dict) else set()
     if "relevant_spans" in keys:
         return "token-level"

@@ -143,44 +143,54 @@ def default_question_id(query: str) -> QuestionId:
     return QuestionId("q_" + sha256_hex(query)[:12])
 
 
-def read_token_level_jsonl(path: str | Path, corpus: Corpus) -> TokenLevelDataset:
-    examples = []
-    seen: dict[str, int] = {}
-    for line_no, obj in _read_jsonl(path):
-        where = f"{path}, line {line_no}"
-        query, metadata, outputs = _common_fields(obj, where)
-        raw_spans = outputs.get("relevant_spans")
-        if not isinstance(raw_spans, list) or not raw_spans:
-            raise DatasetError(
-                f"{where}: field outputs.relevant_spans must be a non-empty list: a question without "
-                f"ground truth cannot be scored; add its spans or remove the question"
-            )
-        spans = tuple(
-            _span(raw, corpus, f"{where}: field outputs.relevant_spans[{i}]")
-            for i, raw in enumerate(raw_spans)
+def token_level_example(
+    obj: dict[str, Any], corpus: Corpus, where: str, seen: dict[str, str], place: str
+) -> TokenLevelExample:
+    """One example object, every span checked against ``corpus``; ``seen`` maps the question ids met so
+    far to their ``place`` (a line, a LangSmith example), so a repeated id names both."""
+    query, metadata, outputs = _common_fields(obj, where)
+    raw_spans = outputs.get("relevant_spans")
+    if not isinstance(raw_spans, list) or not raw_spans:
+        raise DatasetError(
+            f"{where}: field outputs.relevant_spans must be a non-empty list: a question without "
+            f"ground truth cannot be scored; add its spans or remove the question"
         )
-        question_id = _question_id(metadata, query, where, seen, line_no)
-        examples.append(TokenLevelExample(question_id, query, spans, metadata))
-    return TokenLevelDataset(tuple(examples), name=Path(path).stem)
+    spans = tuple(
+        _span(raw, corpus, f"{where}: field outputs.relevant_spans[{i}]") for i, raw in enumerate(raw_spans)
+    )
+    return TokenLevelExample(_question_id(metadata, query, where, seen, place), query, spans, metadata)
+
+
+def chunk_level_example(
+    obj: dict[str, Any], where: str, seen: dict[str, str], place: str
+) -> ChunkLevelExample:
+    query, metadata, outputs = _common_fields(obj, where)
+    ids = outputs.get("relevant_chunk_ids")
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
+        raise DatasetError(f"{where}: field outputs.relevant_chunk_ids must be a non-empty list of chunk ids")
+    question_id = _question_id(metadata, query, where, seen, place)
+    return ChunkLevelExample(question_id, query, tuple(ChunkId(i) for i in ids), metadata)
+
+
+def read_token_level_jsonl(path: str | Path, corpus: Corpus) -> TokenLevelDataset:
+    seen: dict[str, str] = {}
+    examples = tuple(
+        token_level_example(obj, corpus, f"{path}, line {line_no}", seen, f"line {line_no}")
+        for line_no, obj in read_jsonl_objects(path)
+    )
+    return TokenLevelDataset(examples, name=Path(path).stem)
 
 
 def read_chunk_level_jsonl(path: str | Path, chunker_fingerprint: str | None = None) -> ChunkLevelDataset:
     """``chunker_fingerprint`` defaults to the one every example's metadata records."""
-    examples = []
-    seen: dict[str, int] = {}
-    fingerprints: set[str] = set()
-    for line_no, obj in _read_jsonl(path):
-        where = f"{path}, line {line_no}"
-        query, metadata, outputs = _common_fields(obj, where)
-        ids = outputs.get("relevant_chunk_ids")
-        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
-            raise DatasetError(
-                f"{where}: field outputs.relevant_chunk_ids must be a non-empty list of chunk ids"
-            )
-        if "chunker_fingerprint" in metadata:
-            fingerprints.add(str(metadata["chunker_fingerprint"]))
-        question_id = _question_id(metadata, query, where, seen, line_no)
-        examples.append(ChunkLevelExample(question_id, query, tuple(ChunkId(i) for i in ids), metadata))
+    seen: dict[str, str] = {}
+    examples = tuple(
+        chunk_level_example(obj, f"{path}, line {line_no}", seen, f"line {line_no}")
+        for line_no, obj in read_jsonl_objects(path)
+    )
+    fingerprints = {
+        str(e.metadata["chunker_fingerprint"]) for e in examples if "chunker_fingerprint" in e.metadata
+    }
     if chunker_fingerprint is None:
         if len(fingerprints) != 1:
             raise DatasetError(
@@ -188,7 +198,7 @@ def read_chunk_level_jsonl(path: str | Path, chunker_fingerprint: str | None = N
                 f"(metadata.chunker_fingerprint, one value for the whole file); found {sorted(fingerprints)}"
             )
         chunker_fingerprint = fingerprints.pop()
-    return ChunkLevelDataset(tuple(examples), chunker_fingerprint, name=Path(path).stem)
+    return ChunkLevelDataset(examples, chunker_fingerprint, name=Path(path).stem)
 
 
 def write_jsonl(dataset: TokenLevelDataset | ChunkLevelDataset, path: str | Path) -> None:
@@ -205,7 +215,8 @@ def write_jsonl(dataset: TokenLevelDataset | ChunkLevelDataset, path: str | Path
     tmp.replace(target)
 
 
-def _read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-blank line; errors name the file and line."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
@@ -248,14 +259,14 @@ def _common_fields(obj: dict[str, Any], where: str) -> tuple[str, dict[str, Any]
 
 
 def _question_id(
-    metadata: dict[str, Any], query: str, where: str, seen: dict[str, int], line_no: int
+    metadata: dict[str, Any], query: str, where: str, seen: dict[str, str], place: str
 ) -> QuestionId:
     question_id = QuestionId(str(metadata.get("question_id") or default_question_id(query)))
     if question_id in seen:
         raise DatasetError(
-            f"{where}: field metadata.question_id {question_id!r} already used on line {seen[question_id]}"
+            f"{where}: field metadata.question_id {question_id!r} already used on {seen[question_id]}"
         )
-    seen[question_id] = line_no
+    seen[question_id] = place
     return question_id
 
 

@@ -29,12 +29,11 @@ from ..datasets import (
     ChunkLevelExample,
     TokenLevelDataset,
     TokenLevelExample,
-    _common_fields,
-    _span,
-    default_question_id,
+    chunk_level_example,
+    token_level_example,
 )
 from ..errors import DatasetError
-from ..types import ChunkId, EvaluationType, QuestionId
+from ..types import EvaluationType, QuestionId
 from .errors import LangSmithDatasetError, LangSmithError, langsmith_errors
 
 # Metadata keys LangSmith adds to every example by itself: not ours, never a reason to update.
@@ -260,51 +259,20 @@ def _where(example: ls_schemas.Example, name: str) -> str:
     return f"LangSmith dataset {name!r}, example {example.id}{suffix}"
 
 
-def _question_id(
-    metadata: Mapping[str, Any], query: str, where: str, seen: dict[QuestionId, str]
-) -> QuestionId:
-    question_id = QuestionId(str(metadata.get("question_id") or default_question_id(query)))
-    if question_id in seen:
-        raise LangSmithDatasetError(
-            f"{where}: question id {question_id!r} is also used by {seen[question_id]}; delete one of them"
-        )
-    seen[question_id] = where
-    return question_id
-
-
 def _token_examples(
     examples: Iterable[ls_schemas.Example], name: str, corpus: Corpus
 ) -> Iterable[TokenLevelExample]:
-    seen: dict[QuestionId, str] = {}
+    seen: dict[str, str] = {}
     for example in examples:
-        where = _where(example, name)
-        query, metadata, outputs = _common_fields(_as_object(example), where)
-        raw_spans = outputs.get("relevant_spans")
-        if not isinstance(raw_spans, list) or not raw_spans:
-            raise LangSmithDatasetError(
-                f"{where}: field outputs.relevant_spans must be a non-empty list: add its spans in LangSmith "
-                f"or delete the example"
-            )
-        spans = tuple(
-            _span(raw, corpus, f"{where}: field outputs.relevant_spans[{i}]")
-            for i, raw in enumerate(raw_spans)
+        yield token_level_example(
+            _as_object(example), corpus, _where(example, name), seen, f"example {example.id}"
         )
-        yield TokenLevelExample(_question_id(metadata, query, where, seen), query, spans, metadata)
 
 
 def _chunk_examples(examples: Iterable[ls_schemas.Example], name: str) -> Iterable[ChunkLevelExample]:
-    seen: dict[QuestionId, str] = {}
+    seen: dict[str, str] = {}
     for example in examples:
-        where = _where(example, name)
-        query, metadata, outputs = _common_fields(_as_object(example), where)
-        ids = outputs.get("relevant_chunk_ids")
-        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
-            raise LangSmithDatasetError(
-                f"{where}: field outputs.relevant_chunk_ids must be a non-empty list of chunk ids"
-            )
-        yield ChunkLevelExample(
-            _question_id(metadata, query, where, seen), query, tuple(ChunkId(i) for i in ids), metadata
-        )
+        yield chunk_level_example(_as_object(example), _where(example, name), seen, f"example {example.id}")
 
 
 def _fingerprint(
