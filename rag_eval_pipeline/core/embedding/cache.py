@@ -5,7 +5,6 @@ SQLite in WAL mode, so parallel Dagster runs on one machine can share it.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..progress import Progress, no_progress
+from ..sqlite_store import open_shared_db
 from ..types import sha256_hex
 from .base import Embedder, Vectors
 
@@ -20,15 +20,12 @@ from .base import Embedder, Vectors
 class EmbeddingCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
+        self._db = open_shared_db(
+            self.path,
             "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 TEXT NOT NULL, "
-            "dimension INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model_id, text_sha256))"
+            "dimension INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model_id, text_sha256))",
         )
-        self._db.commit()
 
     def get_many(self, model_id: str, digests: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}

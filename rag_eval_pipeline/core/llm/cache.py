@@ -4,13 +4,13 @@ crash, pays for nothing twice. SQLite in WAL mode, so parallel runs on one machi
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..sqlite_store import open_shared_db
 from ..types import sha256_hex
 from .base import ChatMessage, Completion, CompletionParams
 
@@ -27,16 +27,13 @@ def request_key(model_id: str, messages: Sequence[ChatMessage], params: Completi
 class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
+        self._db = open_shared_db(
+            self.path,
             "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model_id TEXT NOT NULL, "
             "text TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, "
-            "model TEXT NOT NULL, created_at TEXT NOT NULL)"
+            "model TEXT NOT NULL, created_at TEXT NOT NULL)",
         )
-        self._db.commit()
 
     def get(self, key: str) -> Completion | None:
         with self._lock:
