@@ -142,3 +142,18 @@ def tiny_corpus() -> object:
     from rag_eval_pipeline.core.types import Document, DocumentId
 
     return Corpus(tuple(Document(DocumentId(k), v, k.split("/")[0]) for k, v in TINY_DOCS.items()))
+
+
+def latest_metadata(instance: object, asset: str, partition: str | None = None) -> dict:
+    """The metadata values of an asset's (partition's) latest materialization on ``instance``."""
+    import dagster as dg
+
+    assert isinstance(instance, dg.DagsterInstance)
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(
+            asset_key=dg.AssetKey(asset), asset_partitions=[partition] if partition else None
+        ),
+        limit=1,
+    ).records
+    assert records and records[0].asset_materialization is not None
+    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}

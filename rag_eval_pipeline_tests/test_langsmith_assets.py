@@ -9,21 +9,10 @@ import pytest
 
 from rag_eval_pipeline.cli import run_main_job
 from rag_eval_pipeline.resources import LangSmithResource
-from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.langsmith_server import API_KEY, Fault, langsmith_server
 
 pytestmark = pytest.mark.slow
-
-
-def latest_metadata(instance: dg.DagsterInstance, asset: str, partition: str | None = None) -> dict:
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(
-            asset_key=dg.AssetKey(asset), asset_partitions=[partition] if partition else None
-        ),
-        limit=1,
-    ).records
-    assert records and records[0].asset_materialization is not None
-    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
 
 
 def test_evaluations_become_experiments_on_the_uploaded_dataset(tiny_project: Path, tmp_path: Path) -> None:

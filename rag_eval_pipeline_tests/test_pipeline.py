@@ -8,17 +8,9 @@ import pytest
 
 from rag_eval_pipeline.cli import format_leaderboard, run_main_job
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 
 pytestmark = pytest.mark.slow
-
-
-def latest_metadata(instance: dg.DagsterInstance, asset: str, partition: str) -> dict:
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[partition]), limit=1
-    ).records
-    assert records and records[0].asset_materialization is not None
-    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
 
 
 def history_files(warehouse: Path, table: str) -> list[Path]:

@@ -71,5 +71,9 @@ class GenerationResult(Generic[ExampleT]):
     examples: tuple[ExampleT, ...]
     rejections: tuple[Rejection, ...] = ()
 
-    def merged(self, other: GenerationResult[ExampleT]) -> GenerationResult[ExampleT]:
-        return GenerationResult(self.examples + other.examples, self.rejections + other.rejections)
+    @staticmethod
+    def concat(results: Sequence[GenerationResult[ExampleT]]) -> GenerationResult[ExampleT]:
+        """One result from the per-task results, in task order."""
+        return GenerationResult(
+            tuple(e for r in results for e in r.examples), tuple(x for r in results for x in r.rejections)
+        )

@@ -185,11 +185,9 @@ class LLMChunkLevelGenerator:
     def generate(
         self, chunks: Sequence[PositionAwareChunk], progress: Progress = no_progress
     ) -> GenerationResult[ChunkLevelExample]:
-        results = self.client.map(self._run, self.tasks(chunks), progress, "chunk-level generation")
-        merged: GenerationResult[ChunkLevelExample] = GenerationResult(())
-        for result in results:
-            merged = merged.merged(result)
-        return merged
+        return GenerationResult.concat(
+            self.client.map(self._run, self.tasks(chunks), progress, "chunk-level generation")
+        )
 
     def _rejection(self, task: ChunkTask, failure: Any, error: str | None, raw: str | None) -> Rejection:
         return Rejection(

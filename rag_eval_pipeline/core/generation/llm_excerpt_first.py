@@ -98,11 +98,9 @@ class ExcerptFirstGenerator:
     def generate(
         self, corpus: Corpus, progress: Progress = no_progress
     ) -> GenerationResult[TokenLevelExample]:
-        results = self.client.map(self._run, self.passages(corpus), progress, "question generation")
-        merged: GenerationResult[TokenLevelExample] = GenerationResult(())
-        for result in results:
-            merged = merged.merged(result)
-        return merged
+        return GenerationResult.concat(
+            self.client.map(self._run, self.passages(corpus), progress, "question generation")
+        )
 
     def _run(self, passage: Passage) -> GenerationResult[TokenLevelExample]:
         span = passage.span

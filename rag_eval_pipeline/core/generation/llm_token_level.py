@@ -221,11 +221,7 @@ class LLMTokenLevelGenerator:
         self, corpus: Corpus, progress: Progress = no_progress
     ) -> GenerationResult[TokenLevelExample]:
         tasks = self.tasks(corpus)
-        results = self.client.map(self._run, tasks, progress, "question generation")
-        merged: GenerationResult[TokenLevelExample] = GenerationResult(())
-        for result in results:
-            merged = merged.merged(result)
-        return merged
+        return GenerationResult.concat(self.client.map(self._run, tasks, progress, "question generation"))
 
     def _run(self, task: Task) -> GenerationResult[TokenLevelExample]:
         outcome = self.client.complete_json(
