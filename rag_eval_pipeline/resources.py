@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
 
-from .core.configs import PipelineConfigs, load_pipeline_configs
+from .core.configs import PipelineConfigs, RetrievalProfile, load_pipeline_configs
 from .core.corpus import Corpus
 from .core.datasets import TokenLevelDataset, read_token_level_jsonl
 from .core.embedding.base import Embedder
@@ -20,7 +21,9 @@ from .core.langsmith.settings import DEFAULT_API_URL, LangSmithSettings
 from .core.llm.accounting import PriceTable
 from .core.llm.client import LLMClient
 from .core.llm.factory import make_chat_model, make_client
+from .core.profile_versions import ProfileVersions
 from .core.progress import Progress, no_progress
+from .core.retrieval.rerank import Reranker, load_reranker
 from .core.vector_store.qdrant import QdrantVectorStore
 from .project import project_dir
 
@@ -35,12 +38,28 @@ class ProjectResource(dg.ConfigurableResource):
     profiles_file: str = "data/retrieval_profiles.yaml"
     golden_dataset: str = "data/datasets/golden_token_level.jsonl"
     generation_file: str = "data/generation.yaml"
+    # Which settings each profile version had; commit it with the profiles so a team shares numbers.
+    profile_versions_file: str = "data/profile_versions.json"
+    # One BM25 index folder per chunk config, next to the local Qdrant folders.
+    keyword_index_dir: str = "data/bm25"
 
     def path(self, relative: str) -> Path:
         return Path(self.root) / relative
 
     def load_configs(self) -> PipelineConfigs:
-        return load_pipeline_configs(self.path(self.chunk_configs_file), self.path(self.profiles_file))
+        """The config files, each profile numbered by the version ledger (which records new settings)."""
+        configs = load_pipeline_configs(self.path(self.chunk_configs_file), self.path(self.profiles_file))
+        versions = ProfileVersions(self.path(self.profile_versions_file))
+        return replace(configs, profiles=versions.assign(configs.profiles))
+
+    def keyword_index_folder(self, chunk_config: str) -> Path:
+        return self.path(self.keyword_index_dir) / chunk_config
+
+    def reranker(self, profile: RetrievalProfile) -> Reranker | None:
+        """The profile's cross-encoder, loaded once per process; a path is relative to ``root``."""
+        if profile.reranker is None:
+            return None
+        return load_reranker(self.path(profile.reranker))
 
     def load_corpus(self) -> Corpus:
         return Corpus.from_folder(self.path(self.corpus_dir), glob=self.corpus_glob)

@@ -77,9 +77,7 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
             m.startswith("embedding (sentence-transformers/all-MiniLM-L6-v2): ") and "/s" in m
             for m in messages
         )
-        assert any(
-            m.startswith("retrieval from rag_eval__fixed-60-0__") and "4/4 (100%)" in m for m in messages
-        )
+        assert any(m.startswith("retrieval (top2): ") and "4/4 (100%)" in m for m in messages)
 
         # a second run re-embeds nothing and adds history instead of overwriting it
         board_again, failures = run_main_job(instance, resources=resources, show_progress=False)

@@ -6,7 +6,8 @@ import pandas as pd
 from ..core.chunking import build_chunker
 from ..core.chunking.base import chunk_corpus
 from ..core.embedding.base import Embedder
-from ..core.retrieval import index_chunks
+from ..core.retrieval.base import index_chunks
+from ..core.retrieval.keyword import KeywordIndex
 from ..core.tables import chunks_from_frame, chunks_to_frame, corpus_from_frame
 from ..core.types import sha256_hex
 from ..core.vector_store.base import collection_name
@@ -52,23 +53,29 @@ def chunks(
     )
 
 
-@dg.asset(group_name="chunking", partitions_def=chunk_config_partitions, kinds={"qdrant", "parquet"})
+@dg.asset(group_name="chunking", partitions_def=chunk_config_partitions, kinds={"qdrant", "bm25", "parquet"})
 def chunk_index(
     context: dg.AssetExecutionContext,
+    project: ProjectResource,
     embedder: EmbedderResource,
     qdrant: QdrantResource,
     chunks: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
-    """A Qdrant collection holding exactly this chunk set; embeddings come from the on-disk cache."""
+    """A Qdrant collection holding exactly this chunk set (embeddings come from the on-disk cache), and
+    its BM25 index, rebuilt only when the chunks changed."""
     progress = progress_for(context)
     model = embedder.get(progress)
     store = qdrant.get(progress, context.log)
     chunk_config = context.partition_key
     collection = collection_name(chunk_config, model.model_id)
-    n_points = index_chunks(chunks_from_frame(chunks), model, store, collection, chunk_config)
+    cut = chunks_from_frame(chunks)
+    n_points = index_chunks(cut, model, store, collection, chunk_config)
+    folder = project.keyword_index_folder(chunk_config)
+    keyword, rebuilt = KeywordIndex.load_or_build(folder, cut, progress)
     context.log.info(
         f"{collection}: {n_points} points at {store.location}; embedded {model.texts_embedded} new texts, "
-        f"{model.cache_hits} from the cache"
+        f"{model.cache_hits} from the cache; keyword index {folder} "
+        + ("built" if rebuilt else "unchanged, reused")
     )
     manifest = pd.DataFrame(
         {
@@ -80,6 +87,8 @@ def chunk_index(
             "n_points": [n_points],
             "texts_embedded": [model.texts_embedded],
             "cache_hits": [model.cache_hits],
+            "keyword_index": [str(folder)],
+            "keyword_index_fingerprint": [keyword.fingerprint],
         }
     )
     return dg.Output(
@@ -90,5 +99,7 @@ def chunk_index(
             "texts_embedded": model.texts_embedded,
             "embedding_cache_hits": model.cache_hits,
             "embedder": model.model_id,
+            "keyword_index": dg.MetadataValue.path(str(folder)),
+            "keyword_index_rebuilt": rebuilt,
         },
     )

@@ -5,10 +5,15 @@ import math
 import dagster as dg
 import pandas as pd
 
+from ..core.configs import RetrievalProfile
+from ..core.errors import InputError
 from ..core.evaluation import TOKEN_LEVEL_METRICS, question_group, score_token_level
 from ..core.langsmith.experiments import ExperimentRow
 from ..core.metrics.aggregate import MetricSummary, summarize_table
-from ..core.retrieval import Query, RetrievedChunk, retrieve
+from ..core.retrieval.base import Query, RetrievalRun, RetrievedChunk
+from ..core.retrieval.keyword import KeywordIndex
+from ..core.retrieval.profile_retriever import DenseIndex, ProfileRetriever
+from ..core.retrieval.rewrite import LLMQueryRewriter
 from ..core.tables import (
     chunks_from_frame,
     corpus_from_frame,
@@ -20,7 +25,7 @@ from ..core.tables import (
 from ..io_managers import WarehouseResource
 from ..langsmith_sync import log_experiment
 from ..partitions import by_chunk_config, evaluation_key, evaluation_partitions
-from ..resources import EmbedderResource, LangSmithResource, ProjectResource, QdrantResource
+from ..resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
 from .common import now_utc, profile_for, progress_for, with_columns
 from .generation import generation_settings
 
@@ -31,40 +36,53 @@ HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", 
 @dg.asset(
     group_name="evaluation",
     partitions_def=evaluation_partitions,
-    ins={"chunk_index": dg.AssetIn(partition_mapping=by_chunk_config)},
-    kinds={"qdrant", "parquet"},
+    ins={
+        "chunk_index": dg.AssetIn(partition_mapping=by_chunk_config),
+        "chunks": dg.AssetIn(partition_mapping=by_chunk_config),
+    },
+    kinds={"qdrant", "bm25", "parquet"},
 )
 def retrieval_results(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
     embedder: EmbedderResource,
     qdrant: QdrantResource,
+    llm: LLMResource,
     chunk_index: pd.DataFrame,
+    chunks: pd.DataFrame,
     eval_questions: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
-    """The top k chunks of the profile for every evaluation question, ranked, with scores and offsets."""
+    """The top k chunks of the profile for every evaluation question: dense, keyword or fused by weighted
+    RRF, optionally rewritten and reranked; every row says which retrievers found it, at what rank."""
     chunk_config, profile_name = evaluation_key(context)
     profile = profile_for(project, profile_name)
     progress = progress_for(context)
-    model = embedder.get(progress)
     manifest = chunk_index.iloc[0]
+    model = embedder.get(progress)
     if manifest["embedder_model_id"] != model.model_id:
         raise dg.Failure(
             f"chunk_index[{chunk_config}] was built with {manifest['embedder_model_id']}, but the embedder is now "
             f"{model.model_id}: re-materialize chunk_index for {chunk_config} first"
         )
-    questions = questions_from_frame(eval_questions)
-    queries = [Query(e.question_id, e.query) for e in questions]
-    hits = retrieve(
-        queries,
-        model,
-        qdrant.get(progress, context.log),
-        str(manifest["collection"]),
-        profile.top_k,
-        progress=progress,
-    )
+    dense = DenseIndex(model, qdrant.get(progress, context.log), str(manifest["collection"]))
+    keyword = None
+    if "bm25" in profile.retrievers:
+        keyword, rebuilt = KeywordIndex.load_or_build(
+            project.keyword_index_folder(chunk_config), chunks_from_frame(chunks), progress
+        )
+        if rebuilt:
+            context.log.warning(f"the keyword index of {chunk_config} was missing or stale and was rebuilt")
+    rewriter = query_rewriter(project, llm, profile)
+    try:
+        retriever = ProfileRetriever(
+            profile, dense=dense, keyword=keyword, reranker=project.reranker(profile), rewriter=rewriter
+        )
+        questions = questions_from_frame(eval_questions)
+        run = retriever.run([Query(e.question_id, e.query) for e in questions], progress)
+    except InputError as exc:
+        raise dg.Failure(f"{chunk_config} x {profile_name}: {exc}") from exc
     frame = with_columns(
-        retrieved_to_frame(hits),
+        retrieved_to_frame(run.hits, run.traces),
         run_id=context.run.run_id,
         created_at=now_utc(),
         chunk_config=chunk_config,
@@ -72,16 +90,73 @@ def retrieval_results(
         chunk_config_hash=str(manifest["chunk_config_hash"]),
         profile_hash=profile.config_hash,
         profile_version=profile.version,
+        retrievers="+".join(profile.retrievers),
+        reranker=retriever.reranker.model_id if retriever.reranker is not None else "",
+        rewriter=rewriter.model_id if rewriter is not None else "",
         embedder_model_id=model.model_id,
         collection=str(manifest["collection"]),
         corpus_sha256=str(eval_questions["corpus_sha256"].iloc[0]),
         dataset_sha256=questions.sha256,
     )
-    context.log.info(f"{chunk_config} x {profile_name}: top {profile.top_k} for {len(queries)} questions")
-    return dg.Output(
-        frame,
-        metadata={"n_questions": len(queries), "top_k": profile.top_k, "n_rows": len(frame)},
+    context.log.info(
+        f"{chunk_config} x {profile_name} v{profile.version} ({'+'.join(profile.retrievers)}): "
+        f"top {profile.top_k} for {len(questions)} questions"
     )
+    metadata = retrieval_metadata(run, profile, len(frame))
+    metadata["query_texts_embedded"] = model.texts_embedded
+    metadata["query_embedding_cache_hits"] = model.cache_hits
+    if rewriter is not None:
+        metadata.update(rewriter.client.usage_snapshot().as_metadata())
+    return dg.Output(frame, metadata=metadata)
+
+
+def query_rewriter(
+    project: ProjectResource, llm: LLMResource, profile: RetrievalProfile
+) -> LLMQueryRewriter | None:
+    if not profile.query_rewrite_enabled:
+        return None
+    settings = generation_settings(project).llm
+    try:
+        client = llm.client(settings)
+    except InputError as exc:
+        raise dg.Failure(str(exc)) from exc
+    if client is None:
+        raise dg.Failure(
+            f"profile {profile.name!r} rewrites queries, but no LLM is configured: set OPENAI_API_KEY (and "
+            f"OPENAI_BASE_URL for another server), install the local model with `make local-llm`, or set "
+            f"query_rewrite_enabled: false in {project.profiles_file}"
+        )
+    return LLMQueryRewriter(client, profile.query_rewrite_prompt, settings.budget_usd)
+
+
+def retrieval_metadata(
+    run: RetrievalRun, profile: RetrievalProfile, n_rows: int
+) -> "dict[str, dg.RawMetadataValue]":
+    """What the UI shows per partition: who found the chunks, what the threshold and rewriter did, and
+    where the time went."""
+    hits = [h for chunk_hits in run.hits.values() for h in chunk_hits]
+    traces = list(run.traces.values())
+    found_by = {name: sum(1 for h in hits if h.found_by == name) for name in ("knn", "bm25", "both")}
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "n_questions": len(traces),
+        "n_rows": n_rows,
+        "top_k": profile.top_k,
+        "profile_version": profile.version,
+        "profile_hash": profile.config_hash,
+        "retrievers": "+".join(profile.retrievers),
+        "questions_without_hits": sum(1 for t in traces if not run.hits.get(t.question_id)),
+        **{f"found_by_{name}": count for name, count in found_by.items()},
+    }
+    if profile.similarity_threshold is not None:
+        metadata["knn_below_threshold"] = sum(t.knn_below_threshold for t in traces)
+    if profile.query_rewrite_enabled:
+        for status in ("rewritten", "unchanged", "failed"):
+            metadata[f"rewrite_{status}"] = sum(1 for t in traces if t.rewrite_status == status)
+    for stage, seconds in sorted(run.seconds.items()):
+        metadata[f"seconds_{stage}"] = dg.MetadataValue.float(round(seconds, 4))
+        if seconds > 0 and stage in ("knn", "bm25", "fusion", "rerank"):
+            metadata[f"queries_per_s_{stage}"] = dg.MetadataValue.float(round(len(traces) / seconds, 1))
+    return metadata
 
 
 @dg.asset(
@@ -126,6 +201,8 @@ def retrieval_metrics(
             for column in (
                 "chunk_config_hash",
                 "profile_hash",
+                "profile_version",
+                "retrievers",
                 "embedder_model_id",
                 "corpus_sha256",
                 "dataset_sha256",
@@ -219,6 +296,8 @@ def leaderboard(
                 "metrics_created_at": first["created_at"],
                 "chunk_config_hash": first["chunk_config_hash"],
                 "profile_hash": first["profile_hash"],
+                "profile_version": first.get("profile_version", ""),
+                "retrievers": first.get("retrievers", ""),
                 "embedder_model_id": first["embedder_model_id"],
                 "corpus_sha256": first["corpus_sha256"],
                 "dataset_sha256": first["dataset_sha256"],

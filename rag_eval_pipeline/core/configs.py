@@ -7,6 +7,7 @@ vanish from a multi-partition and a ``,`` cannot be backfilled from the UI. So n
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -72,13 +73,49 @@ class ChunkConfig:
         return _config_hash(self)
 
 
+DEFAULT_QUERY_REWRITE_PROMPT = (
+    "Rewrite the user's question as a search query for a collection of technical documents. Keep every "
+    "name, number and technical term, spell out abbreviations, drop filler words. Reply with the query "
+    "only, on one line."
+)
+DEFAULT_SYSTEM_PROMPT = (
+    "Answer the question using only the context passages. Cite the chunk ids of the passages you used "
+    "in square brackets, like [chunk_0123abcd]. If the context does not contain the answer, say that "
+    "you don't know."
+)
+Retriever = Literal["knn", "bm25"]
+# Each retriever of a fused profile contributes this many candidates at least: ranks beyond top_k still
+# move the fused order (a chunk ranked 8th by both retrievers can beat one ranked 1st by only one).
+FUSION_CANDIDATES = 20
+
+
 @dataclass(frozen=True)
 class RetrievalProfile:
-    """How retrieval runs for one partition column of the leaderboard."""
+    """How retrieval runs for one partition column of the leaderboard.
+
+    Dense (``knn``) and keyword (``bm25``) retrieval are fused by weighted Reciprocal Rank Fusion when
+    both weights are positive: score = sum of weight / (rrf_k + rank). A zero weight switches a
+    retriever off. ``version`` is left to the version ledger unless written in the file.
+    """
 
     name: ProfileName
     top_k: int = 5
-    version: int = 1
+    vector_weight: float = 1.0
+    keyword_weight: float = 0.0
+    rrf_k: float = 60
+    # Dense hits whose cosine similarity is below this are dropped (None: keep all).
+    similarity_threshold: float | None = None
+    query_rewrite_enabled: bool = False
+    query_rewrite_prompt: str = DEFAULT_QUERY_REWRITE_PROMPT
+    # Used by answer generation: how the answering model is told to use the retrieved chunks.
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    # None (or "none" in the file): no reranking. Otherwise a local sentence-transformers
+    # CrossEncoder folder, relative to the project root or absolute.
+    reranker: str | None = None
+    rerank_depth: int = 20
+    # The LLM that judges answers for this profile (None: the model of data/generation.yaml).
+    judge_model: str | None = None
+    version: int | None = None
     description: str = ""
 
     def __post_init__(self) -> None:
@@ -86,14 +123,98 @@ class RetrievalProfile:
         _check_name(self.name, where)
         if not _is_int(self.top_k) or self.top_k <= 0:
             raise ConfigError(f"{where}: top_k must be an integer >= 1, got {self.top_k!r}")
+        for key in ("vector_weight", "keyword_weight", "rrf_k"):
+            value = getattr(self, key)
+            if not _is_number(value) or value < 0:
+                raise ConfigError(f"{where}: {key} must be a number >= 0, got {value!r}")
+            object.__setattr__(self, key, float(value))
+        if self.vector_weight == 0 and self.keyword_weight == 0:
+            raise ConfigError(
+                f"{where}: vector_weight and keyword_weight are both 0, so nothing would be retrieved; "
+                f"give at least one a positive weight"
+            )
+        if self.similarity_threshold is not None:
+            if not _is_number(self.similarity_threshold) or not -1 <= self.similarity_threshold <= 1:
+                raise ConfigError(
+                    f"{where}: similarity_threshold is a cosine similarity and must lie in [-1, 1] "
+                    f"(or be null), got {self.similarity_threshold!r}"
+                )
+            if self.vector_weight == 0:
+                raise ConfigError(
+                    f"{where}: similarity_threshold filters dense hits, but vector_weight is 0; remove "
+                    f"the threshold or give vector_weight a positive value"
+                )
+            object.__setattr__(self, "similarity_threshold", float(self.similarity_threshold))
+        if not isinstance(self.query_rewrite_enabled, bool):
+            raise ConfigError(f"{where}: query_rewrite_enabled must be true or false")
+        for key in ("query_rewrite_prompt", "system_prompt"):
+            if not isinstance(getattr(self, key), str) or not getattr(self, key).strip():
+                raise ConfigError(f"{where}: {key} must be a non-empty string")
+        if isinstance(self.reranker, str) and self.reranker.strip().lower() in ("", "none"):
+            object.__setattr__(self, "reranker", None)
+        if self.reranker is not None and not isinstance(self.reranker, str):
+            raise ConfigError(
+                f"{where}: reranker must be none or the path of a local cross-encoder folder, got "
+                f"{self.reranker!r}"
+            )
+        if not _is_int(self.rerank_depth) or self.rerank_depth < self.top_k:
+            raise ConfigError(
+                f"{where}: rerank_depth ({self.rerank_depth!r}) must be an integer >= top_k "
+                f"({self.top_k}): the reranker re-orders that many candidates and keeps top_k"
+            )
+        if self.judge_model is not None and (not isinstance(self.judge_model, str) or not self.judge_model):
+            raise ConfigError(f"{where}: judge_model must be a model name or null")
+        if self.version is not None and (not _is_int(self.version) or self.version < 1):
+            raise ConfigError(
+                f"{where}: version must be an integer >= 1, or left out to have it numbered for you"
+            )
+
+    @property
+    def retrievers(self) -> tuple[Retriever, ...]:
+        """The retrievers with a positive weight, dense first."""
+        weights: tuple[tuple[Retriever, float], ...] = (
+            ("knn", self.vector_weight),
+            ("bm25", self.keyword_weight),
+        )
+        return tuple(name for name, weight in weights if weight > 0)
+
+    @property
+    def is_fused(self) -> bool:
+        return len(self.retrievers) > 1
+
+    @property
+    def candidate_depth(self) -> int:
+        """How many candidates each retriever returns before fusion, reranking and the cut to top_k."""
+        depth = self.top_k
+        if self.is_fused:
+            depth = max(depth, 2 * self.top_k, FUSION_CANDIDATES)
+        if self.reranker is not None:
+            depth = max(depth, self.rerank_depth)
+        return depth
+
+    def settings(self) -> dict[str, object]:
+        """The settings that can change a result: a rewrite prompt that is off, a rerank depth without
+        a reranker or an rrf_k without fusion change nothing, so they do not change the hash."""
+        settings = {k: v for k, v in asdict(self).items() if k not in ("name", "description", "version")}
+        if not self.query_rewrite_enabled:
+            del settings["query_rewrite_prompt"]
+        if self.reranker is None:
+            del settings["rerank_depth"]
+        if not self.is_fused:
+            del settings["rrf_k"]
+        return settings
 
     @property
     def config_hash(self) -> str:
-        return _config_hash(self)
+        return sha256_hex(json.dumps(self.settings(), sort_keys=True))[:16]
 
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)  # type: ignore[arg-type]
 
 
 def _check_name(name: object, where: str) -> None:

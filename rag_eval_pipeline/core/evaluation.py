@@ -5,6 +5,9 @@ dataset = read_token_level_jsonl("golden.jsonl", corpus)
 result = TokenLevelEvaluation(corpus=corpus, dataset=dataset).run(
     chunker=build_chunker(config), embedder=embedder, vector_store=store, k=5)
 result.metrics["span_recall"].mean
+
+Pass ``profile=RetrievalProfile(...)`` instead of ``k`` for hybrid BM25 + dense retrieval, thresholds,
+reranking or query rewriting (``rewriter=``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .chunking.base import Chunker, chunk_corpus
+from .configs import RetrievalProfile
 from .corpus import Corpus
 from .datasets import ChunkLevelDataset, ChunkLevelExample, TokenLevelDataset, TokenLevelExample
 from .embedding.base import Embedder
@@ -22,8 +26,12 @@ from .metrics.aggregate import MetricSummary, summarize_by_group, summarize_tabl
 from .metrics.chunk_metrics import chunk_metrics
 from .metrics.span_metrics import ChunkSpanIndex, precision_omega, span_metrics
 from .progress import Progress, no_progress
-from .retrieval import Query, Reranker, RetrievedChunk, index_chunks, retrieve
-from .types import ChunkId, EvaluationType, PositionAwareChunk, QuestionId, sha256_hex
+from .retrieval.base import Query, RetrievedChunk, index_chunks
+from .retrieval.keyword import KeywordIndex
+from .retrieval.profile_retriever import DenseIndex, ProfileRetriever
+from .retrieval.rerank import Reranker, load_reranker
+from .retrieval.rewrite import QueryRewriter
+from .types import ChunkId, EvaluationType, PositionAwareChunk, ProfileName, QuestionId, sha256_hex
 from .vector_store.base import VectorStore, collection_name
 
 SPAN_METRICS = ("span_recall", "span_precision", "span_iou", "precision_chroma", "iou_chroma")
@@ -126,6 +134,39 @@ def _chunk_scores(retrieved: Sequence[ChunkId], relevant: Sequence[ChunkId], k: 
     return {name: float(getattr(m, name)) for name in CHUNK_METRICS}
 
 
+@dataclass(frozen=True)
+class Retrieval:
+    """How an evaluation retrieves: a profile, plus the reranker and rewriter objects it needs."""
+
+    profile: RetrievalProfile
+    reranker: Reranker | None = None
+    rewriter: QueryRewriter | None = None
+
+    @classmethod
+    def of(
+        cls,
+        k: int | None,
+        profile: RetrievalProfile | None,
+        reranker: Reranker | None,
+        rewriter: QueryRewriter | None,
+    ) -> Retrieval:
+        if profile is None:
+            if k is not None and k <= 0:
+                raise ConfigError(f"k must be >= 1 (the number of chunks to retrieve per question), got {k}")
+            profile = RetrievalProfile(ProfileName("dense"), top_k=5 if k is None else k)
+        elif k is not None and k != profile.top_k:
+            raise ConfigError(
+                f"k={k} contradicts top_k={profile.top_k} of profile {profile.name!r}: pass one of them"
+            )
+        if reranker is not None and profile.reranker is None:
+            profile = replace(profile, reranker=reranker.model_id)
+        if rewriter is not None and not profile.query_rewrite_enabled:
+            raise ConfigError(
+                f"a query rewriter was given but profile {profile.name!r} has query_rewrite_enabled false"
+            )
+        return cls(profile, reranker, rewriter)
+
+
 class _Evaluation:
     evaluation_type: EvaluationType
 
@@ -139,17 +180,25 @@ class _Evaluation:
         chunker: Chunker,
         embedder: Embedder,
         vector_store: VectorStore,
-        k: int,
-        reranker: Reranker | None,
+        retrieval: Retrieval,
         collection: str | None,
     ) -> tuple[list[PositionAwareChunk], dict[QuestionId, list[RetrievedChunk]]]:
-        if k <= 0:
-            raise ConfigError(f"k must be >= 1 (the number of chunks to retrieve per question), got {k}")
         chunks = chunk_corpus(chunker, self.corpus)
         label = "chunker-" + sha256_hex(chunker.fingerprint)[:10]
-        name = collection or collection_name(label, embedder.model_id)
-        index_chunks(chunks, embedder, vector_store, name, label)
-        return chunks, retrieve(queries, embedder, vector_store, name, k, reranker, self.progress)
+        profile = retrieval.profile
+        dense = None
+        if "knn" in profile.retrievers:
+            name = collection or collection_name(label, embedder.model_id)
+            index_chunks(chunks, embedder, vector_store, name, label)
+            dense = DenseIndex(embedder, vector_store, name)
+        keyword = KeywordIndex.build(chunks, self.progress) if "bm25" in profile.retrievers else None
+        reranker = retrieval.reranker
+        if reranker is None and profile.reranker is not None:
+            reranker = load_reranker(profile.reranker)
+        retriever = ProfileRetriever(
+            profile, dense=dense, keyword=keyword, reranker=reranker, rewriter=retrieval.rewriter
+        )
+        return chunks, retriever.run(queries, self.progress).hits
 
     @staticmethod
     def _select(metric_names: Sequence[str], metrics: Sequence[str] | None) -> list[str]:
@@ -175,15 +224,19 @@ class TokenLevelEvaluation(_Evaluation):
         chunker: Chunker,
         embedder: Embedder,
         vector_store: VectorStore,
-        k: int = 5,
-        reranker: Reranker | None = None,
+        k: int | None = None,
         metrics: Sequence[str] | None = None,
         collection: str | None = None,
         experiment: ExperimentSink | None = None,
+        profile: RetrievalProfile | None = None,
+        reranker: Reranker | None = None,
+        rewriter: QueryRewriter | None = None,
     ) -> EvaluationResult:
+        retrieval = Retrieval.of(k, profile, reranker, rewriter)
+        k = retrieval.profile.top_k
         names = self._select(TOKEN_LEVEL_METRICS, metrics)
         queries = [Query(e.question_id, e.query) for e in self.dataset]
-        chunks, retrieved = self._retrieve(queries, chunker, embedder, vector_store, k, reranker, collection)
+        chunks, retrieved = self._retrieve(queries, chunker, embedder, vector_store, retrieval, collection)
         scores = score_token_level(self.dataset.examples, retrieved, chunks, k)
         results = tuple(
             QuestionResult(
@@ -212,12 +265,16 @@ class ChunkLevelEvaluation(_Evaluation):
         chunker: Chunker,
         embedder: Embedder,
         vector_store: VectorStore,
-        k: int = 5,
-        reranker: Reranker | None = None,
+        k: int | None = None,
         metrics: Sequence[str] | None = None,
         collection: str | None = None,
         experiment: ExperimentSink | None = None,
+        profile: RetrievalProfile | None = None,
+        reranker: Reranker | None = None,
+        rewriter: QueryRewriter | None = None,
     ) -> EvaluationResult:
+        retrieval = Retrieval.of(k, profile, reranker, rewriter)
+        k = retrieval.profile.top_k
         if chunker.fingerprint != self.dataset.chunker_fingerprint:
             raise ConfigError(
                 f"chunk-level dataset {self.dataset.name!r} was made with chunker "
@@ -226,7 +283,7 @@ class ChunkLevelEvaluation(_Evaluation):
             )
         names = self._select(CHUNK_METRICS, metrics)
         queries = [Query(e.question_id, e.query) for e in self.dataset]
-        _, retrieved = self._retrieve(queries, chunker, embedder, vector_store, k, reranker, collection)
+        _, retrieved = self._retrieve(queries, chunker, embedder, vector_store, retrieval, collection)
         scores = score_chunk_level(self.dataset.examples, retrieved, k)
         results = tuple(
             QuestionResult(

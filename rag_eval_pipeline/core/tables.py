@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import pandas as pd
@@ -11,7 +11,7 @@ import pandas as pd
 from .corpus import Corpus
 from .datasets import ChunkLevelDataset, ChunkLevelExample, TokenLevelDataset, TokenLevelExample
 from .generation.base import Rejection
-from .retrieval import RetrievedChunk
+from .retrieval.base import QueryTrace, RetrievedChunk
 from .types import CharacterSpan, ChunkId, Document, DocumentId, PositionAwareChunk, QuestionId
 
 CHUNK_COLUMNS = ["chunk_id", "doc_id", "start", "end", "text"]
@@ -111,9 +111,12 @@ def questions_from_frame(frame: pd.DataFrame) -> TokenLevelDataset:
     return TokenLevelDataset(examples, name=name)
 
 
-def retrieved_to_frame(results: dict[QuestionId, list[RetrievedChunk]]) -> pd.DataFrame:
+def retrieved_to_frame(
+    results: dict[QuestionId, list[RetrievedChunk]], traces: Mapping[QuestionId, QueryTrace] | None = None
+) -> pd.DataFrame:
+    """One row per retrieved chunk; with ``traces``, each row also says how its question was searched."""
     rows = [r for hits in results.values() for r in hits]
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "question_id": [r.question_id for r in rows],
             "rank": pd.array([r.rank for r in rows], dtype="int64"),
@@ -123,8 +126,37 @@ def retrieved_to_frame(results: dict[QuestionId, list[RetrievedChunk]]) -> pd.Da
             "end": pd.array([r.end for r in rows], dtype="int64"),
             "score": pd.array([r.score for r in rows], dtype="float64"),
             "text": [r.text for r in rows],
+            "found_by": [r.found_by for r in rows],
+            **{
+                column: pd.array([getattr(r, column) for r in rows], dtype="Int64")
+                for column in _RANK_COLUMNS
+            },
+            **{
+                column: pd.array([getattr(r, column) for r in rows], dtype="Float64")
+                for column in _SCORE_COLUMNS
+            },
         }
     )
+    if traces is not None:
+        for column in _TRACE_COLUMNS:
+            frame[column] = [getattr(traces[r.question_id], column) for r in rows]
+    return frame
+
+
+_RANK_COLUMNS = ("knn_rank", "bm25_rank")
+_SCORE_COLUMNS = ("knn_score", "bm25_score", "fused_score", "rerank_score")
+_TRACE_COLUMNS = (
+    "query",
+    "rewrite_status",
+    "rewrite_error",
+    "knn_candidates",
+    "knn_below_threshold",
+    "bm25_candidates",
+)
+
+
+def _optional(value: Any, kind: type[int] | type[float]) -> Any:
+    return None if value is None or pd.isna(value) else kind(value)
 
 
 def retrieved_from_frame(frame: pd.DataFrame) -> dict[QuestionId, list[RetrievedChunk]]:
@@ -141,6 +173,9 @@ def retrieved_from_frame(frame: pd.DataFrame) -> dict[QuestionId, list[Retrieved
                 int(r["end"]),
                 float(r["score"]),
                 str(r["text"]),
+                found_by=r.get("found_by", "knn"),
+                **{c: _optional(r.get(c), int) for c in _RANK_COLUMNS},
+                **{c: _optional(r.get(c), float) for c in _SCORE_COLUMNS},
             )
         )
     return results

@@ -92,3 +92,79 @@ def test_semantic_takes_no_overlap_and_sizes_must_be_real_integers():
 
 def test_hash_covers_settings_not_the_name():
     assert ChunkConfig("a", "fixed", 100).config_hash == ChunkConfig("b", "fixed", 100).config_hash  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ("vector_weight: -0.1", "vector_weight must be a number >= 0"),
+        ("keyword_weight: many", "keyword_weight must be a number >= 0"),
+        ("vector_weight: 0, keyword_weight: 0", "both 0, so nothing would be retrieved"),
+        ("rrf_k: -1", "rrf_k must be a number >= 0"),
+        ("similarity_threshold: 1.5", "must lie in \\[-1, 1\\]"),
+        ("similarity_threshold: 0.3, vector_weight: 0, keyword_weight: 1", "vector_weight is 0"),
+        (
+            "top_k: 8, reranker: models/ce, rerank_depth: 5",
+            "rerank_depth \\(5\\) must be an integer >= top_k",
+        ),
+        ("query_rewrite_enabled: 'yes'", "query_rewrite_enabled must be true or false"),
+        ("query_rewrite_prompt: '  '", "query_rewrite_prompt must be a non-empty string"),
+        ("reranker: 3", "reranker must be none or the path"),
+        ("version: 0", "version must be an integer >= 1"),
+        ("top_k: 2.5", "top_k must be an integer >= 1"),
+    ],
+)
+def test_bad_profiles_name_the_file_profile_and_field(tmp_path: Path, fields: str, message: str):
+    path = write(tmp_path, f"profiles:\n  - {{name: p, {fields}}}\n")
+    with pytest.raises(ConfigError, match=message) as err:
+        load_profiles(path)
+    assert str(path) in str(err.value) and "'p'" in str(err.value)
+
+
+def test_profile_fields_load_and_normalise(tmp_path: Path):
+    path = write(
+        tmp_path,
+        "profiles:\n"
+        "  - {name: h, top_k: 3, vector_weight: 1, keyword_weight: 0.5, rrf_k: 10, similarity_threshold: 0,\n"
+        "     reranker: none, judge_model: gpt-4o, query_rewrite_enabled: true}\n",
+    )
+    (profile,) = load_profiles(path)
+    assert profile.vector_weight == 1.0 and isinstance(profile.vector_weight, float)
+    assert profile.similarity_threshold == 0.0 and profile.reranker is None
+    assert profile.retrievers == ("knn", "bm25") and profile.is_fused
+    assert profile.candidate_depth == 20  # fused: each side gives at least 20 candidates
+    assert profile.judge_model == "gpt-4o" and profile.query_rewrite_enabled
+
+
+def test_profile_hash_tracks_what_changes_results():
+    base = RetrievalProfile("p", 5)  # type: ignore[arg-type]
+    same = [
+        RetrievalProfile("q", 5, description="renamed"),  # type: ignore[arg-type]
+        RetrievalProfile("p", 5, vector_weight=1),  # type: ignore[arg-type]  # 1 == 1.0
+        RetrievalProfile("p", 5, rrf_k=10),  # type: ignore[arg-type]  # no fusion: rrf_k unused
+        RetrievalProfile("p", 5, rerank_depth=50),  # type: ignore[arg-type]  # no reranker
+        RetrievalProfile("p", 5, query_rewrite_prompt="other"),  # type: ignore[arg-type]  # rewrite off
+        RetrievalProfile("p", 5, version=7),  # type: ignore[arg-type]
+    ]
+    assert {p.config_hash for p in same} == {base.config_hash}
+    different = [
+        RetrievalProfile("p", 6),  # type: ignore[arg-type]
+        RetrievalProfile("p", 5, keyword_weight=0.5),  # type: ignore[arg-type]
+        RetrievalProfile("p", 5, similarity_threshold=0.2),  # type: ignore[arg-type]
+        RetrievalProfile("p", 5, reranker="models/ce"),  # type: ignore[arg-type]
+        RetrievalProfile("p", 5, query_rewrite_enabled=True),  # type: ignore[arg-type]
+        RetrievalProfile("p", 5, system_prompt="Be brief."),  # type: ignore[arg-type]
+    ]
+    hashes = {p.config_hash for p in different}
+    assert len(hashes) == len(different) and base.config_hash not in hashes
+    fused = RetrievalProfile("p", 5, keyword_weight=0.5)  # type: ignore[arg-type]
+    assert fused.config_hash != RetrievalProfile("p", 5, keyword_weight=0.5, rrf_k=10).config_hash  # type: ignore[arg-type]
+
+
+def test_bundled_profiles_compare_dense_keyword_and_hybrid():
+    root = Path(__file__).resolve().parents[2] / "data"
+    profiles = load_profiles(root / "retrieval_profiles.yaml")
+    assert {p.retrievers for p in profiles} >= {("knn",), ("bm25",), ("knn", "bm25")}
+    hybrid = next(p for p in profiles if p.is_fused)
+    assert (hybrid.vector_weight, hybrid.keyword_weight, hybrid.rrf_k) == (0.6, 0.4, 60.0)
+    assert not any(p.query_rewrite_enabled or p.reranker for p in profiles)  # offline by default

@@ -91,3 +91,34 @@ def test_chunk_level_evaluation_runs_with_its_chunker_and_refuses_another(tiny_p
         assert result.metrics[name].mean == pytest.approx(token.metrics[name].mean)
     with pytest.raises(ConfigError, match="was made with chunker"):
         evaluation.run(chunker=FixedSizeChunker(61, 0), embedder=HashingEmbedder(), vector_store=store)
+
+
+def test_a_profile_runs_hybrid_and_keyword_retrieval_from_the_notebook_api(
+    tiny_project: Path, tmp_path: Path
+):
+    from rag_eval_pipeline.core.configs import RetrievalProfile
+
+    corpus, dataset = load(tiny_project)
+    evaluation = TokenLevelEvaluation(corpus, dataset)
+
+    def run(profile: RetrievalProfile, folder: str):
+        store = QdrantVectorStore(path=tmp_path / folder)
+        return evaluation.run(FixedSizeChunker(60, 0), HashingEmbedder(), store, profile=profile)
+
+    keyword = run(RetrievalProfile("kw", 2, vector_weight=0, keyword_weight=1), "kw")  # type: ignore[arg-type]
+    hybrid = run(RetrievalProfile("hy", 2, vector_weight=0.5, keyword_weight=0.5), "hy")  # type: ignore[arg-type]
+    assert not (tmp_path / "kw").exists()  # keyword-only never touches the vector store
+    hits = [h for r in hybrid.raw_results for h in r.retrieved]
+    assert {h.found_by for h in hits} <= {"knn", "bm25", "both"} and all(h.fused_score for h in hits)
+    assert all(h.found_by == "bm25" for r in keyword.raw_results for h in r.retrieved)
+    # BM25 finds the pump question's chunk by its words, which the hashing embedder cannot
+    first = next(r for r in keyword.raw_results if r.question_id == "tiny-1")
+    assert first.metrics["span_recall"] > 0
+    with pytest.raises(ConfigError, match="k=3 contradicts top_k=2"):
+        evaluation.run(
+            FixedSizeChunker(60, 0),
+            HashingEmbedder(),
+            QdrantVectorStore(path=tmp_path / "x"),
+            k=3,
+            profile=RetrievalProfile("kw", 2),
+        )  # type: ignore[arg-type]

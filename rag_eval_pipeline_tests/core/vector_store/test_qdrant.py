@@ -94,3 +94,41 @@ def test_a_session_opens_a_local_collection_once(tmp_path: Path, monkeypatch: py
     assert len(opened) == 1
     store.search("c", vectors[:2], 2)  # outside a session each call opens (and releases) the folder
     assert len(opened) == 2
+
+
+def test_server_mode_sends_the_api_key_to_the_url(tmp_path: Path):
+    """No Qdrant server can be installed here, so a listener records what server mode sends: the same
+    store code, only the client is built with url= and api_key= (QDRANT_URL, QDRANT_API_KEY)."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from rag_eval_pipeline.resources import QdrantResource
+
+    seen: list[tuple[str, str | None]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            seen.append((self.path, self.headers.get("api-key")))
+            body = json.dumps({"result": {"exists": False}, "status": "ok", "time": 0.0}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        store = QdrantResource(url=url, api_key="qdrant-secret", local_path=str(tmp_path)).get()
+        assert store.location == url and store.path is None
+        with pytest.raises(LookupError, match=f"does not exist at {url}: build the index first"):
+            store.search("rag_eval__fixed__minilm", np.zeros((1, 4), dtype=np.float32), 3)
+        store.close()
+    finally:
+        server.shutdown()
+    assert seen and seen[0] == ("/collections/rag_eval__fixed__minilm/exists", "qdrant-secret")
+    assert not list(tmp_path.iterdir())  # nothing written locally in server mode

@@ -1,0 +1,79 @@
+"""What retrieval produces: ranked chunks per question, each saying which retrievers found it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..embedding.base import Embedder
+from ..types import ChunkId, DocumentId, PositionAwareChunk, QuestionId
+from ..vector_store.base import VectorStore
+from .rewrite import RewriteStatus
+
+FoundBy = Literal["knn", "bm25", "both"]
+
+
+@dataclass(frozen=True)
+class Query:
+    question_id: QuestionId
+    text: str
+
+
+@dataclass(frozen=True)
+class RetrievedChunk:
+    """One chunk of a question's result list. ``score`` is what ranked it: the cosine similarity for
+    dense-only profiles, the BM25 score for keyword-only ones, the RRF score for fused ones, and the
+    reranker's score when a reranker ran. The retriever ranks (1-based) and scores are kept as found,
+    None where that retriever did not return the chunk."""
+
+    question_id: QuestionId
+    rank: int  # 1-based
+    chunk_id: ChunkId
+    doc_id: DocumentId
+    start: int
+    end: int
+    score: float
+    text: str
+    found_by: FoundBy = "knn"
+    knn_rank: int | None = None
+    knn_score: float | None = None
+    bm25_rank: int | None = None
+    bm25_score: float | None = None
+    fused_score: float | None = None
+    rerank_score: float | None = None
+
+
+@dataclass(frozen=True)
+class QueryTrace:
+    """How one question was retrieved: what was searched for and how many candidates each side had.
+    ``knn_below_threshold`` counts dense hits the similarity threshold removed."""
+
+    question_id: QuestionId
+    query: str
+    rewrite_status: RewriteStatus = "off"
+    rewrite_error: str = ""
+    knn_candidates: int = 0
+    knn_below_threshold: int = 0
+    bm25_candidates: int = 0
+
+
+@dataclass(frozen=True)
+class RetrievalRun:
+    hits: dict[QuestionId, list[RetrievedChunk]]
+    traces: dict[QuestionId, QueryTrace]
+    # Wall time per stage (rewrite, embed, knn, bm25, fusion, rerank), for metadata and benchmarks.
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def index_chunks(
+    chunks: Sequence[PositionAwareChunk],
+    embedder: Embedder,
+    store: VectorStore,
+    collection: str,
+    chunk_config: str,
+) -> int:
+    """Embed (through whatever cache the embedder has) and make the collection hold exactly ``chunks``."""
+    vectors = embedder.embed([c.text for c in chunks])
+    store.replace_collection(collection, chunks, vectors, chunk_config)
+    return len(chunks)

@@ -1,0 +1,175 @@
+"""Keyword retrieval: a BM25 index (bm25s) over one chunk set, saved to disk and rebuilt only when the
+chunks change.
+
+The index folder holds the bm25s arrays, the chunks themselves (so a hit carries its offsets without a
+second lookup) and a manifest with the fingerprint of the chunk set and of the tokenizer settings.
+Hits are exact: every chunk is scored, chunks that share no term with the query are not hits, and
+ties are broken by chunk id, as on the dense side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import pandas as pd
+import Stemmer
+
+from ..progress import Progress, no_progress
+from ..types import ChunkId, DocumentId, PositionAwareChunk, sha256_hex
+from ..vector_store.base import ScoredChunk
+
+# Part of the fingerprint: changing how text is tokenized or scored must rebuild every index.
+TOKENIZER = {"lower": True, "stopwords": "en", "stemmer": "snowball-english", "method": "lucene"}
+BM25_PARAMS = {"k1": 1.5, "b": 0.75}
+_MANIFEST = "manifest.json"
+_CHUNKS = "chunks.parquet"
+_BM25 = "bm25"
+_SCORE_DECIMALS = 6
+
+_stemmer_lock = threading.Lock()
+
+
+def chunk_set_fingerprint(chunks: Sequence[PositionAwareChunk]) -> str:
+    """Identifies the chunk set and the index settings: same chunks, same fingerprint."""
+    digest = sha256_hex(json.dumps([TOKENIZER, BM25_PARAMS], sort_keys=True))
+    for c in chunks:
+        digest = sha256_hex(f"{digest}\0{c.chunk_id}\0{c.doc_id}\0{c.start}\0{c.end}")
+    return digest[:16]
+
+
+def _tokenize(texts: Sequence[str]) -> list[list[str]]:
+    with _stemmer_lock:  # PyStemmer objects are not thread-safe
+        tokens = bm25s.tokenize(
+            list(texts),
+            lower=True,
+            stopwords="en",
+            stemmer=Stemmer.Stemmer("english"),
+            return_ids=False,
+            show_progress=False,
+        )
+    return [list(t) for t in tokens]
+
+
+@dataclass(frozen=True)
+class KeywordIndex:
+    chunks: tuple[PositionAwareChunk, ...]
+    fingerprint: str
+    folder: Path | None
+    _bm25: bm25s.BM25
+
+    @classmethod
+    def build(cls, chunks: Sequence[PositionAwareChunk], progress: Progress = no_progress) -> KeywordIndex:
+        stage = "keyword index (bm25)"
+        progress(stage, 0, len(chunks))
+        retriever = bm25s.BM25(method=TOKENIZER["method"], **BM25_PARAMS)
+        if chunks:
+            retriever.index(_tokenize([c.text for c in chunks]), show_progress=False)
+        progress(stage, len(chunks), len(chunks))
+        return cls(tuple(chunks), chunk_set_fingerprint(chunks), None, retriever)
+
+    @classmethod
+    def load_or_build(
+        cls, folder: str | Path, chunks: Sequence[PositionAwareChunk], progress: Progress = no_progress
+    ) -> tuple[KeywordIndex, bool]:
+        """The saved index when it was built from exactly these chunks, else a new one saved there.
+        The flag says whether it was (re)built."""
+        folder = Path(folder)
+        expected = chunk_set_fingerprint(chunks)
+        if _saved_fingerprint(folder) == expected:
+            return cls.load(folder), False
+        index = cls.build(chunks, progress)
+        index.save(folder)
+        return index.at(folder), True
+
+    @classmethod
+    def load(cls, folder: str | Path) -> KeywordIndex:
+        folder = Path(folder)
+        fingerprint = _saved_fingerprint(folder)
+        if fingerprint is None:
+            raise LookupError(f"no keyword index in {folder}: build it first (materialize chunk_index)")
+        frame = pd.read_parquet(folder / _CHUNKS)
+        chunks = tuple(
+            PositionAwareChunk(ChunkId(cid), DocumentId(did), int(start), int(end), str(text))
+            for cid, did, start, end, text in zip(
+                frame["chunk_id"], frame["doc_id"], frame["start"], frame["end"], frame["text"], strict=True
+            )
+        )
+        retriever = bm25s.BM25.load(str(folder / _BM25)) if chunks else bm25s.BM25()
+        return cls(chunks, fingerprint, folder, retriever)
+
+    def at(self, folder: Path) -> KeywordIndex:
+        return KeywordIndex(self.chunks, self.fingerprint, folder, self._bm25)
+
+    def save(self, folder: str | Path) -> None:
+        """Write to a fresh folder and swap it in, so a killed run never leaves a half index."""
+        folder = Path(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        if self.chunks:
+            self._bm25.save(str(staging / _BM25), show_progress=False)
+        pd.DataFrame(
+            {
+                "chunk_id": [c.chunk_id for c in self.chunks],
+                "doc_id": [c.doc_id for c in self.chunks],
+                "start": pd.array([c.start for c in self.chunks], dtype="int64"),
+                "end": pd.array([c.end for c in self.chunks], dtype="int64"),
+                "text": [c.text for c in self.chunks],
+            }
+        ).to_parquet(staging / _CHUNKS, index=False)
+        manifest = {"fingerprint": self.fingerprint, "n_chunks": len(self.chunks), **TOKENIZER, **BM25_PARAMS}
+        (staging / _MANIFEST).write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
+        retired = folder.with_name(f".{folder.name}.{os.getpid()}.old")
+        if folder.exists():
+            folder.rename(retired)
+        staging.rename(folder)
+        shutil.rmtree(retired, ignore_errors=True)
+
+    def search(self, queries: Sequence[str], k: int) -> list[list[ScoredChunk]]:
+        """Top ``k`` chunks by BM25 score per query, best first; only chunks sharing a term score."""
+        if k <= 0:
+            raise ValueError(f"k must be >= 1, got {k}")
+        results: list[list[ScoredChunk]] = []
+        for tokens in _tokenize(queries):
+            if not self.chunks or not tokens:
+                results.append([])
+                continue
+            scores = np.asarray(self._bm25.get_scores(tokens), dtype=np.float64)
+            results.append(self._top_k(scores, k))
+        return results
+
+    def _top_k(self, scores: np.ndarray, k: int) -> list[ScoredChunk]:
+        rounded = np.round(scores, _SCORE_DECIMALS)
+        positive = np.flatnonzero(rounded > 0)
+        if len(positive) > k:
+            # Everything tied with the k-th best score stays in, so chunk id decides among them.
+            kth = np.partition(rounded[positive], len(positive) - k)[len(positive) - k]
+            positive = positive[rounded[positive] >= kth]
+        order = sorted(positive.tolist(), key=lambda i: (-rounded[i], self.chunks[i].chunk_id))
+        return [
+            ScoredChunk(
+                self.chunks[i].chunk_id,
+                self.chunks[i].doc_id,
+                self.chunks[i].start,
+                self.chunks[i].end,
+                float(scores[i]),
+                self.chunks[i].text,
+            )
+            for i in order[:k]
+        ]
+
+
+def _saved_fingerprint(folder: Path) -> str | None:
+    try:
+        return str(json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))["fingerprint"])
+    except (OSError, ValueError, KeyError):
+        return None

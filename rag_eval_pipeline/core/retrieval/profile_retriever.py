@@ -1,0 +1,188 @@
+"""Runs one retrieval profile as a user's application would: rewrite the question, search the dense and
+keyword sides, fuse by weighted RRF, rerank, keep top_k. Deterministic: ties go to the smaller chunk id.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ..configs import RetrievalProfile, Retriever
+from ..embedding.base import Embedder
+from ..errors import ConfigError
+from ..progress import Progress, no_progress
+from ..types import QuestionId
+from ..vector_store.base import ScoredChunk, VectorStore
+from .base import FoundBy, Query, QueryTrace, RetrievalRun, RetrievedChunk
+from .fusion import FusedHit, RankedList, weighted_rrf
+from .keyword import KeywordIndex
+from .rerank import Reranker
+from .rewrite import QueryRewriter, not_rewritten
+
+SEARCH_BATCH = 64
+RERANK_BATCH = 8  # a cross-encoder takes about a second a query: report progress more often
+_RERANK_DECIMALS = 6
+
+
+@dataclass(frozen=True)
+class DenseIndex:
+    """The dense side: a vector store collection and the embedder its vectors came from."""
+
+    embedder: Embedder
+    store: VectorStore
+    collection: str
+
+
+class ProfileRetriever:
+    def __init__(
+        self,
+        profile: RetrievalProfile,
+        *,
+        dense: DenseIndex | None = None,
+        keyword: KeywordIndex | None = None,
+        reranker: Reranker | None = None,
+        rewriter: QueryRewriter | None = None,
+    ) -> None:
+        where = f"retrieval profile {profile.name!r}"
+        if "knn" in profile.retrievers and dense is None:
+            raise ConfigError(f"{where} has vector_weight > 0 but no dense index was given")
+        if "bm25" in profile.retrievers and keyword is None:
+            raise ConfigError(f"{where} has keyword_weight > 0 but no keyword index was given")
+        if profile.reranker is not None and reranker is None:
+            raise ConfigError(f"{where} reranks with {profile.reranker} but no reranker was given")
+        if profile.query_rewrite_enabled and rewriter is None:
+            raise ConfigError(f"{where} rewrites queries but no query rewriter (LLM) was given")
+        self.profile = profile
+        self.dense = dense
+        self.keyword = keyword
+        self.reranker = reranker if profile.reranker is not None else None
+        self.rewriter = rewriter if profile.query_rewrite_enabled else None
+        self._seconds: dict[str, float] = {}
+
+    @contextmanager
+    def _timed(self, stage: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._seconds[stage] = self._seconds.get(stage, 0.0) + time.perf_counter() - started
+
+    def run(self, queries: Sequence[Query], progress: Progress = no_progress) -> RetrievalRun:
+        self._seconds = {}
+        originals = [q.text for q in queries]
+        with self._timed("rewrite"):
+            rewritten = (
+                self.rewriter.rewrite(originals, progress)
+                if self.rewriter is not None
+                else not_rewritten(originals)
+            )
+        texts = [r.text for r in rewritten]
+        knn_hits, below = self._dense(texts, progress)
+        hits: dict[QuestionId, list[RetrievedChunk]] = {}
+        traces: dict[QuestionId, QueryTrace] = {}
+        batch = RERANK_BATCH if self.reranker is not None else SEARCH_BATCH
+        stage = f"retrieval ({self.profile.name})"
+        progress(stage, 0, len(queries))
+        for start in range(0, len(queries), batch):
+            block = range(start, min(start + batch, len(queries)))
+            keyword_hits = self._keyword([texts[i] for i in block])
+            for offset, i in enumerate(block):
+                query = queries[i]
+                lists = [RankedList("knn", self.profile.vector_weight, knn_hits[i])] if knn_hits else []
+                if keyword_hits is not None:
+                    lists.append(RankedList("bm25", self.profile.keyword_weight, keyword_hits[offset]))
+                hits[query.question_id] = self._rank(query, lists)
+                traces[query.question_id] = QueryTrace(
+                    query.question_id,
+                    texts[i],
+                    rewritten[i].status,
+                    rewritten[i].error,
+                    knn_candidates=len(knn_hits[i]) + below[i] if knn_hits else 0,
+                    knn_below_threshold=below[i] if knn_hits else 0,
+                    bm25_candidates=len(keyword_hits[offset]) if keyword_hits is not None else 0,
+                )
+            progress(stage, block.stop, len(queries))
+        return RetrievalRun(hits, traces, dict(self._seconds))
+
+    def _dense(self, texts: list[str], progress: Progress) -> tuple[list[list[ScoredChunk]], list[int]]:
+        """Dense candidates per query above the threshold, and how many the threshold removed."""
+        if self.dense is None or "knn" not in self.profile.retrievers:
+            return [], []
+        with self._timed("embed"):
+            vectors = self.dense.embedder.embed(texts)
+        found: list[list[ScoredChunk]] = []
+        with self._timed("knn"), self.dense.store.session(self.dense.collection):
+            for i in range(0, len(texts), SEARCH_BATCH):
+                found += self.dense.store.search(
+                    self.dense.collection, vectors[i : i + SEARCH_BATCH], self.profile.candidate_depth
+                )
+        threshold = self.profile.similarity_threshold
+        if threshold is None:
+            return found, [0] * len(found)
+        kept = [[h for h in hits if h.score >= threshold] for hits in found]
+        return kept, [len(all_) - len(k) for all_, k in zip(found, kept, strict=True)]
+
+    def _keyword(self, texts: list[str]) -> list[list[ScoredChunk]] | None:
+        if self.keyword is None or "bm25" not in self.profile.retrievers:
+            return None
+        with self._timed("bm25"):
+            return self.keyword.search(texts, self.profile.candidate_depth)
+
+    def _rank(self, query: Query, lists: list[RankedList]) -> list[RetrievedChunk]:
+        with self._timed("fusion"):
+            if self.profile.is_fused:
+                fused = weighted_rrf(lists, self.profile.rrf_k)
+            else:
+                (only,) = lists
+                fused = [
+                    FusedHit(h, h.score, {only.retriever: r}, {only.retriever: h.score})
+                    for r, h in enumerate(only.hits, start=1)
+                ]
+        rerank_scores: dict[int, float] = {}
+        if self.reranker is not None:
+            with self._timed("rerank"):
+                pool = fused[: self.profile.rerank_depth]
+                # The reranker judges the user's question, not the rewritten search query.
+                values = self.reranker.score(query.text, [h.chunk.text for h in pool])
+                order = sorted(
+                    range(len(pool)),
+                    key=lambda j: (-round(values[j], _RERANK_DECIMALS), pool[j].chunk.chunk_id),
+                )
+                fused = [pool[j] for j in order]
+                rerank_scores = {pos: float(values[j]) for pos, j in enumerate(order)}
+        return [
+            _retrieved(query.question_id, rank, hit, self.profile.is_fused, rerank_scores.get(rank - 1))
+            for rank, hit in enumerate(fused[: self.profile.top_k], start=1)
+        ]
+
+
+def _retrieved(
+    question_id: QuestionId, rank: int, hit: FusedHit, fused: bool, rerank_score: float | None
+) -> RetrievedChunk:
+    c = hit.chunk
+    return RetrievedChunk(
+        question_id,
+        rank,
+        c.chunk_id,
+        c.doc_id,
+        c.start,
+        c.end,
+        rerank_score if rerank_score is not None else hit.score,
+        c.text,
+        found_by=_found_by(hit.ranks.keys()),
+        knn_rank=hit.ranks.get("knn"),
+        knn_score=hit.scores.get("knn"),
+        bm25_rank=hit.ranks.get("bm25"),
+        bm25_score=hit.scores.get("bm25"),
+        fused_score=hit.score if fused else None,
+        rerank_score=rerank_score,
+    )
+
+
+def _found_by(retrievers: Collection[Retriever]) -> FoundBy:
+    names = set(retrievers)
+    if names == {"knn", "bm25"}:
+        return "both"
+    return "bm25" if names == {"bm25"} else "knn"

@@ -1,0 +1,101 @@
+import math
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rag_eval_pipeline.core.retrieval.keyword import KeywordIndex, _tokenize, chunk_set_fingerprint
+from rag_eval_pipeline.core.types import ChunkId, DocumentId, PositionAwareChunk
+
+TEXTS = {
+    "c-a": "The main pump runs at 1,450 rpm and is serviced every 90 days.",
+    "c-b": "A pressure alarm fires when the outlet pressure exceeds 7.5 bar.",
+    "c-c": "Every relief valve is tested in March by two technicians.",
+    "c-d": "Pumps and valves: the pump room holds three pumps.",
+    "c-e": "Zoë Mbeki leads the night shift, which starts at 22:00.",
+}
+
+
+def chunks(texts: dict[str, str] = TEXTS) -> list[PositionAwareChunk]:
+    return [PositionAwareChunk(ChunkId(cid), DocumentId("doc"), 0, len(t), t) for cid, t in texts.items()]
+
+
+def lucene_bm25(query: str, texts: dict[str, str], k1: float = 1.5, b: float = 0.75) -> dict[str, float]:
+    """BM25 as Lucene scores it (its idf; no (k1 + 1) factor, which changes no ranking), written out by
+    hand over the same tokens, to check the library's scores."""
+    docs = {cid: _tokenize([t])[0] for cid, t in texts.items()}
+    n = len(docs)
+    avg = sum(len(d) for d in docs.values()) / n
+    terms = _tokenize([query])[0]
+    scores = {}
+    for cid, tokens in docs.items():
+        counts = Counter(tokens)
+        score = 0.0
+        for term in terms:
+            df = sum(1 for d in docs.values() if term in d)
+            if not counts[term]:
+                continue
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            tf = counts[term]
+            score += idf * tf / (tf + k1 * (1 - b + b * len(tokens) / avg))
+        scores[cid] = score
+    return scores
+
+
+def test_scores_match_bm25_by_hand_and_only_matching_chunks_are_hits():
+    index = KeywordIndex.build(chunks())
+    (hits,) = index.search(["How fast do the pumps run?"], k=5)
+    expected = {cid: s for cid, s in lucene_bm25("How fast do the pumps run?", TEXTS).items() if s > 0}
+    assert {h.chunk_id for h in hits} == set(expected) == {"c-a", "c-d"}
+    for h in hits:
+        assert h.score == pytest.approx(expected[h.chunk_id], rel=1e-5)
+    assert hits[0].chunk_id == max(expected, key=expected.__getitem__)
+    assert (hits[0].start, hits[0].end, hits[0].text) == (
+        0,
+        len(TEXTS[hits[0].chunk_id]),
+        TEXTS[hits[0].chunk_id],
+    )
+
+
+def test_ties_are_broken_by_chunk_id_and_k_cuts():
+    twins = {
+        "z": "relief valve test",
+        "m": "relief valve test",
+        "a": "relief valve test",
+        "q": "cooling loop",
+    }
+    index = KeywordIndex.build(chunks(twins))
+    (hits,) = index.search(["relief valve"], k=2)
+    assert [h.chunk_id for h in hits] == ["a", "m"]
+    (all_hits,) = index.search(["relief valve"], k=10)
+    assert [h.chunk_id for h in all_hits] == ["a", "m", "z"]
+
+
+def test_queries_without_known_terms_find_nothing():
+    index = KeywordIndex.build(chunks())
+    assert index.search(["the of and", "zebra quokka", ""], k=3) == [[], [], []]
+    assert KeywordIndex.build([]).search(["pump"], k=3) == [[]]
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        index.search(["pump"], k=0)
+
+
+def test_saved_index_is_reused_until_the_chunks_change(tmp_path: Path):
+    folder = tmp_path / "bm25" / "fixed-60"
+    built, rebuilt = KeywordIndex.load_or_build(folder, chunks())
+    assert rebuilt and (folder / "manifest.json").exists()
+    loaded, rebuilt_again = KeywordIndex.load_or_build(folder, chunks())
+    assert not rebuilt_again
+    queries = ["pressure alarm bar", "night shift lead", "valve technicians March"]
+    assert loaded.search(queries, 3) == built.search(queries, 3)
+    changed = {**TEXTS, "c-f": "The cooling loop is fed by valve V-12."}
+    updated, rebuilt_after_change = KeywordIndex.load_or_build(folder, chunks(changed))
+    assert rebuilt_after_change
+    assert updated.search(["cooling loop"], 1)[0][0].chunk_id == "c-f"
+    assert not list(tmp_path.glob("bm25/.*"))  # no staging or retired folders left behind
+
+
+def test_fingerprint_covers_offsets_not_just_ids():
+    moved = [PositionAwareChunk(c.chunk_id, c.doc_id, c.start + 1, c.end + 1, c.text) for c in chunks()]
+    assert chunk_set_fingerprint(moved) != chunk_set_fingerprint(chunks())
+    with pytest.raises(LookupError, match="build it first"):
+        KeywordIndex.load(Path("/nonexistent/bm25"))
