@@ -1,11 +1,14 @@
 """Benchmark on chroma_general (Chroma's chunking-evaluation data): quality and speed, core API only.
 
-All corpora go into one index per chunk config; every question retrieves its top k chunks, scored with
-the project's token-level metrics. Speed is measured per step: chunking, embedding (cold, then from the
-cache), indexing, retrieval (against an exact numpy baseline) and metric computation.
+All corpora go into one Qdrant collection and one BM25 index per chunk config; every retrieval profile
+(dense, keyword, hybrid by weighted RRF) then answers every question through ``ProfileRetriever``, and
+its hits are scored with the project's token-level metrics. Speed is measured per step: chunking,
+embedding (cold, then from the cache), indexing (Qdrant and BM25), each retrieval stage (knn, bm25,
+fusion; against an exact numpy baseline measured in the same process) and metric computation.
 
-    python benchmarks/chroma_general.py [--chunk-configs data/chunk_configs.yaml] [--k 5]
-        [--limit-questions N] [--only NAME,...] [--cache-dir DIR] [--data DIR]
+    python benchmarks/chroma_general.py [--chunk-configs data/chunk_configs.yaml] [--only NAME,...]
+        [--profiles data/retrieval_profiles.yaml] [--only-profiles NAME,...]
+        [--limit-questions N] [--cache-dir DIR] [--data DIR]
 """
 
 from __future__ import annotations
@@ -18,16 +21,17 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from rag_eval_pipeline.core.chunking import build_chunker, chunk_corpus
-from rag_eval_pipeline.core.configs import ChunkConfig, load_chunk_configs
+from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile, load_chunk_configs, load_profiles
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.dataset_import import read_token_level_csv
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, TokenLevelExample
@@ -37,13 +41,19 @@ from rag_eval_pipeline.core.errors import DatasetError, InputError
 from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, score_token_level
 from rag_eval_pipeline.core.metrics.aggregate import MetricSummary, summarize_table
 from rag_eval_pipeline.core.progress import Progress, TqdmProgress, no_progress
-from rag_eval_pipeline.core.retrieval import Query, index_chunks, retrieve
+from rag_eval_pipeline.core.retrieval.base import Query, RetrievalRun, RetrievedChunk, index_chunks
+from rag_eval_pipeline.core.retrieval.keyword import KeywordIndex
+from rag_eval_pipeline.core.retrieval.profile_retriever import DenseIndex, ProfileRetriever
+from rag_eval_pipeline.core.types import PositionAwareChunk, QuestionId
 from rag_eval_pipeline.core.vector_store.base import collection_name
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
+
+_T = TypeVar("_T")
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/benchmarks/chroma_general"
 DEFAULT_CHUNK_CONFIGS = PROJECT_ROOT / "data/chunk_configs.yaml"
+DEFAULT_PROFILES = PROJECT_ROOT / "data/retrieval_profiles.yaml"
 REPORTED_METRICS = (
     "span_recall",
     "span_precision",
@@ -54,20 +64,82 @@ REPORTED_METRICS = (
     "recall_at_k",
     "mrr",
 )
+SHORT_NAMES = {
+    "span_recall": "recall",
+    "span_precision": "prec",
+    "span_iou": "iou",
+    "precision_chroma": "prec_chr",
+    "iou_chroma": "iou_chr",
+    "precision_omega": "prec_omg",
+    "recall_at_k": "recall@k",
+    "mrr": "mrr",
+}
 NUMPY_REPEATS = 3
-SPEED_COLUMNS = (
+# Each profile runs this many times; speed is the best pass per stage, and the hits must not change.
+SPEED_PASSES = 3
+RETRIEVAL_STAGES = ("embed", "knn", "bm25", "fusion")
+FOUND_BY = ("knn", "bm25", "both")
+# Compared question by question against the first profile (paired bootstrap of the differences).
+PAIRED_METRICS = ("span_recall", "span_iou", "mrr")
+CONFIG_SPEED_COLUMNS = (
     "chunks/s",
     "emb cold/s",
     "emb warm/s",
     "warm/cold",
     "index s",
-    "retr q/s",
-    "numpy q/s",
-    "numpy/retr",
+    "bm25 idx/s",
+    "open s",
     "score q/s",
     "score peak",
     "peak RSS",
 )
+PROFILE_SPEED_COLUMNS = (
+    "e2e q/s",
+    "knn q/s",
+    "bm25 q/s",
+    "fuse q/s",
+    "numpy q/s",
+    "numpy/knn",
+    "numpy/bm25",
+    "fuse/knn",
+    "knn/bm25/both %",
+)
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    """One profile on one chunk config; times in seconds, the best of ``SPEED_PASSES`` passes each."""
+
+    profile: RetrievalProfile
+    n_questions: int
+    metrics: Mapping[str, MetricSummary]
+    total_seconds: float
+    stage_seconds: Mapping[str, float]  # keys from RetrievalRun.seconds
+    stable: bool  # every pass returned the same hits
+    numpy_seconds: float  # exact dense top-``candidate_depth`` on the same vectors
+    numpy_agreement: int | None  # queries whose knn hits match numpy's; None without knn
+    found_by: Mapping[str, int]  # final hits by the retrievers that returned them
+    score_seconds: float
+    score_peak_bytes: int
+    scores: tuple[Mapping[str, float], ...]  # per question, in dataset order
+
+    @property
+    def e2e_per_s(self) -> float:
+        return _rate(self.n_questions, self.total_seconds)
+
+    @property
+    def numpy_per_s(self) -> float:
+        return _rate(self.n_questions, self.numpy_seconds)
+
+    def stage_per_s(self, stage: str) -> float | None:
+        """Queries/s of one stage; None when the profile does not run it (fusion: only when fused)."""
+        if stage not in self.stage_seconds or (stage == "fusion" and not self.profile.is_fused):
+            return None
+        return _rate(self.n_questions, self.stage_seconds[stage])
+
+    def found_by_shares(self) -> dict[str, float]:
+        total = sum(self.found_by.values())
+        return {name: self.found_by.get(name, 0) / total if total else 0.0 for name in FOUND_BY}
 
 
 @dataclass(frozen=True)
@@ -78,7 +150,6 @@ class ConfigResult:
     n_chunks: int
     mean_chunk_chars: float
     n_questions: int
-    metrics: Mapping[str, MetricSummary]
     chunk_seconds: float
     embed_cold_seconds: float
     embed_warm_seconds: float
@@ -86,12 +157,10 @@ class ConfigResult:
     texts_embedded_warm: int
     query_embed_seconds: float
     index_seconds: float
-    retrieve_seconds: float
-    numpy_seconds: float
-    topk_agreement: int
-    score_seconds: float
-    score_peak_bytes: int
+    keyword_build_seconds: float
+    qdrant_open_seconds: float
     max_rss_bytes: int
+    profiles: tuple[ProfileResult, ...]
 
     @property
     def chunks_per_s(self) -> float:
@@ -106,24 +175,42 @@ class ConfigResult:
         return _rate(self.n_chunks, self.embed_warm_seconds)
 
     @property
-    def retrieve_per_s(self) -> float:
-        return _rate(self.n_questions, self.retrieve_seconds)
-
-    @property
-    def numpy_per_s(self) -> float:
-        return _rate(self.n_questions, self.numpy_seconds)
+    def keyword_build_per_s(self) -> float:
+        return _rate(self.n_chunks, self.keyword_build_seconds)
 
     @property
     def score_per_s(self) -> float:
-        return _rate(self.n_questions, self.score_seconds)
+        """Questions scored per second, over every profile of this config."""
+        return _rate(len(self.profiles) * self.n_questions, sum(p.score_seconds for p in self.profiles))
+
+    @property
+    def score_peak_bytes(self) -> int:
+        return max((p.score_peak_bytes for p in self.profiles), default=0)
 
 
 def _rate(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else float("inf")
 
 
-def _fmt_rate(value: float) -> str:
+def _fmt_rate(value: float | None) -> str:
+    if value is None:
+        return "-"
     return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def _fmt_ratio(value: float | None) -> str:
+    """How many times one figure is another: ``74x``, ``2.3x``, ``0.41x``."""
+    if value is None:
+        return "-"
+    if value >= 10:
+        return f"{value:,.0f}x"
+    return f"{value:.1f}x" if value >= 1 else f"{value:.2f}x"
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    if numerator is None or denominator is None or denominator <= 0:
+        return None
+    return numerator / denominator
 
 
 def _mib(n_bytes: float) -> str:
@@ -165,7 +252,7 @@ def _time_numpy(matrix: Vectors, queries: Vectors, k: int) -> tuple[float, list[
     return best, tops
 
 
-def _traced_peak(func: Any) -> int:
+def _traced_peak(func: Callable[[], object]) -> int:
     """Peak bytes Python allocates while ``func()`` runs (tracemalloc, so slower than untraced)."""
     was_tracing = tracemalloc.is_tracing()
     if was_tracing:
@@ -180,18 +267,186 @@ def _traced_peak(func: Any) -> int:
             tracemalloc.stop()
 
 
+def skip_reason(profile: RetrievalProfile) -> str | None:
+    """Why the offline, deterministic benchmark cannot run a profile (None: it can)."""
+    needs = []
+    if profile.reranker is not None:
+        needs.append(f"a reranker ({profile.reranker})")
+    if profile.query_rewrite_enabled:
+        needs.append("query rewriting by an LLM")
+    return f"needs {' and '.join(needs)}" if needs else None
+
+
+def describe_profile(profile: RetrievalProfile) -> str:
+    if profile.is_fused:
+        how = (
+            f"knn {profile.vector_weight:g} + bm25 {profile.keyword_weight:g} by RRF (rrf_k "
+            f"{profile.rrf_k:g}), top {profile.top_k} of {profile.candidate_depth} candidates each"
+        )
+    else:
+        how = f"{profile.retrievers[0]} only, top {profile.top_k}"
+    if profile.similarity_threshold is not None:
+        how += f", dense similarity >= {profile.similarity_threshold:g}"
+    return how
+
+
+def _hit_keys(run: RetrievalRun) -> dict[QuestionId, list[tuple[str, int]]]:
+    return {qid: [(h.chunk_id, h.rank) for h in hits] for qid, hits in run.hits.items()}
+
+
+def _numpy_agreement(
+    profile: RetrievalProfile,
+    queries: Sequence[Query],
+    hits: Mapping[QuestionId, Sequence[RetrievedChunk]],
+    tops: Sequence[npt.NDArray[np.intp]],
+    chunks: Sequence[PositionAwareChunk],
+) -> int:
+    """Queries whose knn hits agree with numpy's exact ranking. Dense-only without a threshold: the
+    same top-k set. Otherwise every chunk the dense side contributed lies in numpy's top-depth."""
+    agree = 0
+    for query, top in zip(queries, tops, strict=True):
+        exact = [chunks[i].chunk_id for i in top]
+        from_knn = {h.chunk_id for h in hits[query.question_id] if h.knn_rank is not None}
+        if not profile.is_fused and profile.similarity_threshold is None:
+            agree += from_knn == set(exact[: profile.top_k])
+        else:
+            agree += from_knn <= set(exact)
+    return agree
+
+
+def run_profile(
+    profile: RetrievalProfile,
+    queries: Sequence[Query],
+    examples: Sequence[TokenLevelExample],
+    chunks: Sequence[PositionAwareChunk],
+    dense: DenseIndex,
+    keyword: KeywordIndex,
+    numpy_baseline: Callable[[int], tuple[float, list[npt.NDArray[np.intp]]]],
+    out: TextIO,
+) -> ProfileResult:
+    """Run one profile ``SPEED_PASSES`` times (best time per stage), then score its hits."""
+
+    def say(label: str, text: str) -> None:
+        print(f"{label:<12}{text}", file=out, flush=True)
+
+    print(f"\n-- {profile.name}: {describe_profile(profile)} --", file=out)
+    retriever = ProfileRetriever(profile, dense=dense, keyword=keyword)
+    first: RetrievalRun | None = None
+    total = float("inf")
+    stages: dict[str, float] = {}
+    stable = True
+    for _ in range(SPEED_PASSES):
+        started = time.perf_counter()
+        run = retriever.run(queries)  # no progress bar: it would be timed too
+        elapsed = time.perf_counter() - started
+        if first is None:
+            first = run
+        else:
+            stable = stable and _hit_keys(run) == _hit_keys(first)
+        total = min(total, elapsed)
+        for stage, seconds in run.seconds.items():
+            stages[stage] = min(stages.get(stage, float("inf")), seconds)
+    assert first is not None
+    hits = first.hits
+    n = len(queries)
+
+    depth = profile.candidate_depth
+    numpy_seconds, tops = numpy_baseline(depth)
+    numpy_rate = _rate(n, numpy_seconds)
+    agreement = _numpy_agreement(profile, queries, hits, tops, chunks) if dense_used(profile) else None
+    found_by: Counter[str] = Counter(h.found_by for q in queries for h in hits[q.question_id])
+
+    say(
+        "speed",
+        f"best of {SPEED_PASSES} passes, "
+        + ("identical hits in every pass" if stable else "WARNING: the hits changed between passes")
+        + f"; end-to-end {n:,} queries in {total:.3f} s: {_fmt_rate(_rate(n, total))} queries/s",
+    )
+    if "embed" in stages:
+        say("", f"embed  {stages['embed']:.3f} s (query vectors from the cache)")
+    if "knn" in stages:
+        knn_rate = _rate(n, stages["knn"])
+        say(
+            "",
+            f"knn    {stages['knn']:.3f} s: {_fmt_rate(knn_rate)} queries/s (Qdrant local, top {depth}); "
+            f"numpy exact top-{depth} (best of {NUMPY_REPEATS}) {numpy_seconds * 1000:.1f} ms: "
+            f"{_fmt_rate(numpy_rate)} queries/s, {_fmt_ratio(_ratio(numpy_rate, knn_rate))} faster",
+        )
+        if not profile.is_fused and profile.similarity_threshold is None:
+            say("", f"       same top-{profile.top_k} set as numpy for {agreement}/{n} queries")
+        else:
+            say("", f"       knn hits within numpy's top-{depth} for {agreement}/{n} queries")
+    if "bm25" in stages:
+        bm25_rate = _rate(n, stages["bm25"])
+        say(
+            "",
+            f"bm25   {stages['bm25']:.3f} s: {_fmt_rate(bm25_rate)} queries/s (tokenize + score every "
+            f"chunk, top {depth}); numpy exact dense top-{depth} runs at "
+            f"{_fmt_ratio(_ratio(numpy_rate, bm25_rate))} this rate",
+        )
+    if profile.is_fused:
+        fusion_rate = _rate(n, stages["fusion"])
+        share = _ratio(stages["fusion"], stages.get("knn"))
+        say(
+            "",
+            f"fusion {stages['fusion']:.4f} s: {_fmt_rate(fusion_rate)} queries/s (weighted RRF: merge "
+            f"both lists, sort)" + (f"; {100 * share:.1f}% of the knn time" if share is not None else ""),
+        )
+        n_hits = sum(found_by.values())
+        shares = ", ".join(
+            f"{name if name == 'both' else name + ' only'} {found_by.get(name, 0):,} "
+            f"({100 * found_by.get(name, 0) / n_hits if n_hits else 0:.0f}%)"
+            for name in FOUND_BY
+        )
+        say("found by", f"{n_hits:,} final hits: {shares}")
+
+    started = time.perf_counter()
+    scores = score_token_level(examples, hits, chunks, profile.top_k)
+    score_seconds = time.perf_counter() - started
+    peak = _traced_peak(lambda: score_token_level(examples, hits, chunks, profile.top_k))
+    say(
+        "metrics",
+        f"{len(examples):,} questions in {score_seconds:.3f} s: "
+        f"{_fmt_rate(_rate(len(examples), score_seconds))} questions/s; tracemalloc peak {_mib(peak)}",
+    )
+    rows = [scores[e.question_id] for e in examples]
+    summaries = summarize_table(rows, REPORTED_METRICS)
+    print(f"{'metric':<18}{'mean':>7}   95% CI (bootstrap), n={len(rows)}", file=out)
+    for name, s in summaries.items():
+        print(f"{name:<18}{s.mean:>7.3f}   [{s.ci_low:.3f}, {s.ci_high:.3f}]", file=out)
+    out.flush()
+    return ProfileResult(
+        profile=profile,
+        n_questions=n,
+        metrics=summaries,
+        total_seconds=total,
+        stage_seconds=stages,
+        stable=stable,
+        numpy_seconds=numpy_seconds,
+        numpy_agreement=agreement,
+        found_by=dict(found_by),
+        score_seconds=score_seconds,
+        score_peak_bytes=peak,
+        scores=tuple(rows),
+    )
+
+
+def dense_used(profile: RetrievalProfile) -> bool:
+    return "knn" in profile.retrievers
+
+
 def run_config(
     config: ChunkConfig,
+    profiles: Sequence[RetrievalProfile],
     corpus: Corpus,
     examples: Sequence[TokenLevelExample],
     embedder: Embedder,
     store: QdrantVectorStore,
     cache_path: Path,
-    k: int,
     out: TextIO,
     progress: Progress = no_progress,
 ) -> ConfigResult:
-    """Chunk, embed cold and warm, index, retrieve, score and report one chunk config."""
+    """Chunk, embed cold and warm, build both indexes, run and score every profile for one chunk config."""
 
     def say(label: str, text: str) -> None:
         print(f"{label:<12}{text}", file=out, flush=True)
@@ -247,7 +502,7 @@ def run_config(
     say(
         "queries",
         f"{len(queries):,} embedded in {query_embed_seconds:.2f} s: "
-        f"{_fmt_rate(_rate(len(queries), query_embed_seconds))} queries/s (cold)",
+        f"{_fmt_rate(_rate(len(queries), query_embed_seconds))} queries/s (cold; cached for every profile)",
     )
 
     collection = collection_name(config.name, embedder.model_id)
@@ -256,57 +511,45 @@ def run_config(
     index_seconds = time.perf_counter() - started
     say(
         "indexing",
-        f"{index_seconds:.2f} s for {len(chunks):,} chunks (index_chunks: cache lookup + Qdrant upsert)",
+        f"Qdrant: {index_seconds:.2f} s for {len(chunks):,} chunks (index_chunks: cache lookup + local upsert)",
     )
-
     started = time.perf_counter()
-    retrieved = retrieve(queries, warm, store, collection, k)
-    retrieve_seconds = time.perf_counter() - started
-    numpy_seconds, tops = _time_numpy(vectors, query_vectors, k)
-    agreement = sum(
-        {h.chunk_id for h in retrieved[q.question_id]} == {chunks[i].chunk_id for i in top}
-        for q, top in zip(queries, tops, strict=True)
-    )
-    ratio = retrieve_seconds / numpy_seconds if numpy_seconds > 0 else float("inf")
-    say(
-        "retrieval",
-        f"retrieve() (Qdrant local, query vectors from the cache): {len(queries):,} queries in "
-        f"{retrieve_seconds:.3f} s: {_fmt_rate(_rate(len(queries), retrieve_seconds))} queries/s",
-    )
+    keyword = KeywordIndex.build(chunks)
+    keyword_build_seconds = time.perf_counter() - started
     say(
         "",
-        f"numpy M @ q baseline (exact, best of {NUMPY_REPEATS}): {numpy_seconds * 1000:.1f} ms: "
-        f"{_fmt_rate(_rate(len(queries), numpy_seconds))} queries/s, {ratio:,.0f}x faster; "
-        f"same top-{k} set for {agreement}/{len(queries)} queries",
+        f"BM25: {keyword_build_seconds:.3f} s: {_fmt_rate(_rate(len(chunks), keyword_build_seconds))} "
+        f"chunks/s (KeywordIndex.build: tokenize, stem, index; in memory)",
     )
 
+    numpy_runs: dict[int, tuple[float, list[npt.NDArray[np.intp]]]] = {}
+
+    def numpy_baseline(depth: int) -> tuple[float, list[npt.NDArray[np.intp]]]:
+        if depth not in numpy_runs:
+            numpy_runs[depth] = _time_numpy(vectors, query_vectors, depth)
+        return numpy_runs[depth]
+
+    # Open the local collection once for all profiles, so each profile's knn time is search alone.
     started = time.perf_counter()
-    scores = score_token_level(examples, retrieved, chunks, k)
-    score_seconds = time.perf_counter() - started
-    peak = _traced_peak(lambda: score_token_level(examples, retrieved, chunks, k))
-    say(
-        "metrics",
-        f"{len(examples):,} questions in {score_seconds:.3f} s: "
-        f"{_fmt_rate(_rate(len(examples), score_seconds))} questions/s; tracemalloc peak {_mib(peak)}",
-    )
+    with store.session(collection):
+        qdrant_open_seconds = time.perf_counter() - started
+        say("", f"Qdrant: opening the local collection {qdrant_open_seconds:.3f} s (once; not in knn)")
+        dense = DenseIndex(warm, store, collection)
+        results = tuple(
+            run_profile(profile, queries, examples, chunks, dense, keyword, numpy_baseline, out)
+            for profile in profiles
+        )
     cold.cache.close()
     warm.cache.close()
     rss = max_rss_bytes()
+    print(file=out)
     say("memory", f"peak RSS of the process so far {_mib(rss)}")
-
-    rows = [scores[e.question_id] for e in examples]
-    summaries = summarize_table(rows, REPORTED_METRICS)
-    print(f"{'metric':<18}{'mean':>7}   95% CI (bootstrap), n={len(rows)}", file=out)
-    for name, s in summaries.items():
-        print(f"{name:<18}{s.mean:>7.3f}   [{s.ci_low:.3f}, {s.ci_high:.3f}]", file=out)
-    out.flush()
 
     return ConfigResult(
         name=config.name,
         n_chunks=len(chunks),
         mean_chunk_chars=mean_chars,
         n_questions=len(examples),
-        metrics=summaries,
         chunk_seconds=chunk_seconds,
         embed_cold_seconds=embed_cold_seconds,
         embed_warm_seconds=embed_warm_seconds,
@@ -314,75 +557,201 @@ def run_config(
         texts_embedded_warm=warm.texts_embedded,
         query_embed_seconds=query_embed_seconds,
         index_seconds=index_seconds,
-        retrieve_seconds=retrieve_seconds,
-        numpy_seconds=numpy_seconds,
-        topk_agreement=agreement,
-        score_seconds=score_seconds,
-        score_peak_bytes=peak,
+        keyword_build_seconds=keyword_build_seconds,
+        qdrant_open_seconds=qdrant_open_seconds,
         max_rss_bytes=rss,
+        profiles=results,
     )
 
 
-def format_tables(results: Sequence[ConfigResult], k: int) -> str:
-    """Two compact tables: retrieval quality (means) and speed/memory."""
-    short = {
-        "span_recall": "recall",
-        "span_precision": "prec",
-        "span_iou": "iou",
-        "precision_chroma": "prec_chr",
-        "iou_chroma": "iou_chr",
-        "precision_omega": "prec_omega",
-        "recall_at_k": f"recall@{k}",
-        "mrr": "mrr",
-    }
-    width = max([len("config"), *(len(r.name) for r in results)])
-    quality_header = f"{'config':<{width}} {'chunks':>6} " + " ".join(
-        f"{short[m]:>10}" for m in REPORTED_METRICS
-    )
-    lines = [f"Quality (means over the questions, k={k})", quality_header, "-" * len(quality_header)]
+def _table(
+    title: str, header: Sequence[str], widths: Sequence[int], rows: Sequence[Sequence[str]], names: int
+) -> list[str]:
+    """The first ``names`` columns left-aligned, the figures right-aligned."""
+
+    def line(cells: Sequence[str]) -> str:
+        return " ".join(
+            f"{cell:<{w}}" if i < names else f"{cell:>{w}}"
+            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    head = line(header)
+    return [title, head, "-" * len(head), *(line(row) for row in rows)]
+
+
+def paired_differences(result: ProfileResult, reference: ProfileResult) -> dict[str, MetricSummary]:
+    """Mean per-question difference ``result - reference`` with a bootstrap CI: on the same questions
+    this separates a real difference from noise far better than two overlapping per-profile CIs."""
+    rows = [
+        {name: mine[name] - theirs[name] for name in PAIRED_METRICS}
+        for mine, theirs in zip(result.scores, reference.scores, strict=True)
+    ]
+    return summarize_table(rows, PAIRED_METRICS)
+
+
+def format_tables(results: Sequence[ConfigResult]) -> str:
+    """Four compact tables: quality per (config, profile), paired differences against the first
+    profile, speed per (config, profile), and the per-config build costs (chunking, embedding,
+    indexing, scoring, memory)."""
+    config_w = max([len("config"), *(len(r.name) for r in results)])
+    profile_w = max([len("profile"), *(len(p.profile.name) for r in results for p in r.profiles)])
+
+    quality_header = ["config", "profile", "k", *(SHORT_NAMES[m] for m in REPORTED_METRICS), "recall 95% CI"]
+    quality_widths = [config_w, profile_w, 3, *([8] * len(REPORTED_METRICS)), 15]
+    quality_rows = []
     for r in results:
-        values = " ".join(f"{r.metrics[m].mean:>10.3f}" for m in REPORTED_METRICS)
-        lines.append(f"{r.name:<{width}} {r.n_chunks:>6} {values}")
-    speed_header = f"{'config':<{width}} " + " ".join(f"{c:>10}" for c in SPEED_COLUMNS)
-    lines += ["", "Speed and memory (MiB)", speed_header, "-" * len(speed_header)]
+        for p in r.profiles:
+            recall = p.metrics["span_recall"]
+            quality_rows.append(
+                [
+                    r.name,
+                    p.profile.name,
+                    str(p.profile.top_k),
+                    *(f"{p.metrics[m].mean:.3f}" for m in REPORTED_METRICS),
+                    f"[{recall.ci_low:.3f}, {recall.ci_high:.3f}]",
+                ]
+            )
+
+    reference = results[0].profiles[0].profile.name if results and results[0].profiles else "-"
+    paired_header = ["config", "profile", *(f"diff {SHORT_NAMES[m]} [95% CI]" for m in PAIRED_METRICS)]
+    paired_widths = [config_w, profile_w, *([24] * len(PAIRED_METRICS))]
+    paired_rows = []
     for r in results:
-        cells = (
+        for p in r.profiles[1:]:
+            deltas = paired_differences(p, r.profiles[0])
+            paired_rows.append(
+                [
+                    r.name,
+                    p.profile.name,
+                    *(
+                        f"{d.mean:+.3f} [{d.ci_low:+.3f}, {d.ci_high:+.3f}]"
+                        for d in (deltas[m] for m in PAIRED_METRICS)
+                    ),
+                ]
+            )
+
+    speed_header = ["config", "profile", *PROFILE_SPEED_COLUMNS]
+    speed_widths = [config_w, profile_w, *(max(9, len(c)) for c in PROFILE_SPEED_COLUMNS)]
+    speed_rows = []
+    for r in results:
+        for p in r.profiles:
+            knn, bm25, fusion = (p.stage_per_s(s) for s in ("knn", "bm25", "fusion"))
+            shares = p.found_by_shares()
+            found = "/".join(f"{100 * shares[name]:.0f}" for name in FOUND_BY) if p.profile.is_fused else "-"
+            fusion_share = _ratio(p.stage_seconds.get("fusion"), p.stage_seconds.get("knn"))
+            speed_rows.append(
+                [
+                    r.name,
+                    p.profile.name,
+                    _fmt_rate(p.e2e_per_s),
+                    _fmt_rate(knn),
+                    _fmt_rate(bm25),
+                    _fmt_rate(fusion),
+                    _fmt_rate(p.numpy_per_s),
+                    _fmt_ratio(_ratio(p.numpy_per_s, knn)),
+                    _fmt_ratio(_ratio(p.numpy_per_s, bm25)),
+                    f"{100 * fusion_share:.1f}%" if fusion_share is not None and p.profile.is_fused else "-",
+                    found,
+                ]
+            )
+
+    build_header = ["config", "chunks", *CONFIG_SPEED_COLUMNS]
+    build_widths = [config_w, 6, *(max(9, len(c)) for c in CONFIG_SPEED_COLUMNS)]
+    build_rows = [
+        [
+            r.name,
+            str(r.n_chunks),
             _fmt_rate(r.chunks_per_s),
             _fmt_rate(r.cold_per_s),
             _fmt_rate(r.warm_per_s),
-            f"{r.warm_per_s / r.cold_per_s:,.0f}x",
+            _fmt_ratio(_ratio(r.warm_per_s, r.cold_per_s)),
             f"{r.index_seconds:.2f}",
-            _fmt_rate(r.retrieve_per_s),
-            _fmt_rate(r.numpy_per_s),
-            f"{r.numpy_per_s / r.retrieve_per_s:,.0f}x",
+            _fmt_rate(r.keyword_build_per_s),
+            f"{r.qdrant_open_seconds:.2f}",
             _fmt_rate(r.score_per_s),
             f"{r.score_peak_bytes / 2**20:.1f}",
             f"{r.max_rss_bytes / 2**20:,.0f}",
+        ]
+        for r in results
+    ]
+    tables = [
+        _table(
+            "Quality (means over the questions; k = the profile's top_k)",
+            quality_header,
+            quality_widths,
+            quality_rows,
+            names=2,
+        ),
+        _table(
+            f"Retrieval speed (queries/s, best of {SPEED_PASSES} passes; numpy = exact dense at the same depth)",
+            speed_header,
+            speed_widths,
+            speed_rows,
+            names=2,
+        ),
+        _table("Build speed and memory (MiB)", build_header, build_widths, build_rows, names=1),
+    ]
+    if paired_rows:  # nothing to compare when only one profile ran
+        paired = _table(
+            f"Paired differences against {reference} (same questions; mean and 95% bootstrap CI)",
+            paired_header,
+            paired_widths,
+            paired_rows,
+            names=2,
         )
-        lines.append(f"{r.name:<{width}} " + " ".join(f"{c:>10}" for c in cells))
-    return "\n".join(lines)
+        tables.insert(1, paired)
+    return "\n\n".join("\n".join(lines) for lines in tables)
+
+
+def format_checks(results: Sequence[ConfigResult]) -> str:
+    """One line on what must hold in every run: repeatable hits, and knn agreeing with exact numpy."""
+    runs = [(r.name, p) for r in results for p in r.profiles]
+    unstable = [f"{name}/{p.profile.name}" for name, p in runs if not p.stable]
+    disagree = [
+        f"{name}/{p.profile.name} ({p.numpy_agreement}/{p.n_questions})"
+        for name, p in runs
+        if p.numpy_agreement is not None and p.numpy_agreement != p.n_questions
+    ]
+    return "checks: " + "; ".join(
+        [
+            f"hits changed between passes in {', '.join(unstable)}"
+            if unstable
+            else f"identical hits in all {SPEED_PASSES} passes of all {len(runs)} (config, profile) runs",
+            f"knn disagrees with exact numpy in {', '.join(disagree)}"
+            if disagree
+            else "knn agrees with exact numpy for every query",
+        ]
+    )
+
+
+def select_by_name(
+    items: Sequence[_T], names: str | None, option: str, what: str, name_of: Callable[[_T], str]
+) -> list[_T]:
+    """The items named in the comma-separated ``names`` (all when None), in file order."""
+    if not names:
+        return list(items)
+    wanted = [name.strip() for name in names.split(",") if name.strip()]
+    known = {name_of(item) for item in items}
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        raise InputError(f"{option}: unknown {what} {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return [item for item in items if name_of(item) in wanted]
 
 
 def select_configs(configs: Sequence[ChunkConfig], only: str | None) -> list[ChunkConfig]:
-    """The configs named in the comma-separated ``only`` (all when None), in file order."""
-    if not only:
-        return list(configs)
-    wanted = [name.strip() for name in only.split(",") if name.strip()]
-    known = {c.name for c in configs}
-    unknown = [name for name in wanted if name not in known]
-    if unknown:
-        raise InputError(
-            f"--only: unknown chunk config(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-        )
-    return [c for c in configs if c.name in wanted]
+    return select_by_name(configs, only, "--only", "chunk config(s)", lambda c: c.name)
+
+
+def select_profiles(profiles: Sequence[RetrievalProfile], only: str | None) -> list[RetrievalProfile]:
+    return select_by_name(profiles, only, "--only-profiles", "profile(s)", lambda p: p.name)
 
 
 def run_benchmark(
     configs: Sequence[ChunkConfig],
+    profiles: Sequence[RetrievalProfile],
     corpus: Corpus,
     dataset: TokenLevelDataset,
     embedder: Embedder,
-    k: int,
     cache_dir: Path,
     out: TextIO,
     progress: Progress = no_progress,
@@ -394,7 +763,9 @@ def run_benchmark(
         for config in configs:
             cache_path = cache_dir / f"embeddings-{config.name}.sqlite"
             results.append(
-                run_config(config, corpus, dataset.examples, embedder, store, cache_path, k, out, progress)
+                run_config(
+                    config, profiles, corpus, dataset.examples, embedder, store, cache_path, out, progress
+                )
             )
         store.close()
     return results
@@ -408,17 +779,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--chunk-configs", type=Path, default=DEFAULT_CHUNK_CONFIGS, help="YAML of chunk configs"
     )
-    parser.add_argument("--k", type=int, default=5, help="chunks retrieved per question (default 5)")
+    parser.add_argument("--only", default=None, metavar="NAME,...", help="only these chunk configs")
+    parser.add_argument(
+        "--profiles",
+        type=Path,
+        default=DEFAULT_PROFILES,
+        help="YAML of retrieval profiles; each profile's top_k is its k",
+    )
+    parser.add_argument("--only-profiles", default=None, metavar="NAME,...", help="only these profiles")
     parser.add_argument(
         "--limit-questions", type=int, default=None, metavar="N", help="only the first N questions"
     )
-    parser.add_argument("--only", default=None, metavar="NAME,...", help="only these chunk configs")
     parser.add_argument(
         "--cache-dir", type=Path, default=None, help="embedding cache folder (default: a fresh temporary one)"
     )
     args = parser.parse_args(argv)
-    if args.k <= 0:
-        parser.error("--k must be >= 1")
     if args.limit_questions is not None and args.limit_questions <= 0:
         parser.error("--limit-questions must be >= 1")
     return args
@@ -436,9 +811,19 @@ def main(
     total_started = time.perf_counter()
     try:
         configs = select_configs(load_chunk_configs(args.chunk_configs), args.only)
+        selected = select_profiles(load_profiles(args.profiles), args.only_profiles)
         corpus, dataset = load_benchmark(args.data)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    skipped = [(p, reason) for p in selected if (reason := skip_reason(p)) is not None]
+    profiles = [p for p in selected if skip_reason(p) is None]
+    if not profiles:
+        print(
+            "error: every selected profile needs a reranker or an LLM, which this offline benchmark does "
+            "not run; select others with --only-profiles",
+            file=sys.stderr,
+        )
         return 2
     if args.limit_questions is not None:
         dataset = TokenLevelDataset(dataset.examples[: args.limit_questions], name=dataset.name)
@@ -453,10 +838,14 @@ def main(
     print(f"chroma_general benchmark: {args.data}", file=out)
     print(
         f"corpora: {len(corpus)} documents, {corpus.total_characters:,} characters; "
-        f"questions: {len(dataset)} ({n_refs} references); k={args.k}; "
-        f"configs: {', '.join(c.name for c in configs)}",
+        f"questions: {len(dataset)} ({n_refs} references); configs: {', '.join(c.name for c in configs)}",
         file=out,
     )
+    print(f"profiles ({args.profiles.name}):", file=out)
+    for p in profiles:
+        print(f"  {p.name}: {describe_profile(p)}", file=out)
+    for p, reason in skipped:
+        print(f"  {p.name}: skipped, {reason} (this benchmark runs offline and deterministically)", file=out)
     print(
         f"embedder: {embedder.model_id} (dim {embedder.dimension}); {os.cpu_count()} CPUs; "
         f"Python {platform.python_version()}",
@@ -468,14 +857,15 @@ def main(
     out.flush()
 
     if args.cache_dir is not None:
-        results = run_benchmark(configs, corpus, dataset, embedder, args.k, args.cache_dir, out, progress)
+        results = run_benchmark(configs, profiles, corpus, dataset, embedder, args.cache_dir, out, progress)
     else:
         with tempfile.TemporaryDirectory(prefix="chroma-bench-cache-") as cache_dir:
             results = run_benchmark(
-                configs, corpus, dataset, embedder, args.k, Path(cache_dir), out, progress
+                configs, profiles, corpus, dataset, embedder, Path(cache_dir), out, progress
             )
 
-    print("\n" + format_tables(results, args.k), file=out)
+    print("\n" + format_tables(results), file=out)
+    print("\n" + format_checks(results), file=out)
     print(f"\ntotal runtime {time.perf_counter() - total_started:.1f} s", file=out)
     out.flush()
     return 0

@@ -29,20 +29,6 @@ chunk_configs:
     chunker: fixed
     chunk_size: 50
 """
-
-
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("chroma_general_benchmark", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_script()
-
-
 PROFILES_YAML = """\
 profiles:
   - name: dense-top5
@@ -60,7 +46,19 @@ profiles:
     reranker: models/no-such-cross-encoder
 """
 PROFILE_NAMES = ("dense-top5", "hybrid-top5", "keyword-top5")
-FIGURE = r"(?:[0-9][0-9,]*(?:\.[0-9]+)?|inf)"
+FIGURE = r"(?:[0-9][0-9,]*(?:\.[0-9]+)?|inf)"  # a rate as printed: 1,234 or 56.7
+
+
+def _load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("chroma_general_benchmark", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load_script()
 
 
 def _metric_line(report: str, name: str) -> list[tuple[float, float, float]]:
@@ -120,6 +118,10 @@ def test_tiny_slice_reports_every_metric_per_profile(tiny_report: str) -> None:
         assert words in report
     assert "(0 embedded, " in report  # the warm pass is all cache hits
     assert "same top-5 set as numpy for 10/10 queries" in _section(report, "dense-top5")
+    for profile in ("hybrid-top5", "keyword-top5"):  # compared question by question with dense-top5
+        cells = _table_row(report, "Paired differences against dense-top5", "recursive-800-100", profile)
+        assert len(cells) == 3 * len(bench.PAIRED_METRICS)  # mean, [low, high] per metric
+    assert "checks: identical hits in all 3 passes of all 3 (config, profile) runs; knn agrees" in report
     assert "total runtime" in report
 
 
