@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,18 +27,23 @@ def progress_for(context: dg.AssetExecutionContext) -> Progress:
     return log_progress
 
 
-def chunk_config_for(project: ProjectResource, name: str) -> ChunkConfig:
+@contextmanager
+def input_errors_fail_the_step(prefix: str = "") -> Iterator[None]:
+    """Bad user input fails the step with its message (file, key, remedy) instead of a traceback."""
     try:
-        return project.load_configs().chunk_config(name)
+        yield
     except InputError as exc:
-        raise dg.Failure(str(exc)) from exc
+        raise dg.Failure(f"{prefix}{exc}") from exc
+
+
+def chunk_config_for(project: ProjectResource, name: str) -> ChunkConfig:
+    with input_errors_fail_the_step():
+        return project.load_configs().chunk_config(name)
 
 
 def profile_for(project: ProjectResource, name: str) -> RetrievalProfile:
-    try:
+    with input_errors_fail_the_step():
         return project.load_configs().profile(name)
-    except InputError as exc:
-        raise dg.Failure(str(exc)) from exc
 
 
 def now_utc() -> datetime:

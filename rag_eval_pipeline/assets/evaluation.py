@@ -6,7 +6,6 @@ import dagster as dg
 import pandas as pd
 
 from ..core.configs import RetrievalProfile
-from ..core.errors import InputError
 from ..core.evaluation import TOKEN_LEVEL_METRICS, question_group, score_token_level
 from ..core.langsmith.experiments import ExperimentRow
 from ..core.metrics.aggregate import MetricSummary, summarize_table
@@ -26,7 +25,7 @@ from ..io_managers import WarehouseResource
 from ..langsmith_sync import log_experiment
 from ..partitions import by_chunk_config, evaluation_key, evaluation_partitions
 from ..resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
-from .common import now_utc, profile_for, progress_for, with_columns
+from .common import input_errors_fail_the_step, now_utc, profile_for, progress_for, with_columns
 from .generation import generation_settings
 
 # The columns a leaderboard reader looks at first; every metric is in the tables.
@@ -73,14 +72,12 @@ def retrieval_results(
         if rebuilt:
             context.log.warning(f"the keyword index of {chunk_config} was missing or stale and was rebuilt")
     rewriter = query_rewriter(project, llm, profile)
-    try:
+    with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
         retriever = ProfileRetriever(
             profile, dense=dense, keyword=keyword, reranker=project.reranker(profile), rewriter=rewriter
         )
         questions = questions_from_frame(eval_questions)
         run = retriever.run([Query(e.question_id, e.query) for e in questions], progress)
-    except InputError as exc:
-        raise dg.Failure(f"{chunk_config} x {profile_name}: {exc}") from exc
     frame = with_columns(
         retrieved_to_frame(run.hits, run.traces),
         run_id=context.run.run_id,
@@ -116,10 +113,8 @@ def query_rewriter(
     if not profile.query_rewrite_enabled:
         return None
     settings = generation_settings(project).llm
-    try:
+    with input_errors_fail_the_step():
         client = llm.client(settings)
-    except InputError as exc:
-        raise dg.Failure(str(exc)) from exc
     if client is None:
         raise dg.Failure(
             f"profile {profile.name!r} rewrites queries, but no LLM is configured: set OPENAI_API_KEY (and "

@@ -9,7 +9,6 @@ import json
 import dagster as dg
 import pandas as pd
 
-from ..core.errors import InputError
 from ..core.generation.settings import GenerationSettings
 from ..core.generation.synthesis import Synthesized, synthesize_chunk_level, synthesize_token_level
 from ..core.llm.client import LLMClient
@@ -23,25 +22,21 @@ from ..io_managers import WarehouseResource
 from ..langsmith_sync import upload
 from ..partitions import CHUNK_CONFIG, chunk_config_partitions
 from ..resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource
-from .common import chunk_config_for, now_utc, progress_for, with_columns
+from .common import chunk_config_for, input_errors_fail_the_step, now_utc, progress_for, with_columns
 
 LLM_POOL = "llm"
 
 
 def generation_settings(project: ProjectResource) -> GenerationSettings:
-    try:
+    with input_errors_fail_the_step():
         return project.load_generation_settings()
-    except InputError as exc:
-        raise dg.Failure(str(exc)) from exc
 
 
 def llm_client(llm: LLMResource, settings: GenerationSettings, generator: str) -> LLMClient | None:
     if generator == "known-item":
         return None
-    try:
+    with input_errors_fail_the_step():
         return llm.client(settings.llm)
-    except InputError as exc:
-        raise dg.Failure(str(exc)) from exc
 
 
 def generation_metadata(
@@ -79,12 +74,10 @@ def synthetic_questions(
     loaded = corpus_from_frame(corpus, root=str(project.path(project.corpus_dir)))
     progress = progress_for(context)
     client = llm_client(llm, settings, settings.token_level.generator)
-    try:
+    with input_errors_fail_the_step():  # the budget cap, or a generator that needs an LLM nobody configured
         synthesized = synthesize_token_level(
             loaded, settings.token_level, embedder.get(progress), client, settings.llm, progress
         )
-    except InputError as exc:  # the budget cap, or a generator that needs an LLM nobody configured
-        raise dg.Failure(str(exc)) from exc
     jsonl = warehouse.write_dataset(synthesized.dataset, "synthetic_questions", {}, context.run.run_id)
     frame = with_columns(
         generated_token_level_to_frame(synthesized.dataset, synthesized.rejections),
@@ -132,7 +125,7 @@ def chunk_level_questions(
             f"for {chunk_config} first"
         )
     fingerprint = str(chunks["chunker_fingerprint"].iloc[0])
-    try:
+    with input_errors_fail_the_step():
         synthesized = synthesize_chunk_level(
             chunks_from_frame(chunks),
             fingerprint,
@@ -143,8 +136,6 @@ def chunk_level_questions(
             progress,
             name=f"chunk-level-{chunk_config}",
         )
-    except InputError as exc:
-        raise dg.Failure(str(exc)) from exc
     jsonl = warehouse.write_dataset(
         synthesized.dataset, "chunk_level_questions", {CHUNK_CONFIG: chunk_config}, context.run.run_id
     )

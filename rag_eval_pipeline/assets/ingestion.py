@@ -4,19 +4,17 @@ import dagster as dg
 import pandas as pd
 
 from ..core.datasets import TokenLevelDataset
-from ..core.errors import InputError
 from ..core.tables import corpus_from_frame, corpus_to_frame, questions_from_frame, questions_to_frame
 from ..langsmith_sync import upload
 from ..resources import LangSmithResource, ProjectResource
+from .common import input_errors_fail_the_step
 
 
 @dg.asset(group_name="ingestion", kinds={"python", "parquet"})
 def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Output[pd.DataFrame]:
     """Every markdown document of the corpus folder; doc id = path relative to it."""
-    try:
+    with input_errors_fail_the_step():
         loaded = project.load_corpus()
-    except InputError as exc:
-        raise dg.Failure(str(exc)) from exc
     frame = corpus_to_frame(loaded)
     groups = sorted({d.group for d in loaded})
     context.log.info(
@@ -45,11 +43,9 @@ def eval_questions(
     """The questions every partition is evaluated on: the golden set, the synthetic set or both
     (``evaluate_on`` in data/generation.yaml), every span checked against the corpus as it is now."""
     loaded = corpus_from_frame(corpus, root=str(project.path(project.corpus_dir)))
-    try:
+    with input_errors_fail_the_step():
         settings = project.load_generation_settings()
         golden = project.load_golden_dataset(loaded) if settings.evaluate_on != "synthetic" else None
-    except InputError as exc:
-        raise dg.Failure(str(exc)) from exc
     synthetic = questions_from_frame(synthetic_questions) if settings.evaluate_on != "golden" else None
     if synthetic is not None and not len(synthetic):
         raise dg.Failure(
@@ -62,10 +58,8 @@ def eval_questions(
             "synthetic_questions (or set evaluate_on: golden in data/generation.yaml)"
         )
     examples = (golden.examples if golden else ()) + (synthetic.examples if synthetic else ())
-    try:
+    with input_errors_fail_the_step("golden and synthetic questions cannot be combined: "):
         dataset = TokenLevelDataset(examples, name=settings.evaluate_on)
-    except InputError as exc:
-        raise dg.Failure(f"golden and synthetic questions cannot be combined: {exc}") from exc
     frame = questions_to_frame(dataset)
     frame["corpus_sha256"] = loaded.sha256
     multi = int((frame["n_documents"] > 1).sum())

@@ -23,7 +23,8 @@ import pandas as pd
 import Stemmer
 
 from ..progress import Progress, no_progress
-from ..types import ChunkId, DocumentId, PositionAwareChunk, sha256_hex
+from ..tables import chunks_from_frame, chunks_to_frame
+from ..types import PositionAwareChunk, sha256_hex
 from ..vector_store.base import ScoredChunk
 
 # Part of the fingerprint: changing how text is tokenized or scored must rebuild every index.
@@ -62,7 +63,6 @@ def _tokenize(texts: Sequence[str]) -> list[list[str]]:
 class KeywordIndex:
     chunks: tuple[PositionAwareChunk, ...]
     fingerprint: str
-    folder: Path | None
     _bm25: bm25s.BM25
 
     @classmethod
@@ -73,7 +73,7 @@ class KeywordIndex:
         if chunks:
             retriever.index(_tokenize([c.text for c in chunks]), show_progress=False)
         progress(stage, len(chunks), len(chunks))
-        return cls(tuple(chunks), chunk_set_fingerprint(chunks), None, retriever)
+        return cls(tuple(chunks), chunk_set_fingerprint(chunks), retriever)
 
     @classmethod
     def load_or_build(
@@ -87,7 +87,7 @@ class KeywordIndex:
             return cls.load(folder), False
         index = cls.build(chunks, progress)
         index.save(folder)
-        return index.at(folder), True
+        return index, True
 
     @classmethod
     def load(cls, folder: str | Path) -> KeywordIndex:
@@ -95,18 +95,9 @@ class KeywordIndex:
         fingerprint = _saved_fingerprint(folder)
         if fingerprint is None:
             raise LookupError(f"no keyword index in {folder}: build it first (materialize chunk_index)")
-        frame = pd.read_parquet(folder / _CHUNKS)
-        chunks = tuple(
-            PositionAwareChunk(ChunkId(cid), DocumentId(did), int(start), int(end), str(text))
-            for cid, did, start, end, text in zip(
-                frame["chunk_id"], frame["doc_id"], frame["start"], frame["end"], frame["text"], strict=True
-            )
-        )
+        chunks = tuple(chunks_from_frame(pd.read_parquet(folder / _CHUNKS)))
         retriever = bm25s.BM25.load(str(folder / _BM25)) if chunks else bm25s.BM25()
-        return cls(chunks, fingerprint, folder, retriever)
-
-    def at(self, folder: Path) -> KeywordIndex:
-        return KeywordIndex(self.chunks, self.fingerprint, folder, self._bm25)
+        return cls(chunks, fingerprint, retriever)
 
     def save(self, folder: str | Path) -> None:
         """Write to a fresh folder and swap it in, so a killed run never leaves a half index."""
@@ -117,15 +108,7 @@ class KeywordIndex:
         staging.mkdir()
         if self.chunks:
             self._bm25.save(str(staging / _BM25), show_progress=False)
-        pd.DataFrame(
-            {
-                "chunk_id": [c.chunk_id for c in self.chunks],
-                "doc_id": [c.doc_id for c in self.chunks],
-                "start": pd.array([c.start for c in self.chunks], dtype="int64"),
-                "end": pd.array([c.end for c in self.chunks], dtype="int64"),
-                "text": [c.text for c in self.chunks],
-            }
-        ).to_parquet(staging / _CHUNKS, index=False)
+        chunks_to_frame(self.chunks).to_parquet(staging / _CHUNKS, index=False)
         manifest = {"fingerprint": self.fingerprint, "n_chunks": len(self.chunks), **TOKENIZER, **BM25_PARAMS}
         (staging / _MANIFEST).write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
         retired = folder.with_name(f".{folder.name}.{os.getpid()}.old")
