@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import dagster as dg
 
 LEADERBOARD_COLUMNS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr")
+ANSWER_COLUMNS = ("keyword", "semantic_dynamic", "llm_judge")
 
 
 @contextmanager
@@ -123,8 +124,10 @@ def _read_current_leaderboard(resources: dict[str, object] | None) -> pd.DataFra
 
 
 def format_leaderboard(board: pd.DataFrame) -> str:
-    """A plain-text table: mean and bootstrap 95% CI per headline metric."""
-    header = ["rank", "chunk_config", "profile", "k", *LEADERBOARD_COLUMNS]
+    """A plain-text table: mean and bootstrap 95% CI per headline retrieval metric, then the answer
+    metrics' means (n/a where answers were not evaluated or the judge did not run)."""
+    answer_columns = [m for m in ANSWER_COLUMNS if f"{m}_mean" in board.columns]
+    header = ["rank", "chunk_config", "profile", "k", *LEADERBOARD_COLUMNS, *answer_columns]
     rows = [header]
     for _, row in board.iterrows():
         cells = [str(row["rank"]), str(row["chunk_config"]), str(row["profile"]), str(row["top_k"])]
@@ -132,6 +135,9 @@ def format_leaderboard(board: pd.DataFrame) -> str:
             cells.append(
                 f"{row[f'{metric}_mean']:.3f} [{row[f'{metric}_ci_low']:.2f}-{row[f'{metric}_ci_high']:.2f}]"
             )
+        for metric in answer_columns:
+            value = row[f"{metric}_mean"]
+            cells.append("n/a" if pd.isna(value) else f"{value:.3f}")
         rows.append(cells)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]

@@ -10,6 +10,7 @@ import dagster as dg
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
 warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
+from .assets.answers import answer_calibration, answer_judgements, answer_metrics, answers  # noqa: E402
 from .assets.chunking import chunk_index, chunks  # noqa: E402
 from .assets.evaluation import leaderboard, retrieval_metrics, retrieval_results  # noqa: E402
 from .assets.generation import chunk_level_questions, synthetic_questions  # noqa: E402
@@ -33,11 +34,15 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
             corpus,
             synthetic_questions,
             eval_questions,
+            answer_calibration,
             chunks,
             chunk_index,
             chunk_level_questions,
             retrieval_results,
             retrieval_metrics,
+            answers,
+            answer_metrics,
+            answer_judgements,
             leaderboard,
         ],
         jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job],

@@ -9,6 +9,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
+from .core.answers.settings import AnswerSettings, LLMJudging, load_answer_settings
 from .core.configs import PipelineConfigs, RetrievalProfile, load_pipeline_configs
 from .core.corpus import Corpus
 from .core.datasets import TokenLevelDataset, read_token_level_jsonl
@@ -16,6 +17,7 @@ from .core.embedding.base import Embedder
 from .core.embedding.cache import CachedEmbedder, EmbeddingCache
 from .core.embedding.local import SentenceTransformerEmbedder
 from .core.embedding.openai_embedder import OpenAIEmbedder
+from .core.errors import ConfigError
 from .core.generation.settings import GenerationSettings, LLMSettings, load_generation_settings
 from .core.langsmith.settings import DEFAULT_API_URL, LangSmithSettings
 from .core.llm.accounting import PriceTable
@@ -38,6 +40,7 @@ class ProjectResource(dg.ConfigurableResource):
     profiles_file: str = "data/retrieval_profiles.yaml"
     golden_dataset: str = "data/datasets/golden_token_level.jsonl"
     generation_file: str = "data/generation.yaml"
+    answer_evaluation_file: str = "data/answer_evaluation.yaml"
     # Which settings each profile version had; commit it with the profiles so a team shares numbers.
     profile_versions_file: str = "data/profile_versions.json"
     # One BM25 index folder per chunk config, next to the local Qdrant folders.
@@ -69,6 +72,9 @@ class ProjectResource(dg.ConfigurableResource):
 
     def load_generation_settings(self) -> GenerationSettings:
         return load_generation_settings(self.path(self.generation_file))
+
+    def load_answer_settings(self) -> AnswerSettings:
+        return load_answer_settings(self.path(self.answer_evaluation_file))
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -124,25 +130,46 @@ class LLMResource(dg.ConfigurableResource):
     openai_base_url: str | None = None
     cache_path: str = Field(default_factory=lambda: str(project_dir() / "data/cache/llm_responses.sqlite"))
 
-    def client(self, settings: LLMSettings) -> LLMClient | None:
-        """None when no LLM is configured (provider auto, no key, no local model)."""
-        model = make_chat_model(
+    def is_remote(self, settings: LLMSettings) -> bool:
+        """Whether the configured LLM is an OpenAI-protocol endpoint (not the small local model)."""
+        provider = self.provider or settings.provider
+        return provider == "openai" or (provider == "auto" and bool(self.openai_api_key))
+
+    def client(self, settings: LLMSettings, model: str | None = None) -> LLMClient | None:
+        """None when no LLM is configured (provider auto, no key, no local model). ``model`` (a
+        profile's judge model) overrides both the settings and RAG_EVAL_LLM_MODEL."""
+        chat_model = make_chat_model(
             self.provider or settings.provider,
-            self.model or settings.model,
+            model or self.model or settings.model,
             api_key=self.openai_api_key,
             base_url=self.openai_base_url,
             timeout_s=settings.timeout_s,
         )
-        if model is None:
+        if chat_model is None:
             return None
         return make_client(
-            model,
+            chat_model,
             cache_path=self.cache_path,
             prices=PriceTable().with_overrides(settings.prices),
             requests_per_minute=settings.requests_per_minute,
             max_concurrency=settings.max_concurrency,
             max_attempts=settings.max_attempts,
         )
+
+    def judge_client(
+        self, settings: LLMSettings, judging: LLMJudging, model: str | None = None
+    ) -> LLMClient | None:
+        """The LLM that judges answers and checks recall: none when judging is off, or on ``auto``
+        without an OpenAI-protocol endpoint; ``on`` without any LLM is a configuration error."""
+        if judging == "off" or (judging == "auto" and not self.is_remote(settings)):
+            return None
+        client = self.client(settings, model)
+        if client is None:
+            raise ConfigError(
+                "llm_judging: on in data/answer_evaluation.yaml needs an LLM: set OPENAI_API_KEY (and "
+                "OPENAI_BASE_URL for another server) or install the local model with `make local-llm`"
+            )
+        return client
 
 
 class LangSmithResource(dg.ConfigurableResource):

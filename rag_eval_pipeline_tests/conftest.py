@@ -50,6 +50,30 @@ TINY_QUESTIONS = [
     ),
 ]
 
+# Reference answers and the keywords a correct answer must contain.
+TINY_ANSWERS = {
+    "tiny-1": ("The main pump runs at 1,450 rpm.", ["1,450 rpm"]),
+    "tiny-2": ("It fires when the outlet pressure stays above 7.5 bar for ten seconds.", ["7.5 bar"]),
+    "tiny-3": ("Zoë Mbeki leads the night shift, which starts at 22:00.", ["Mbeki", "22:00"]),
+    "tiny-4": ("Valve V-12 feeds the cooling loop, and Amélie Durand leads maintenance.", ["V-12", "Durand"]),
+}
+
+# Human labels: (question id, answer, correct).
+TINY_LABELS = [
+    ("tiny-1", "The main pump turns at 1,450 revolutions per minute.", 1),
+    ("tiny-1", "It runs at 1,450 rpm.", 1),
+    ("tiny-1", "The main pump runs at 900 rpm.", 0),
+    ("tiny-1", "I don't know.", 0),
+    ("tiny-2", "When outlet pressure is above 7.5 bar for ten seconds.", 1),
+    ("tiny-2", "The alarm fires when the outlet pressure exceeds 7.5 bar for ten seconds.", 1),
+    ("tiny-2", "The alarm fires every 90 days.", 0),
+    ("tiny-3", "Zoë Mbeki leads it; the night shift begins at 22:00.", 1),
+    ("tiny-3", "Tomasz Wiśniewski leads the night shift.", 0),
+    ("tiny-3", "The context does not say.", 0),
+    ("tiny-4", "V-12 feeds the cooling loop; maintenance is led by Amélie Durand.", 1),
+    ("tiny-4", "Valve V-7 feeds the cooling loop and Zoë Mbeki leads maintenance.", 0),
+]
+
 TINY_CHUNK_CONFIGS = """\
 chunk_configs:
   - name: fixed-60-0
@@ -89,7 +113,11 @@ def write_tiny_project(root: Path) -> Path:
             json.dumps(
                 {
                     "inputs": {"query": query},
-                    "outputs": {"relevant_spans": spans},
+                    "outputs": {
+                        "relevant_spans": spans,
+                        "reference_answer": TINY_ANSWERS[qid][0],
+                        "expected_keywords": TINY_ANSWERS[qid][1],
+                    },
                     "metadata": {"question_id": qid},
                 },
                 ensure_ascii=False,
@@ -98,6 +126,11 @@ def write_tiny_project(root: Path) -> Path:
     dataset = root / "data" / "datasets" / "golden_token_level.jsonl"
     dataset.parent.mkdir(parents=True, exist_ok=True)
     dataset.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    labels = [
+        json.dumps({"question_id": q, "answer": a, "correct": c}, ensure_ascii=False)
+        for q, a, c in TINY_LABELS
+    ]
+    (dataset.parent / "golden_answer_labels.jsonl").write_text("\n".join(labels) + "\n", encoding="utf-8")
     shutil.copy(REPO / "dagster.yaml", root / "dagster.yaml")
     return root
 

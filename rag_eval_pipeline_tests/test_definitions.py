@@ -15,6 +15,10 @@ def test_definitions_load_with_every_asset_job_and_sensor():
         "chunk_index",
         "retrieval_results",
         "retrieval_metrics",
+        "answer_calibration",
+        "answers",
+        "answer_metrics",
+        "answer_judgements",
         "leaderboard",
     }
     for job in ("ingestion_job", "chunking_job", "evaluation_job", "leaderboard_job"):
@@ -26,6 +30,8 @@ def test_evaluation_assets_are_partitioned_by_chunk_config_and_profile():
     graph = defs.resolve_asset_graph()
     partitions = graph.get(dg.AssetKey("retrieval_metrics")).partitions_def
     assert isinstance(partitions, dg.MultiPartitionsDefinition)
+    for asset in ("answers", "answer_metrics"):
+        assert graph.get(dg.AssetKey(asset)).partitions_def == partitions
     assert sorted(d.name for d in partitions.partitions_defs) == ["chunk_config", "profile"]
     assert all(
         isinstance(d.partitions_def, dg.DynamicPartitionsDefinition) for d in partitions.partitions_defs

@@ -5,6 +5,7 @@ import math
 import dagster as dg
 import pandas as pd
 
+from ..core.answers.board import leaderboard_answer_columns
 from ..core.configs import RetrievalProfile
 from ..core.evaluation import TOKEN_LEVEL_METRICS, question_group, score_token_level
 from ..core.langsmith.experiments import ExperimentRow
@@ -30,6 +31,7 @@ from .generation import generation_settings
 
 # The columns a leaderboard reader looks at first; every metric is in the tables.
 HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr", "ndcg_at_k")
+HEADLINE_ANSWER_METRICS = ("keyword", "semantic_dynamic", "hybrid", "llm_judge")
 
 
 @dg.asset(
@@ -267,13 +269,22 @@ def summary_markdown(summaries: dict[str, MetricSummary]) -> str:
 
 @dg.asset(
     group_name="reporting",
-    ins={"retrieval_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True})},
+    ins={
+        "retrieval_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
+        "answer_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
+    },
     kinds={"python", "parquet"},
 )
 def leaderboard(
-    context: dg.AssetExecutionContext, retrieval_metrics: dict[str, pd.DataFrame]
+    context: dg.AssetExecutionContext,
+    retrieval_metrics: dict[str, pd.DataFrame],
+    answer_metrics: dict[str, pd.DataFrame],
+    answer_judgements: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
-    """The latest metrics of every evaluated partition, best span IoU first, with bootstrap 95% CIs."""
+    """The latest metrics of every evaluated partition, best span IoU first, with bootstrap 95% CIs;
+    the answer columns (keyword, semantic, hybrid, production metrics, and the LLM judge for the pairs
+    it judged) where answers were evaluated."""
+    answer_columns = leaderboard_answer_columns(answer_metrics, answer_judgements)
     rows = []
     for _, frame in sorted(retrieval_metrics.items()):
         if frame.empty:
@@ -297,6 +308,7 @@ def leaderboard(
                 "corpus_sha256": first["corpus_sha256"],
                 "dataset_sha256": first["dataset_sha256"],
                 "experiment_url": first.get("experiment_url", ""),
+                **answer_columns.get((str(first["chunk_config"]), str(first["profile"])), {}),
             }
         )
     if not rows:
@@ -334,10 +346,15 @@ def format_ci(row: pd.Series, metric: str) -> str:
 
 
 def leaderboard_markdown(board: pd.DataFrame) -> str:
-    header = ["rank", "chunk config", "profile", *HEADLINE_METRICS]
+    header = ["rank", "chunk config", "profile", *HEADLINE_METRICS, *HEADLINE_ANSWER_METRICS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in board.iterrows():
         cells = [str(row["rank"]), str(row["chunk_config"]), str(row["profile"])]
         cells += [format_ci(row, m) for m in HEADLINE_METRICS]
+        cells += [format_mean(row.get(f"{m}_mean")) for m in HEADLINE_ANSWER_METRICS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def format_mean(value: object) -> str:
+    return "n/a" if not isinstance(value, int | float) or math.isnan(value) else f"{value:.3f}"

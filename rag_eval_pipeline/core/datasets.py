@@ -1,9 +1,14 @@
 """Evaluation datasets in the seeds' schema, one JSON object per line:
 
 token-level: ``{"inputs": {"query"}, "outputs": {"relevant_spans": [{"doc_id","start","end","text"}]},
-"metadata": {...}}``; chunk-level: ``outputs.relevant_chunk_ids`` instead. Loading validates every
-example against the corpus (spans inside their document, text equal to the document's characters), and
-an invalid example is an error naming the file, line and field.
+"metadata": {...}}``; chunk-level: ``outputs.relevant_chunk_ids`` instead. Either may also carry
+``outputs.reference_answer`` (a short correct answer) and ``outputs.expected_keywords`` (facts a correct
+answer must contain), for judging generated answers. Loading validates every example against the corpus
+(spans inside their document, text equal to the document's characters), and an invalid example is an
+error naming the file, line and field.
+
+The dataset hash ``sha256`` covers the questions and their retrieval ground truth only, so adding or
+editing reference answers keeps retrieval runs comparable; ``answers_sha256`` tracks the answers.
 """
 
 from __future__ import annotations
@@ -27,6 +32,9 @@ from .types import (
     sha256_hex,
 )
 
+# The outputs that judge answers, not retrieval: optional, and outside the dataset's ``sha256``.
+ANSWER_FIELDS = ("reference_answer", "expected_keywords")
+
 
 @dataclass(frozen=True)
 class TokenLevelExample:
@@ -34,16 +42,22 @@ class TokenLevelExample:
     query: str
     relevant_spans: tuple[CharacterSpan, ...]
     metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    reference_answer: str | None = field(default=None, kw_only=True)
+    expected_keywords: tuple[str, ...] = field(default=(), kw_only=True)
+
+    def __post_init__(self) -> None:
+        _check_answer_fields(self.question_id, self.reference_answer, self.expected_keywords)
 
     def to_json(self) -> dict[str, Any]:
+        outputs: dict[str, Any] = {
+            "relevant_spans": [
+                {"doc_id": s.doc_id, "start": s.start, "end": s.end, "text": s.text}
+                for s in self.relevant_spans
+            ]
+        }
         return {
             "inputs": {"query": self.query},
-            "outputs": {
-                "relevant_spans": [
-                    {"doc_id": s.doc_id, "start": s.start, "end": s.end, "text": s.text}
-                    for s in self.relevant_spans
-                ]
-            },
+            "outputs": _with_answer(outputs, self.reference_answer, self.expected_keywords),
             "metadata": {**self.metadata, "question_id": self.question_id},
         }
 
@@ -54,13 +68,53 @@ class ChunkLevelExample:
     query: str
     relevant_chunk_ids: tuple[ChunkId, ...]
     metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    reference_answer: str | None = field(default=None, kw_only=True)
+    expected_keywords: tuple[str, ...] = field(default=(), kw_only=True)
+
+    def __post_init__(self) -> None:
+        _check_answer_fields(self.question_id, self.reference_answer, self.expected_keywords)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "inputs": {"query": self.query},
-            "outputs": {"relevant_chunk_ids": list(self.relevant_chunk_ids)},
+            "outputs": _with_answer(
+                {"relevant_chunk_ids": list(self.relevant_chunk_ids)},
+                self.reference_answer,
+                self.expected_keywords,
+            ),
             "metadata": {**self.metadata, "question_id": self.question_id},
         }
+
+
+def _with_answer(
+    outputs: dict[str, Any], reference_answer: str | None, expected_keywords: tuple[str, ...]
+) -> dict[str, Any]:
+    """Answer fields only when set, so a dataset without answers is written exactly as before."""
+    if reference_answer is not None:
+        outputs["reference_answer"] = reference_answer
+    if expected_keywords:
+        outputs["expected_keywords"] = list(expected_keywords)
+    return outputs
+
+
+def _check_answer_fields(
+    question_id: str, reference_answer: str | None, expected_keywords: tuple[str, ...]
+) -> None:
+    """Refuse at construction what the reader would refuse, so ``write_jsonl`` never writes an unreadable file."""
+    if reference_answer is not None and (
+        not isinstance(reference_answer, str) or not reference_answer.strip()
+    ):
+        raise DatasetError(
+            f"question {question_id!r}: reference_answer must be a non-empty string or None, "
+            f"got {reference_answer!r}"
+        )
+    if not isinstance(expected_keywords, tuple) or not all(
+        isinstance(k, str) and k.strip() for k in expected_keywords
+    ):
+        raise DatasetError(
+            f"question {question_id!r}: expected_keywords must be a tuple of non-empty strings, "
+            f"got {expected_keywords!r}"
+        )
 
 
 def _dataset_hash(examples: Iterable[TokenLevelExample | ChunkLevelExample]) -> str:
@@ -68,6 +122,20 @@ def _dataset_hash(examples: Iterable[TokenLevelExample | ChunkLevelExample]) -> 
     for example in examples:
         payload = example.to_json()
         payload["metadata"] = {"question_id": example.question_id}  # metadata does not change the truth
+        for key in ANSWER_FIELDS:  # nor do answers: retrieval history stays comparable
+            payload["outputs"].pop(key, None)
+        digest.update(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode())
+    return digest.hexdigest()[:16]
+
+
+def _answers_hash(examples: Iterable[TokenLevelExample | ChunkLevelExample]) -> str:
+    digest = hashlib.sha256()
+    for example in examples:
+        payload = {
+            "question_id": example.question_id,
+            "reference_answer": example.reference_answer,
+            "expected_keywords": list(example.expected_keywords),
+        }
         digest.update(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode())
     return digest.hexdigest()[:16]
 
@@ -91,8 +159,14 @@ class _Dataset(Generic[ExampleT]):
 
     @property
     def sha256(self) -> str:
-        """Hash of the questions and their ground truth (not the metadata)."""
+        """Hash of the questions and their retrieval ground truth (not the metadata, not the answers)."""
         return _dataset_hash(self.examples)
+
+    @property
+    def answers_sha256(self) -> str:
+        """Hash of the question ids with their reference answers and expected keywords: changes when an
+        answer is added, edited or removed, so answer scores are compared only against the same answers."""
+        return _answers_hash(self.examples)
 
 
 @dataclass(frozen=True)
@@ -116,6 +190,8 @@ class TokenLevelDataset(_Dataset[TokenLevelExample]):
                 e.query,
                 tuple(relevant_chunk_ids(e.relevant_spans, index)),
                 {**e.metadata, "derived_from": "token-level"},
+                reference_answer=e.reference_answer,
+                expected_keywords=e.expected_keywords,
             )
             for e in self.examples
         )
@@ -158,7 +234,15 @@ def token_level_example(
     spans = tuple(
         _span(raw, corpus, f"{where}: field outputs.relevant_spans[{i}]") for i, raw in enumerate(raw_spans)
     )
-    return TokenLevelExample(_question_id(metadata, query, where, seen, place), query, spans, metadata)
+    reference_answer, expected_keywords = _answer_fields(outputs, where)
+    return TokenLevelExample(
+        _question_id(metadata, query, where, seen, place),
+        query,
+        spans,
+        metadata,
+        reference_answer=reference_answer,
+        expected_keywords=expected_keywords,
+    )
 
 
 def chunk_level_example(
@@ -168,8 +252,16 @@ def chunk_level_example(
     ids = outputs.get("relevant_chunk_ids")
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
         raise DatasetError(f"{where}: field outputs.relevant_chunk_ids must be a non-empty list of chunk ids")
+    reference_answer, expected_keywords = _answer_fields(outputs, where)
     question_id = _question_id(metadata, query, where, seen, place)
-    return ChunkLevelExample(question_id, query, tuple(ChunkId(i) for i in ids), metadata)
+    return ChunkLevelExample(
+        question_id,
+        query,
+        tuple(ChunkId(i) for i in ids),
+        metadata,
+        reference_answer=reference_answer,
+        expected_keywords=expected_keywords,
+    )
 
 
 def read_token_level_jsonl(path: str | Path, corpus: Corpus) -> TokenLevelDataset:
@@ -258,6 +350,30 @@ def _common_fields(obj: dict[str, Any], where: str) -> tuple[str, dict[str, Any]
     return inputs["query"], metadata, outputs
 
 
+def _answer_fields(outputs: dict[str, Any], where: str) -> tuple[str | None, tuple[str, ...]]:
+    """The optional answer outputs; JSON ``null`` counts as absent (what table exports write for none)."""
+    answer = outputs.get("reference_answer")
+    if answer is not None and (not isinstance(answer, str) or not answer.strip()):
+        raise DatasetError(
+            f"{where}: field outputs.reference_answer must be a non-empty string, got {_kind(answer)}; "
+            f"write the answer or leave the field out"
+        )
+    keywords = outputs.get("expected_keywords")
+    if keywords is None:
+        return answer, ()
+    if not isinstance(keywords, list) or not keywords:
+        raise DatasetError(
+            f"{where}: field outputs.expected_keywords must be a non-empty list of strings, got "
+            f"{_kind(keywords)}; list the facts a correct answer must contain or leave the field out"
+        )
+    for i, keyword in enumerate(keywords):
+        if not isinstance(keyword, str) or not keyword.strip():
+            raise DatasetError(
+                f"{where}: field outputs.expected_keywords[{i}] must be a non-empty string, got {_kind(keyword)}"
+            )
+    return answer, tuple(keywords)
+
+
 def _question_id(
     metadata: dict[str, Any], query: str, where: str, seen: dict[str, str], place: str
 ) -> QuestionId:
@@ -301,3 +417,14 @@ def _span(raw: Any, corpus: Corpus, where: str) -> CharacterSpan:
 
 def _preview(text: str, width: int = 60) -> str:
     return repr(text if len(text) <= width else text[: width - 3] + "...")
+
+
+def _kind(value: Any) -> str:
+    """A wrong value named briefly: a blank string, an empty list, or the JSON type it has."""
+    if isinstance(value, str):
+        return "a blank string" if not value.strip() else _preview(value)
+    if isinstance(value, list):
+        return "an empty list" if not value else f"a list of {len(value)}"
+    return {dict: "an object", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), type(value).__name__
+    )

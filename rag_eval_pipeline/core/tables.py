@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+import numpy as np
 import pandas as pd
 
 from .corpus import Corpus
@@ -85,10 +86,34 @@ def questions_to_frame(dataset: TokenLevelDataset) -> pd.DataFrame:
             "metadata_json": [
                 json.dumps(dict(e.metadata), sort_keys=True, ensure_ascii=False) for e in dataset
             ],
+            **_answer_columns(dataset.examples),
             "dataset": dataset.name,
             "dataset_sha256": dataset.sha256,
+            "answers_sha256": dataset.answers_sha256,
         }
     )
+
+
+def _answer_columns(examples: Sequence[TokenLevelExample | ChunkLevelExample]) -> dict[str, Any]:
+    """``reference_answer`` (str or None; object dtype, so None is not turned into NaN) and
+    ``expected_keywords`` (a list of strings, empty when there are none)."""
+    return {
+        "reference_answer": pd.Series([e.reference_answer for e in examples], dtype=object),
+        "expected_keywords": [list(e.expected_keywords) for e in examples],
+    }
+
+
+def _answer_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer fields of a row as example keyword arguments. A frame written before the columns
+    existed has neither; after Parquet a missing answer may read back as NaN and keywords as an array."""
+    answer = row.get("reference_answer")
+    keywords = row.get("expected_keywords")
+    return {
+        "reference_answer": str(answer) if isinstance(answer, str) else None,
+        "expected_keywords": (
+            tuple(str(k) for k in keywords) if isinstance(keywords, (list, tuple, np.ndarray)) else ()
+        ),
+    }
 
 
 def questions_from_frame(frame: pd.DataFrame) -> TokenLevelDataset:
@@ -104,6 +129,7 @@ def questions_from_frame(frame: pd.DataFrame) -> TokenLevelDataset:
                 for s in r["relevant_spans"]
             ),
             json.loads(str(r["metadata_json"])),
+            **_answer_fields(r),
         )
         for r in records(frame)
     )
@@ -218,9 +244,11 @@ def generated_token_level_to_frame(
     accepted = _with_status(questions_to_frame(dataset))
     rejected = rejections_to_frame(rejections, list(accepted.columns))
     rejected["relevant_spans"] = [[] for _ in range(len(rejected))]
+    _no_answers(rejected)
     rejected["n_documents"] = [len(ids) for ids in rejected["source_doc_ids"]]
     rejected["dataset"] = dataset.name
     rejected["dataset_sha256"] = dataset.sha256
+    rejected["answers_sha256"] = dataset.answers_sha256
     return _concat(accepted, rejected)
 
 
@@ -236,6 +264,7 @@ def chunk_questions_to_frame(
                 "metadata_json": [
                     json.dumps(dict(e.metadata), sort_keys=True, ensure_ascii=False) for e in dataset
                 ],
+                **_answer_columns(dataset.examples),
             }
         )
     )
@@ -243,9 +272,11 @@ def chunk_questions_to_frame(
     accepted["source_chunk_ids"] = [list(e.relevant_chunk_ids) for e in dataset]
     rejected = rejections_to_frame(rejections, columns)
     rejected["relevant_chunk_ids"] = [[] for _ in range(len(rejected))]
+    _no_answers(rejected)
     frame = _concat(accepted[columns], rejected)
     frame["dataset"] = dataset.name
     frame["dataset_sha256"] = dataset.sha256
+    frame["answers_sha256"] = dataset.answers_sha256
     frame["chunker_fingerprint"] = dataset.chunker_fingerprint
     return frame
 
@@ -258,6 +289,7 @@ def chunk_questions_from_frame(frame: pd.DataFrame) -> ChunkLevelDataset:
             str(r["query"]),
             tuple(ChunkId(str(c)) for c in r["relevant_chunk_ids"]),
             json.loads(str(r["metadata_json"])),
+            **_answer_fields(r),
         )
         for r in records(accepted)
     )
@@ -267,6 +299,12 @@ def chunk_questions_from_frame(frame: pd.DataFrame) -> ChunkLevelDataset:
         str(first["chunker_fingerprint"]) if first is not None else "",
         name=str(first["dataset"]) if first is not None else "chunk-level",
     )
+
+
+def _no_answers(rejected: pd.DataFrame) -> None:
+    """A rejected question has no answer: None and [] rather than the NaN a reindex leaves."""
+    rejected["reference_answer"] = pd.Series([None] * len(rejected), index=rejected.index, dtype=object)
+    rejected["expected_keywords"] = [[] for _ in range(len(rejected))]
 
 
 def _concat(accepted: pd.DataFrame, rejected: pd.DataFrame) -> pd.DataFrame:

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 from pathlib import Path
 
@@ -6,11 +7,14 @@ import pytest
 from rag_eval_pipeline.core.chunking import FixedSizeChunker, chunk_corpus
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import (
+    TokenLevelDataset,
+    TokenLevelExample,
     read_chunk_level_jsonl,
     read_token_level_jsonl,
     write_jsonl,
 )
 from rag_eval_pipeline.core.errors import DatasetError
+from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
 
 DOC = "The pump runs at 1,450 rpm. The alarm fires at 7.5 bar."
 
@@ -104,3 +108,170 @@ def test_chunk_level_file_must_name_its_chunker(tmp_path: Path):
     with pytest.raises(DatasetError, match="chunker_fingerprint"):
         read_chunk_level_jsonl(path)
     assert read_chunk_level_jsonl(path, chunker_fingerprint="fixed:x").chunker_fingerprint == "fixed:x"
+
+
+def answered(
+    start: int, end: int, answer: object = "It runs at 1,450 rpm.", keywords: object = ("1,450",), **extra
+):
+    obj = example(start, end, **extra)
+    if answer is not None:
+        obj["outputs"]["reference_answer"] = answer
+    if keywords is not None:
+        obj["outputs"]["expected_keywords"] = list(keywords) if isinstance(keywords, tuple) else keywords
+    return obj
+
+
+def two_questions(**answers: tuple[str | None, tuple[str, ...]]) -> TokenLevelDataset:
+    """q1 and q2 over DOC, with the reference answer and keywords given per question id."""
+    examples = []
+    for qid, query, (start, end) in [
+        ("q1", "How fast?", (0, 26)),
+        ("q2", "When does the alarm fire?", (28, 55)),
+    ]:
+        answer, keywords = answers.get(qid, (None, ()))
+        span = CharacterSpan(DocumentId("a.md"), start, end, DOC[start:end])
+        examples.append(
+            TokenLevelExample(
+                QuestionId(qid),
+                query,
+                (span,),
+                {"source": "test"},
+                reference_answer=answer,
+                expected_keywords=keywords,
+            )
+        )
+    return TokenLevelDataset(tuple(examples), name="two")
+
+
+def test_reference_answers_and_keywords_round_trip_through_jsonl(tmp_path: Path, corpus: Corpus):
+    source = write_lines(
+        tmp_path / "d.jsonl",
+        [
+            answered(0, 26, keywords=("1,450", "rpm"), question_id="q1"),
+            answered(28, 55, answer=None, keywords=None, question_id="q2"),
+            answered(4, 8, answer=None, keywords=("pump",), question_id="q3"),
+        ],
+    )
+    dataset = read_token_level_jsonl(source, corpus)
+    assert [(e.reference_answer, e.expected_keywords) for e in dataset] == [
+        ("It runs at 1,450 rpm.", ("1,450", "rpm")),
+        (None, ()),
+        (None, ("pump",)),
+    ]
+    write_jsonl(dataset, tmp_path / "out.jsonl")
+    lines = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert lines[0]["outputs"]["reference_answer"] == "It runs at 1,450 rpm."
+    assert lines[0]["outputs"]["expected_keywords"] == ["1,450", "rpm"]
+    assert lines[1]["outputs"].keys() == {"relevant_spans"}  # unset fields are not written
+    assert lines[2]["outputs"].keys() == {"relevant_spans", "expected_keywords"}
+    again = read_token_level_jsonl(tmp_path / "out.jsonl", corpus)
+    assert again.examples == dataset.examples
+    assert again.answers_sha256 == dataset.answers_sha256
+
+
+def test_null_answer_fields_read_as_absent(tmp_path: Path, corpus: Corpus):
+    obj = example(0, 26)
+    obj["outputs"].update(reference_answer=None, expected_keywords=None)
+    (loaded,) = read_token_level_jsonl(write_lines(tmp_path / "n.jsonl", [obj]), corpus)
+    assert (loaded.reference_answer, loaded.expected_keywords) == (None, ())
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        (
+            answered(0, 26, answer="  "),
+            r"field outputs.reference_answer must be a non-empty string, got a blank string",
+        ),
+        (
+            answered(0, 26, answer=42),
+            r"field outputs.reference_answer must be a non-empty string, got a number",
+        ),
+        (
+            answered(0, 26, keywords=[]),
+            r"field outputs.expected_keywords must be a non-empty list of strings, got an empty list",
+        ),
+        (
+            answered(0, 26, keywords="rpm"),
+            r"field outputs.expected_keywords must be a non-empty list of strings, got 'rpm'",
+        ),
+        (
+            answered(0, 26, keywords=["rpm", ""]),
+            r"field outputs.expected_keywords\[1\] must be a non-empty string, got a blank",
+        ),
+        (
+            answered(0, 26, keywords=["rpm", 7]),
+            r"field outputs.expected_keywords\[1\] must be a non-empty string, got a number",
+        ),
+    ],
+)
+def test_invalid_answer_fields_name_file_line_and_field(
+    tmp_path: Path, corpus: Corpus, obj: dict, message: str
+):
+    path = write_lines(tmp_path / "bad.jsonl", [answered(0, 8, question_id="q1"), obj])
+    with pytest.raises(DatasetError, match=rf"line 2: {message}") as err:
+        read_token_level_jsonl(path, corpus)
+    assert str(path) in str(err.value)
+
+
+def test_an_example_refuses_answer_fields_the_reader_would_refuse():
+    span = CharacterSpan(DocumentId("a.md"), 0, 8, "The pump")
+    with pytest.raises(DatasetError, match="question 'q1': reference_answer must be a non-empty string"):
+        TokenLevelExample(QuestionId("q1"), "How fast?", (span,), reference_answer="")
+    with pytest.raises(DatasetError, match="question 'q1': expected_keywords must be a tuple of non-empty"):
+        TokenLevelExample(QuestionId("q1"), "How fast?", (span,), expected_keywords=("rpm", " "))
+
+
+def test_the_dataset_hash_ignores_answers_and_the_answers_hash_tracks_them():
+    plain = two_questions()
+    with_answers = two_questions(q1=("It runs at 1,450 rpm.", ("1,450",)), q2=("At 7.5 bar.", ()))
+    # the hash the datasets had before reference answers existed: retrieval history stays comparable
+    assert plain.sha256 == with_answers.sha256 == "cc5100cf58ec2db7"
+    assert plain.answers_sha256 != with_answers.answers_sha256
+    edited = two_questions(q1=("It runs at 1,450 rpm.", ("1,450",)), q2=("At 7.5 bar for ten seconds.", ()))
+    more_keywords = two_questions(q1=("It runs at 1,450 rpm.", ("1,450", "rpm")), q2=("At 7.5 bar.", ()))
+    hashes = {d.answers_sha256 for d in (plain, with_answers, edited, more_keywords)}
+    assert len(hashes) == 4
+    # metadata changes neither hash; changing the ground truth changes only the dataset hash
+    relabelled = TokenLevelDataset(
+        tuple(dataclasses.replace(e, metadata={"source": "other"}) for e in with_answers), name="two"
+    )
+    assert (relabelled.sha256, relabelled.answers_sha256) == (
+        with_answers.sha256,
+        with_answers.answers_sha256,
+    )
+    moved = dataclasses.replace(
+        with_answers.examples[0], relevant_spans=(CharacterSpan(DocumentId("a.md"), 0, 8, "The pump"),)
+    )
+    shifted = TokenLevelDataset((moved, with_answers.examples[1]), name="two")
+    assert shifted.sha256 != with_answers.sha256 and shifted.answers_sha256 == with_answers.answers_sha256
+
+
+def test_answers_carry_over_to_chunk_level_and_its_jsonl(tmp_path: Path, corpus: Corpus):
+    dataset = read_token_level_jsonl(
+        write_lines(tmp_path / "d.jsonl", [answered(4, 30, keywords=("1,450", "rpm"))]), corpus
+    )
+    chunker = FixedSizeChunker(10, 0)
+    chunk_level = dataset.to_chunk_level(chunk_corpus(chunker, corpus), chunker.fingerprint)
+    (converted,) = chunk_level.examples
+    assert (converted.reference_answer, converted.expected_keywords) == (
+        "It runs at 1,450 rpm.",
+        ("1,450", "rpm"),
+    )
+    assert chunk_level.answers_sha256 == dataset.answers_sha256
+    write_jsonl(chunk_level, tmp_path / "chunk.jsonl")
+    loaded = read_chunk_level_jsonl(tmp_path / "chunk.jsonl")
+    assert loaded.examples == chunk_level.examples and loaded.sha256 == chunk_level.sha256
+    assert loaded.examples[0].reference_answer == "It runs at 1,450 rpm."
+
+
+def test_chunk_level_answer_fields_are_validated(tmp_path: Path):
+    obj = {
+        "inputs": {"query": "q"},
+        "outputs": {"relevant_chunk_ids": ["c1"], "reference_answer": ""},
+        "metadata": {"chunker_fingerprint": "fixed:x"},
+    }
+    with pytest.raises(
+        DatasetError, match=r"c.jsonl, line 1: field outputs.reference_answer must be a non-empty"
+    ):
+        read_chunk_level_jsonl(write_lines(tmp_path / "c.jsonl", [obj]))

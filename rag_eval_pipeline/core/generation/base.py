@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 from ..datasets import ChunkLevelExample, TokenLevelExample
+from ..llm.json_reply import InvalidReply
 
 RejectionReason = Literal[
     "llm_failed",  # the LLM call failed after its retries
@@ -51,6 +52,28 @@ def example_metadata(
         "difficulty": difficulty,
         **extra,
     }
+
+
+# A reference answer is one or two sentences; anything much longer is a summary, not an answer.
+MAX_ANSWER_CHARS = 600
+
+
+def reference_answer_of(item: Mapping[str, Any], where: str, source: str) -> str:
+    """The reply item's ``reference_answer``, whitespace collapsed. Missing, blank or far longer than two
+    sentences raises ``InvalidReply``, so the client sends its repair prompt; ``source`` names what the
+    answer must rest on ("the excerpts", "the chunks")."""
+    answer = item.get("reference_answer")
+    if not isinstance(answer, str) or not answer.strip():
+        raise InvalidReply(
+            f"{where}.reference_answer must be one or two sentences answering the question from {source} alone"
+        )
+    answer = " ".join(answer.split())
+    if len(answer) > MAX_ANSWER_CHARS:
+        raise InvalidReply(
+            f"{where}.reference_answer has {len(answer)} characters: answer in one or two sentences "
+            f"(at most {MAX_ANSWER_CHARS} characters)"
+        )
+    return answer
 
 
 @dataclass(frozen=True)

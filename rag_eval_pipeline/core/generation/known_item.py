@@ -7,7 +7,8 @@ and rare in the collection, the ones that tell it apart), and with a small proba
 term drawn from the collection's term distribution, as a user misremembering would. No LLM, no cost,
 and the reference span is the passage's own span, known by construction.
 
-The queries are bags of keywords, not questions: they exercise retrieval, not answer generation.
+The queries are bags of keywords, not questions: they exercise retrieval, not answer generation, so
+the examples carry no reference answer (``reference_answer`` None, no expected keywords).
 Every random draw comes from a ``random.Random`` seeded by sha256 of the generator seed and the
 passage (or chunk) identity, so a question does not change when others are added, nor between runs,
 processes or machines (no ``hash()`` of strings, no set iteration order).

@@ -1,10 +1,17 @@
 """Chunk-level questions (the seed tech spec): classify each sampled chunk's information density, skip
-SPARSE ones, and ask for FACTUAL / REASONING / MULTI_HOP questions with 3-5 expected keywords and the
-ids of the chunks that answer them. MULTI_HOP questions see the chunk and its successor."""
+SPARSE ones, and ask for FACTUAL / REASONING / MULTI_HOP questions with 3-5 expected keywords, a short
+reference answer and the ids of the chunks that answer them. MULTI_HOP questions see the chunk and its
+successor.
+
+The keywords are asked for as words a correct answer must contain, copied from the chunks. They become
+the example's ``expected_keywords`` only where they are such facts by a check we can make: a keyword
+that does not occur in its source chunks is not grounded there, and one the question itself states
+proves nothing about an answer that repeats the question. ``metadata.keywords`` keeps them all."""
 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -15,9 +22,10 @@ from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply
 from ..progress import Progress, no_progress
 from ..types import ChunkId, PositionAwareChunk, QuestionId, sha256_hex
-from .base import GenerationResult, Rejection, example_metadata
+from .base import GenerationResult, Rejection, example_metadata, reference_answer_of
+from .excerpts import normalise, normalise_excerpt
 
-PROMPT_VERSION = "chunk-level-v1"
+PROMPT_VERSION = "chunk-level-v2"  # v2: asks for a reference answer; keywords copied from the chunks
 GENERATOR = "llm-chunk-level"
 Density = Literal["DENSE", "MODERATE", "SPARSE"]
 DENSITIES: tuple[Density, ...] = ("DENSE", "MODERATE", "SPARSE")
@@ -27,7 +35,8 @@ LABELS = ("A", "B")  # chunk ids are long hashes a model may mangle: it sees sho
 CLASSIFY_HINT = '{"density": "DENSE|MODERATE|SPARSE", "reason": "<a few words>"}'
 GENERATE_HINT = (
     '{"questions": [{"question": "<ends with ?>", "type": "FACTUAL|REASONING|MULTI_HOP", '
-    '"keywords": ["<3 to 5 words or short phrases a correct answer contains>"], '
+    '"keywords": ["<3 to 5 words or short phrases from the chunks that a correct answer must contain>"], '
+    '"reference_answer": "<one or two sentences answering the question from the chunks alone>", '
     '"source_chunks": ["A"], "difficulty": "easy|medium|hard"}]}'
 )
 
@@ -69,8 +78,10 @@ class ChunkTask:
                 "user",
                 f"{shown}\n\nWrite {n} question(s) answered by chunk A.{multi} Tag each question FACTUAL "
                 f"(one stated fact), REASONING (needs inference from the text) or MULTI_HOP. Give 3 to 5 "
-                f"keywords a correct answer contains and the chunks that answer it. Reply with only a "
-                f"JSON object:\n{GENERATE_HINT}",
+                f"keywords a correct answer must contain (names, numbers, terms copied from the chunks), "
+                f"a reference answer (one or two sentences that answer the question using only what the "
+                f"chunks say) and the chunks that answer it. Reply with only a JSON object:\n"
+                f"{GENERATE_HINT}",
             ),
         ]
 
@@ -97,6 +108,7 @@ class ProposedQuestion:
     keywords: tuple[str, ...]
     labels: tuple[str, ...]
     difficulty: str | None
+    reference_answer: str
 
 
 def parse_questions(task: ChunkTask, obj: dict[str, Any]) -> list[ProposedQuestion]:
@@ -135,9 +147,28 @@ def parse_questions(task: ChunkTask, obj: dict[str, Any]) -> list[ProposedQuesti
                 tuple(k.strip() for k in keywords[:5]),
                 tuple(labels),
                 difficulty if difficulty in ("easy", "medium", "hard") else None,
+                reference_answer_of(item, where, "the chunks"),
             )
         )
     return proposals
+
+
+def expected_keywords(
+    keywords: Sequence[str], question: str, sources: Sequence[PositionAwareChunk]
+) -> tuple[str, ...]:
+    """The keywords that are facts a correct answer must contain: each occurs, as whole words, in the
+    source chunks and not in the question (compared normalised: case, accents, quotes, whitespace)."""
+    chunk_text = normalise("\n".join(c.text for c in sources)).text
+    asked = normalise(question).text
+    kept: list[str] = []
+    for keyword in keywords:
+        needle = normalise_excerpt(keyword)
+        if not needle or needle in (normalise_excerpt(k) for k in kept):
+            continue
+        whole = re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)")
+        if whole.search(chunk_text) and not whole.search(asked):
+            kept.append(keyword)
+    return tuple(kept)
 
 
 def sample_tasks(chunks: Sequence[PositionAwareChunk], max_chunks: int, seed: int) -> list[ChunkTask]:
@@ -241,6 +272,8 @@ class LLMChunkLevelGenerator:
                         source_chunk_ids=list(chunk_ids),
                         density=density.value,
                     ),
+                    reference_answer=proposal.reference_answer,
+                    expected_keywords=expected_keywords(proposal.keywords, proposal.question, sources),
                 )
             )
         return GenerationResult(tuple(examples))

@@ -3,7 +3,9 @@
 Per document (or section of a long one), and per pair of related documents for questions that need
 both. Each quoted excerpt is located with exact offsets (exact match first, then a normalised match
 mapped back to the original characters); a question with an excerpt that cannot be located is
-rejected with the reason, never kept with a guessed span.
+rejected with the reason, never kept with a guessed span. Each question also comes with a short
+reference answer written from its excerpts, for judging generated answers; a reply without one is
+invalid and gets the repair prompt.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply
 from ..progress import Progress, no_progress
 from ..types import CharacterSpan, Document, DocumentId, QuestionId, sha256_hex
-from .base import GenerationResult, Rejection, example_metadata
+from .base import GenerationResult, Rejection, example_metadata, reference_answer_of
 from .excerpts import explain_miss, locate_excerpt
 from .terms import TermStatistics, content_terms
 
-PROMPT_VERSION = "token-level-v1"
+PROMPT_VERSION = "token-level-v2"  # v2: asks for a reference answer
 GENERATOR = "llm-quoted-excerpts"
 DIFFICULTIES = ("easy", "medium", "hard")
 
@@ -37,7 +39,8 @@ SYSTEM = (
 
 SCHEMA_HINT = (
     '{"questions": [{"question": "<a question ending in ?>", "difficulty": "easy|medium|hard", '
-    '"excerpts": [{"doc_id": "<one of the document ids above>", "text": "<verbatim quote>"}]}]}'
+    '"excerpts": [{"doc_id": "<one of the document ids above>", "text": "<verbatim quote>"}], '
+    '"reference_answer": "<one or two sentences answering the question from the excerpts alone>"}]}'
 )
 
 
@@ -59,6 +62,7 @@ class Proposal:
     question: str
     difficulty: str | None
     excerpts: tuple[tuple[DocumentId, str], ...]
+    reference_answer: str
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,8 @@ class Task:
                 "user",
                 f"{shown}\n\n{ask} For each question give 1 to 3 excerpts: whole sentences or phrases of "
                 f"at least six words, copied exactly from the document text, that together answer it. "
-                f"Reply with only a JSON object:\n{SCHEMA_HINT}",
+                f"Also give a reference answer: one or two sentences that answer the question using only "
+                f"what the excerpts say. Reply with only a JSON object:\n{SCHEMA_HINT}",
             ),
         ]
 
@@ -124,6 +129,7 @@ class Task:
                     " ".join(question.split()),
                     difficulty if difficulty in DIFFICULTIES else None,
                     tuple(pairs),
+                    reference_answer_of(item, where, "the excerpts"),
                 )
             )
         return proposals
@@ -270,6 +276,7 @@ class LLMTokenLevelGenerator:
                         "cross-document" if len(source) > 1 else "single-document",
                         proposal.difficulty,
                     ),
+                    reference_answer=proposal.reference_answer,
                 )
             )
         return GenerationResult(tuple(examples), tuple(rejections))

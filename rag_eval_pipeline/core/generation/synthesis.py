@@ -85,7 +85,8 @@ def synthesize_token_level(
                 seed=settings.seed,
                 min_chars=settings.passage_min_chars,
                 max_chars=settings.passage_max_chars,
-                params=CompletionParams(llm.temperature, min(llm.max_tokens, 96), seed=settings.seed),
+                # a question and its answer: enough for both, small enough for a local model
+                params=CompletionParams(llm.temperature, min(llm.max_tokens, 160), seed=settings.seed),
                 repair_attempts=llm.repair_attempts,
             )
         estimate = client.estimate(generator.planned_requests(corpus))

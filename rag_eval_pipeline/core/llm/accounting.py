@@ -158,3 +158,16 @@ def check_budget(estimate: CostEstimate, budget_usd: float | None) -> None:
             f"${estimate.cost_usd - budget_usd:.4f}; nothing was sent. Raise llm.budget_usd in "
             f"data/generation.yaml or ask for fewer questions"
         )
+
+
+def check_total_budget(estimates: Sequence[CostEstimate], budget_usd: float | None) -> None:
+    """One cap over several planned batches (several judge models, say), checked before any is sent."""
+    for estimate in estimates:
+        check_budget(estimate, budget_usd)  # each alone, and names a model without a price
+    total = sum(e.cost_usd or 0.0 for e in estimates)
+    if budget_usd is not None and total > budget_usd:
+        raise BudgetExceeded(
+            f"{'; '.join(e.describe() for e in estimates)}: ${total:.4f} in all, which exceeds the budget "
+            f"cap ${budget_usd:.4f}; nothing was sent. Raise llm.budget_usd in data/generation.yaml or "
+            f"judge fewer pairs (judge.top_n in data/answer_evaluation.yaml)"
+        )

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl, write_jsonl
@@ -12,9 +15,10 @@ from rag_eval_pipeline.core.llm.cache import ResponseCache
 from rag_eval_pipeline.core.llm.client import LLMClient
 from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
 from rag_eval_pipeline.core.llm.retry import RetryPolicy
+from rag_eval_pipeline.core.tables import generated_token_level_to_frame, questions_from_frame
 from rag_eval_pipeline.core.types import Document, DocumentId
 from rag_eval_pipeline_tests.conftest import tiny_corpus
-from rag_eval_pipeline_tests.core.generation.scripted_llm import token_level_reply
+from rag_eval_pipeline_tests.core.generation.scripted_llm import answer_for, token_level_reply
 from rag_eval_pipeline_tests.openai_server import openai_server
 
 
@@ -49,7 +53,7 @@ def test_questions_get_exact_spans_and_unlocatable_excerpts_are_rejected(tmp_pat
             assert corpus[span.doc_id].text[span.start : span.end] == span.text
         assert example.metadata["generator"] == "llm-quoted-excerpts"
         assert example.metadata["model"] == client.model_id
-        assert example.metadata["prompt_version"] == "token-level-v1"
+        assert example.metadata["prompt_version"] == "token-level-v2"
     normalised = [e for e in result.examples if e.query.startswith("What else")]
     assert all(e.metadata["difficulty"] == "hard" for e in normalised) and len(normalised) == 3
     cross = [e for e in result.examples if len({s.doc_id for s in e.relevant_spans}) == 2]
@@ -58,6 +62,75 @@ def test_questions_get_exact_spans_and_unlocatable_excerpts_are_rejected(tmp_pat
     path = tmp_path / "synthetic.jsonl"
     write_jsonl(TokenLevelDataset(result.examples), path)
     assert len(read_token_level_jsonl(path, corpus)) == 7
+
+
+def test_reference_answers_land_in_examples_jsonl_and_frames(tmp_path: Path) -> None:
+    corpus = tiny_corpus()
+    assert isinstance(corpus, Corpus)
+    with openai_server() as (url, script):
+        script.responder = token_level_reply
+        result, _ = generate(url, tmp_path, corpus)
+    assert "reference answer" in script.chat_requests[0]["messages"][1]["content"]
+    for example in result.examples:
+        # each answer is the one written for this question, from its first quoted sentence
+        assert example.reference_answer is not None
+        assert example.reference_answer.endswith(f"(answers: {example.query})")
+        assert example.reference_answer.startswith(example.relevant_spans[0].text)
+        assert example.expected_keywords == ()  # this generator asks for no keywords
+    dataset = TokenLevelDataset(result.examples, name="synthetic")
+
+    path = tmp_path / "synthetic.jsonl"
+    write_jsonl(dataset, path)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [line["outputs"]["reference_answer"] for line in lines] == [
+        e.reference_answer for e in result.examples
+    ]
+    again = read_token_level_jsonl(path, corpus)
+    assert again.examples == dataset.examples  # equality covers the answers
+    assert [e.reference_answer for e in again] == [e.reference_answer for e in dataset]
+    assert again.answers_sha256 == dataset.answers_sha256
+
+    frame = generated_token_level_to_frame(dataset, result.rejections)
+    frame.to_parquet(tmp_path / "questions.parquet")
+    stored = pd.read_parquet(tmp_path / "questions.parquet")
+    rejected = stored[stored["status"] == "rejected"]
+    assert len(rejected) == 1 and rejected["expected_keywords"].map(len).tolist() == [0]
+    back = questions_from_frame(stored)
+    assert back.examples == dataset.examples and back.answers_sha256 == dataset.answers_sha256
+
+
+def test_a_question_without_a_reference_answer_gets_the_repair_prompt(tmp_path: Path) -> None:
+    text = "The pump runs at 1,450 rpm. It is serviced every 90 days by the night shift."
+    corpus = Corpus((Document(DocumentId("a.md"), text),))
+    no_answer = {
+        "question": "How fast does the pump run?",
+        "excerpts": [{"doc_id": "a.md", "text": "The pump runs at 1,450 rpm."}],
+    }
+    with openai_server() as (url, script):
+        script.responder = token_level_reply
+        script.chat_contents = [json.dumps({"questions": [no_answer]})]
+        repaired, client = generate(url, tmp_path / "first", corpus)
+        repair = script.chat_requests[1]["messages"][-1]["content"]
+        blank_answer = {**no_answer, "reference_answer": " "}
+        script.chat_contents = [
+            json.dumps({"questions": [no_answer]}),
+            json.dumps({"questions": [blank_answer]}),
+        ]
+        rejected, _ = generate(url, tmp_path / "second", corpus)
+    assert client.usage_snapshot().calls == 2
+    assert "questions[0].reference_answer must be one or two sentences" in repair
+    # the repaired reply is the scripted model's, with an answer to every question
+    assert [(e.query, e.reference_answer) for e in repaired.examples] == [
+        (q, answer_for(q, sentence))
+        for q, sentence in [
+            ("What does a.md say first?", "The pump runs at 1,450 rpm."),
+            ("What else does a.md say?", "It is serviced every 90 days by the night shift."),
+        ]
+    ]
+    assert rejected.examples == ()
+    (rejection,) = rejected.rejections
+    assert rejection.reason == "invalid_reply"
+    assert "after 2 attempts: questions[0].reference_answer must be" in rejection.detail
 
 
 def test_broken_json_is_repaired_and_a_rerun_costs_nothing(tmp_path: Path) -> None:

@@ -43,6 +43,8 @@ def test_smollm2_writes_one_question_per_passage_of_two_demo_documents(tmp_path:
         (span,) = example.relevant_spans
         assert full[span.doc_id].text[span.start : span.end] == span.text
         assert example.metadata["model"].startswith("local:smollm2")
+        # an answer, or the reason there is none: a tiny model often leaves it out
+        assert (example.reference_answer is None) == ("reference_answer_missing" in example.metadata)
     for rejection in result.rejections:
         assert rejection.reason in ("invalid_reply", "llm_failed") and rejection.detail
     usage = client.usage_snapshot()

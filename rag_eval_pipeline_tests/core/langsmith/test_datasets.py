@@ -42,6 +42,9 @@ def test_upload_creates_one_example_per_question_in_the_to_json_schema(
         assert stored["inputs"] == expected["inputs"] == {"query": example.query}
         assert stored["outputs"] == expected["outputs"]
         assert stored["outputs"]["relevant_spans"][0].keys() == {"doc_id", "start", "end", "text"}
+        # the answer outputs travel with the ground truth
+        assert example.reference_answer and stored["outputs"]["reference_answer"] == example.reference_answer
+        assert stored["outputs"]["expected_keywords"] == list(example.expected_keywords)
         assert own_metadata(stored) == expected["metadata"]
     assert set(state.auth_headers) == {API_KEY}
 
@@ -95,6 +98,12 @@ def test_download_round_trips_token_level_in_upload_order(
     assert back.examples == token_dataset.examples
     assert back.sha256 == token_dataset.sha256
     assert all("dataset_split" not in e.metadata for e in back)
+    # reference answers and expected keywords come back too (example equality covers them as well)
+    assert all(e.reference_answer for e in token_dataset)
+    assert [(e.reference_answer, e.expected_keywords) for e in back] == [
+        (e.reference_answer, e.expected_keywords) for e in token_dataset
+    ]
+    assert back.answers_sha256 == token_dataset.answers_sha256
 
 
 def test_download_round_trips_chunk_level_with_its_chunker(
@@ -106,13 +115,15 @@ def test_download_round_trips_chunk_level_with_its_chunker(
     assert dataset["extra"]["metadata"]["chunker_fingerprint"] == chunk_dataset.chunker_fingerprint
     stored = state.dataset_examples("golden-chunks")[0]
     assert stored["metadata"]["chunker_fingerprint"] == chunk_dataset.chunker_fingerprint
-    assert stored["outputs"].keys() == {"relevant_chunk_ids"}
+    assert stored["outputs"].keys() == {"relevant_chunk_ids", "reference_answer", "expected_keywords"}
 
     back = download_dataset(client, "golden-chunks", corpus)
     assert isinstance(back, ChunkLevelDataset)
     assert back.examples == chunk_dataset.examples
     assert back.chunker_fingerprint == chunk_dataset.chunker_fingerprint
     assert back.sha256 == chunk_dataset.sha256
+    assert back.answers_sha256 == chunk_dataset.answers_sha256
+    assert [e.reference_answer for e in back] == [e.reference_answer for e in chunk_dataset]
 
 
 def test_download_checks_spans_against_the_corpus_and_names_dataset_and_example(
@@ -158,3 +169,31 @@ def test_downloading_an_unknown_dataset_says_so(client: langsmith.Client, corpus
         LangSmithError, match=r"no dataset named 'nope' at http://127.0.0.1:\d+: check the name"
     ):
         download_dataset(client, "nope", corpus)
+
+
+def test_an_added_answer_is_an_update_in_place_and_a_bad_one_fails_the_download(
+    client: langsmith.Client, state: LangSmithState, token_dataset: TokenLevelDataset, corpus: Corpus
+) -> None:
+    without = TokenLevelDataset(
+        tuple(dataclasses.replace(e, reference_answer=None, expected_keywords=()) for e in token_dataset),
+        name=token_dataset.name,
+    )
+    upload_dataset(client, without, "golden")
+    assert all(e["outputs"].keys() == {"relevant_spans"} for e in state.dataset_examples("golden"))
+    ids = {e["metadata"]["question_id"]: e["id"] for e in state.dataset_examples("golden")}
+
+    report = upload_dataset(client, token_dataset, "golden")
+    assert (report.created, report.updated) == (0, 4)  # the answers changed the outputs, not the questions
+    remote = {e["metadata"]["question_id"]: e for e in state.dataset_examples("golden")}
+    assert {q: e["id"] for q, e in remote.items()} == ids
+    assert (
+        without.sha256 == token_dataset.sha256 != ""
+        and without.answers_sha256 != token_dataset.answers_sha256
+    )
+
+    remote["tiny-2"]["outputs"]["expected_keywords"] = ["7.5 bar", ""]
+    with pytest.raises(
+        LangSmithDatasetError,
+        match=r"question 'tiny-2'\): field outputs.expected_keywords\[1\] must be a non-empty",
+    ):
+        download_dataset(client, "golden", corpus)

@@ -1,0 +1,141 @@
+"""``data/answer_evaluation.yaml``: how answers are made and judged.
+
+Every key is optional; a project without the file gets the defaults: extractive answers offline (an LLM
+when OPENAI_API_KEY is set), semantic threshold 0.75 fitted on the bundled human labels, the LLM judge on
+the top 5 pairs only when a remote LLM is configured. The LLM itself (model, retries, budget) is the one
+of data/generation.yaml. Errors name the file and the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import yaml
+
+from ..errors import ConfigError
+
+AnswererChoice = Literal["auto", "llm", "extractive"]
+LLMJudging = Literal["auto", "on", "off"]
+ThresholdObjective = Literal["accuracy", "f1"]
+RankBy = Literal["semantic_similarity", "semantic_dynamic", "semantic_fixed", "keyword", "hybrid"]
+
+
+@dataclass(frozen=True)
+class SemanticSettings:
+    threshold: float = 0.75  # semantic_fixed, and semantic_dynamic's fallback
+    labels: str = "data/datasets/golden_answer_labels.jsonl"  # question_id, answer, correct 0/1
+    objective: ThresholdObjective = "accuracy"
+    min_labels: int = 10  # fewer labelled answers: the fixed threshold, with the reason recorded
+    folds: int = 5  # cross-validation folds for semantic_dynamic's agreement with the labels
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    top_n: int = 5  # chunk config x profile pairs the judge sees, best by rank_by
+    rank_by: RankBy = "semantic_similarity"
+    pass_score: float = 0.6  # a judged score at or above this counts as correct
+    repair_attempts: int = 1  # an unparseable judgement is asked for again this many times
+
+
+@dataclass(frozen=True)
+class HybridSettings:
+    margin: float = 0.10  # the judge decides where |similarity - threshold| < margin
+
+
+@dataclass(frozen=True)
+class ProductionSettings:
+    recall_threshold: float = 0.7  # context_recall_llm runs below this heuristic recall, or on a warning
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    # auto: the LLM when OPENAI_API_KEY is set, else extractive (offline, deterministic, no LLM)
+    answerer: AnswererChoice = "auto"
+    max_context_chars: int = 6000
+    # The judge, the hybrid's judge and context_recall_llm. auto: only with an OpenAI-protocol LLM (the
+    # local 135M model writes questions but is no judge); on: whatever LLM data/generation.yaml gives.
+    llm_judging: LLMJudging = "auto"
+    semantic: SemanticSettings = field(default_factory=SemanticSettings)
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
+    hybrid: HybridSettings = field(default_factory=HybridSettings)
+    production: ProductionSettings = field(default_factory=ProductionSettings)
+    source: str = field(default="(defaults)", compare=False)
+
+    def __post_init__(self) -> None:
+        _choice("answerer", self.answerer, get_args(AnswererChoice))
+        _choice("llm_judging", self.llm_judging, get_args(LLMJudging))
+        _integer("max_context_chars", self.max_context_chars, 200)
+        s, j = self.semantic, self.judge
+        _unit("semantic.threshold", s.threshold)
+        _choice("semantic.objective", s.objective, get_args(ThresholdObjective))
+        _integer("semantic.min_labels", s.min_labels, 2)
+        _integer("semantic.folds", s.folds, 2)
+        if not isinstance(s.labels, str) or not s.labels:
+            raise ConfigError(f"semantic.labels must be a path relative to the project, got {s.labels!r}")
+        _integer("judge.top_n", j.top_n, 0)
+        _choice("judge.rank_by", j.rank_by, get_args(RankBy))
+        _unit("judge.pass_score", j.pass_score)
+        _integer("judge.repair_attempts", j.repair_attempts, 0)
+        _unit("hybrid.margin", self.hybrid.margin)
+        _unit("production.recall_threshold", self.production.recall_threshold)
+
+
+_SECTIONS: dict[str, type] = {
+    "semantic": SemanticSettings,
+    "judge": JudgeSettings,
+    "hybrid": HybridSettings,
+    "production": ProductionSettings,
+}
+_SCALARS = ("answerer", "max_context_chars", "llm_judging")
+
+
+def load_answer_settings(path: str | Path) -> AnswerSettings:
+    path = Path(path)
+    if not path.exists():
+        return AnswerSettings()
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    _known(path, "", document, {*_SCALARS, *_SECTIONS})
+    values: dict[str, Any] = {key: document[key] for key in _SCALARS if key in document}
+    for key, cls in _SECTIONS.items():
+        raw = document.get(key)
+        if raw is None:
+            continue
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: {key} must be a mapping of settings")
+        _known(path, f"{key}.", raw, {f.name for f in fields(cls)})
+        values[key] = cls(**raw)
+    try:
+        return AnswerSettings(**values, source=str(path))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _known(path: Path, prefix: str, raw: dict[str, Any], names: set[str]) -> None:
+    unknown = sorted(set(raw) - names)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown key(s) {', '.join(prefix + u for u in unknown)}; known: "
+            f"{', '.join(prefix + n for n in sorted(names))}"
+        )
+
+
+def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def _integer(name: str, value: object, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _unit(name: str, value: object) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1:
+        raise ConfigError(f"{name} must be a number in [0, 1], got {value!r}")
