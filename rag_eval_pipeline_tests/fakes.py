@@ -1,18 +1,21 @@
-"""Test doubles for local components only where the real one would make a property test slow.
+"""Test doubles for local components only where the real one would make a test slow or vague.
 
-The real MiniLM model is used by the integration tests; this hashed bag-of-words embedder is
-deterministic and shares words -> similar vectors, which is enough for plumbing tests.
+The real MiniLM model is used by the integration tests; the hashed bag-of-words embedder is
+deterministic and shares words -> similar vectors, which is enough for plumbing tests. The planned
+embedder gives exact similarities where a test pins a threshold; the counting wrapper lets a test
+assert which texts reached a (real) model.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from rag_eval_pipeline.core.embedding.base import Vectors
+from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
 
 
 class HashingEmbedder:
@@ -43,3 +46,51 @@ class HashingEmbedder:
             if not norm:
                 out[row, 0] = 1.0
         return out
+
+
+class PlannedEmbedder:
+    """Every reference text lies on one axis; an answer planned at similarity ``s`` lies at angle
+    ``acos(s)`` from it, so its cosine with any reference is ``s``. An unplanned text raises."""
+
+    model_id = "planned"
+    dimension = 2
+
+    def __init__(self, references: Iterable[str], similarities: Mapping[str, float]) -> None:
+        self.references = set(references)
+        self.similarities = dict(similarities)
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        rows = []
+        for text in texts:
+            if text in self.references:
+                rows.append([1.0, 0.0])
+            else:
+                s = self.similarities[text]
+                rows.append([s, math.sqrt(1.0 - s * s)])
+        return np.asarray(rows, dtype=np.float64)
+
+
+class CountingEmbedder:
+    """Wraps an embedder and records the texts of every call.
+
+    Pass ``calls`` to record into a list that outlives the wrapper (a Dagster resource builds a new
+    wrapper per run).
+    """
+
+    def __init__(self, inner: Embedder, calls: list[list[str]] | None = None) -> None:
+        self.inner = inner
+        self.calls: list[list[str]] = [] if calls is None else calls
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)

@@ -34,7 +34,7 @@ from ..io_managers import WarehouseResource
 from ..partitions import CHUNK_CONFIG, PROFILE, evaluation_key, evaluation_partitions
 from ..resources import EmbedderResource, LLMResource, ProjectResource
 from .common import input_errors_fail_the_step, now_utc, profile_for, progress_for, with_columns
-from .generation import LLM_POOL, generation_settings
+from .generation import LLM_POOL, generation_settings, required_llm_client
 
 CORRECTNESS_METRICS = ("keyword", "semantic_similarity", "semantic_fixed", "semantic_dynamic", "hybrid")
 PRODUCTION_METRICS = (
@@ -79,14 +79,12 @@ def answerer_for(
     llm_settings = generation_settings(project).llm
     if settings.answerer == "extractive" or (settings.answerer == "auto" and not llm.is_remote(llm_settings)):
         return ExtractiveAnswerer(embedder)
-    with input_errors_fail_the_step():
-        client = llm.client(llm_settings)
-    if client is None:
-        raise dg.Failure(
-            f"answerer: llm in {project.answer_evaluation_file} needs an LLM: set OPENAI_API_KEY (and "
-            f"OPENAI_BASE_URL for another server), install the local model with `make local-llm`, or set "
-            f"answerer: auto"
-        )
+    client = required_llm_client(
+        project,
+        llm,
+        f"answerer: llm in {project.answer_evaluation_file} asks an LLM to answer",
+        "set answerer: auto",
+    )
     return LLMAnswerer(client, profile.system_prompt, max_context_chars=settings.max_context_chars)
 
 
@@ -487,7 +485,7 @@ def judge_items(frame: pd.DataFrame) -> list[JudgeItem]:
 
 
 def ranking_markdown(ranking: pd.DataFrame, top_n: int) -> str:
-    lines = ["| rank | chunk config | profile | mean | judged |", "|---|---|---|---|---|"]
+    lines = ["| rank | chunk config | profile | mean | in top n |", "|---|---|---|---|---|"]
     for row in records(ranking):
         rank, value = row["selected_rank"], row["rank_value"]
         lines.append(

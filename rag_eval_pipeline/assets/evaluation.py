@@ -27,7 +27,7 @@ from ..langsmith_sync import log_experiment
 from ..partitions import by_chunk_config, evaluation_key, evaluation_partitions
 from ..resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
 from .common import input_errors_fail_the_step, now_utc, profile_for, progress_for, with_columns
-from .generation import generation_settings
+from .generation import generation_settings, required_llm_client
 
 # The columns a leaderboard reader looks at first; every metric is in the tables.
 HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr", "ndcg_at_k")
@@ -114,16 +114,13 @@ def query_rewriter(
 ) -> LLMQueryRewriter | None:
     if not profile.query_rewrite_enabled:
         return None
-    settings = generation_settings(project).llm
-    with input_errors_fail_the_step():
-        client = llm.client(settings)
-    if client is None:
-        raise dg.Failure(
-            f"profile {profile.name!r} rewrites queries, but no LLM is configured: set OPENAI_API_KEY (and "
-            f"OPENAI_BASE_URL for another server), install the local model with `make local-llm`, or set "
-            f"query_rewrite_enabled: false in {project.profiles_file}"
-        )
-    return LLMQueryRewriter(client, profile.query_rewrite_prompt, settings.budget_usd)
+    client = required_llm_client(
+        project,
+        llm,
+        f"profile {profile.name!r} rewrites queries",
+        f"set query_rewrite_enabled: false in {project.profiles_file}",
+    )
+    return LLMQueryRewriter(client, profile.query_rewrite_prompt, generation_settings(project).llm.budget_usd)
 
 
 def retrieval_metadata(

@@ -39,6 +39,20 @@ def llm_client(llm: LLMResource, settings: GenerationSettings, generator: str) -
         return llm.client(settings.llm)
 
 
+def required_llm_client(
+    project: ProjectResource, llm: LLMResource, needed_by: str, otherwise: str
+) -> LLMClient:
+    """The configured LLM, or a step failure saying who needs one and how to provide it."""
+    with input_errors_fail_the_step():
+        client = llm.client(generation_settings(project).llm)
+    if client is None:
+        raise dg.Failure(
+            f"{needed_by}, but no LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another "
+            f"server), install the local model with `make local-llm`, or {otherwise}"
+        )
+    return client
+
+
 def generation_metadata(
     synthesized: Synthesized, client: LLMClient | None, jsonl: str
 ) -> "dict[str, dg.RawMetadataValue]":

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-import yaml
-
 from ..errors import ConfigError
+from ..settings_file import check_known_keys, read_settings_file
 
 AnswererChoice = Literal["auto", "llm", "extractive"]
 LLMJudging = Literal["auto", "on", "off"]
@@ -93,37 +92,24 @@ _SCALARS = ("answerer", "max_context_chars", "llm_judging")
 
 def load_answer_settings(path: str | Path) -> AnswerSettings:
     path = Path(path)
-    if not path.exists():
+    document = read_settings_file(path, {*_SCALARS, *_SECTIONS})
+    if document is None:
         return AnswerSettings()
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if not isinstance(document, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    _known(path, "", document, {*_SCALARS, *_SECTIONS})
     values: dict[str, Any] = {key: document[key] for key in _SCALARS if key in document}
+    if isinstance(values.get("llm_judging"), bool):  # YAML 1.1 reads a bare on/off as a boolean
+        values["llm_judging"] = "on" if values["llm_judging"] else "off"
     for key, cls in _SECTIONS.items():
         raw = document.get(key)
         if raw is None:
             continue
         if not isinstance(raw, dict):
             raise ConfigError(f"{path}: {key} must be a mapping of settings")
-        _known(path, f"{key}.", raw, {f.name for f in fields(cls)})
+        check_known_keys(path, f"{key}.", raw, {f.name for f in fields(cls)})
         values[key] = cls(**raw)
     try:
         return AnswerSettings(**values, source=str(path))
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-
-
-def _known(path: Path, prefix: str, raw: dict[str, Any], names: set[str]) -> None:
-    unknown = sorted(set(raw) - names)
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown key(s) {', '.join(prefix + u for u in unknown)}; known: "
-            f"{', '.join(prefix + n for n in sorted(names))}"
-        )
 
 
 def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:

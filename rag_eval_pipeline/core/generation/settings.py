@@ -11,10 +11,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-import yaml
-
 from ..errors import ConfigError
 from ..llm.accounting import Price
+from ..settings_file import check_known_keys, read_settings_file
 
 DatasetChoice = Literal["golden", "synthetic", "both"]
 TokenLevelGenerator = Literal["known-item", "llm", "excerpt-first"]
@@ -133,18 +132,9 @@ _SECTIONS: dict[str, type] = {
 
 def load_generation_settings(path: str | Path) -> GenerationSettings:
     path = Path(path)
-    if not path.exists():
+    document = read_settings_file(path, {"evaluate_on", *_SECTIONS})
+    if document is None:
         return GenerationSettings()
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if not isinstance(document, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
-    known = {"evaluate_on", *_SECTIONS}
-    unknown = sorted(set(document) - known)
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     values: dict[str, Any] = {"source": str(path)}
     if "evaluate_on" in document:
         values["evaluate_on"] = document["evaluate_on"]
@@ -162,12 +152,7 @@ def _section(cls: type, raw: Any, key: str, path: Path) -> Any:
         return cls()
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: {key} must be a mapping of settings")
-    names = {f.name for f in fields(cls)}
-    unknown = sorted(set(raw) - names)
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown key(s) {', '.join(f'{key}.{u}' for u in unknown)}; known: {', '.join(sorted(names))}"
-        )
+    check_known_keys(path, f"{key}.", raw, {f.name for f in fields(cls)})
     values = dict(raw)
     if key == "llm" and "prices" in values:
         values["prices"] = _prices(values["prices"], path)

@@ -100,22 +100,3 @@ class TableEmbedder:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1, norms)
 
-
-class CountingEmbedder:
-    """Wraps a real embedder and records each call's texts."""
-
-    def __init__(self, inner: object) -> None:
-        self.inner = inner
-        self.calls: list[list[str]] = []
-
-    @property
-    def model_id(self) -> str:
-        return str(self.inner.model_id)  # type: ignore[attr-defined]
-
-    @property
-    def dimension(self) -> int:
-        return int(self.inner.dimension)  # type: ignore[attr-defined]
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        self.calls.append(list(texts))
-        return self.inner.embed(texts)  # type: ignore[attr-defined,no-any-return]

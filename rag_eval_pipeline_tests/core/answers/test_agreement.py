@@ -26,7 +26,7 @@ from rag_eval_pipeline.core.llm.cache import ResponseCache
 from rag_eval_pipeline.core.llm.client import LLMClient
 from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
 from rag_eval_pipeline.core.types import QuestionId
-from rag_eval_pipeline_tests.core.answers.planned_embedder import PlannedEmbedder
+from rag_eval_pipeline_tests.fakes import PlannedEmbedder
 from rag_eval_pipeline_tests.openai_server import openai_server
 
 

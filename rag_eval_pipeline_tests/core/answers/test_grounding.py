@@ -21,7 +21,8 @@ from rag_eval_pipeline.core.answers.grounding import (
 from rag_eval_pipeline.core.answers.production import production_metrics
 from rag_eval_pipeline.core.answers.types import MetricOutcome
 from rag_eval_pipeline.core.types import ChunkId
-from rag_eval_pipeline_tests.core.answers.production_data import CountingEmbedder, answer, hit, item
+from rag_eval_pipeline_tests.core.answers.production_data import answer, hit, item
+from rag_eval_pipeline_tests.fakes import CountingEmbedder
 
 PUMP = "# Pumps\n\nThe main pump runs at 1,450 rpm. It is serviced every 90 days."
 

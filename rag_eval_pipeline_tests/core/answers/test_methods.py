@@ -10,6 +10,7 @@ import pytest
 from rag_eval_pipeline.core.answers.judge import LLMJudge
 from rag_eval_pipeline.core.answers.methods import ScoringItem, score_answers
 from rag_eval_pipeline.core.answers.threshold import ThresholdChoice, fixed_threshold_choice
+from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.answers.types import Answer, MetricOutcome
 from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price, PriceTable
 from rag_eval_pipeline.core.llm.cache import ResponseCache
@@ -17,7 +18,7 @@ from rag_eval_pipeline.core.llm.client import LLMClient
 from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
 from rag_eval_pipeline.core.llm.retry import RetryPolicy
 from rag_eval_pipeline.core.types import ChunkId, QuestionId
-from rag_eval_pipeline_tests.core.answers.planned_embedder import CountingEmbedder, PlannedEmbedder
+from rag_eval_pipeline_tests.fakes import CountingEmbedder, PlannedEmbedder
 from rag_eval_pipeline_tests.openai_server import openai_server
 
 REFERENCE = "Paris is France's capital city"
@@ -83,7 +84,7 @@ def judge_for(url: str, tmp_path: Path, prices: dict[str, Price] | None = None) 
     return LLMJudge(client)
 
 
-def test_only_rows_within_the_margin_reach_the_judge(minilm: object, tmp_path: Path):
+def test_only_rows_within_the_margin_reach_the_judge(minilm: Embedder, tmp_path: Path):
     embedder = CountingEmbedder(minilm)
     stages: list[tuple[str, int, int]] = []
     with openai_server() as (url, script):

@@ -12,13 +12,14 @@ from rag_eval_pipeline.core.answers.semantic import (
     semantic_verdict,
     verdict_from,
 )
+from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.answers.types import MetricOutcome
-from rag_eval_pipeline_tests.core.answers.planned_embedder import CountingEmbedder
+from rag_eval_pipeline_tests.fakes import CountingEmbedder
 
 REFERENCE = "Paris is France's capital city"
 
 
-def test_design_examples_with_minilm(minilm: object):
+def test_design_examples_with_minilm(minilm: Embedder):
     answers = ["The capital of France is Paris", "The capital of France is Lyon", "I don't know"]
     embedder = CountingEmbedder(minilm)
     similarities = cosine_similarities(embedder, [(a, REFERENCE) for a in answers])

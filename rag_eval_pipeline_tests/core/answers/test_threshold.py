@@ -17,7 +17,7 @@ from rag_eval_pipeline.core.answers.threshold import (
     threshold_grid,
 )
 from rag_eval_pipeline.core.types import QuestionId
-from rag_eval_pipeline_tests.core.answers.planned_embedder import PlannedEmbedder
+from rag_eval_pipeline_tests.fakes import PlannedEmbedder
 
 # Separable exactly at 0.70: every correct answer is above it, every wrong one below 0.70 but above 0.65.
 SEPARABLE_SIMS = [0.71, 0.76, 0.80, 0.90, 0.95, 0.20, 0.40, 0.60, 0.66, 0.69]
