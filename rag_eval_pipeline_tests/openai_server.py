@@ -4,6 +4,7 @@ The real `openai` client talks to it; nothing leaves the machine. Routes: ``/emb
 ``/chat/completions``. Faults are served in order before real replies: ``(status, headers)`` answers
 with that HTTP status, ``Slow(seconds)`` delays the next reply (past a client's timeout, say).
 Chat replies come from ``script.chat_contents`` (popped in order) and then from ``script.responder``.
+``scripted_client`` builds the project's LLMClient on it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,18 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+from rag_eval_pipeline.core.llm.accounting import Price, PriceTable
+from rag_eval_pipeline.core.llm.cache import ResponseCache
+from rag_eval_pipeline.core.llm.client import LLMClient
+from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
+from rag_eval_pipeline.core.llm.retry import RetryPolicy
 
 
 @dataclass(frozen=True)
@@ -143,3 +151,27 @@ def openai_server() -> Iterator[tuple[str, ScriptedOpenAI]]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def scripted_client(
+    url: str,
+    tmp_path: Path | None = None,
+    *,
+    model: str = "gpt-4o-mini",
+    max_attempts: int | None = 2,
+    prices: Mapping[str, Price] | None = None,
+    **kwargs: Any,
+) -> LLMClient:
+    """An LLMClient on the real `openai` SDK pointed at this server, so tests cover the whole path.
+
+    Responses are cached in ``tmp_path/responses.sqlite`` when it is given; retries wait 10 ms so a
+    scripted fault costs no time (``max_attempts=None`` keeps the client's default policy);
+    ``prices`` override entries of the default price table. Other keywords go to LLMClient.
+    """
+    return LLMClient(
+        OpenAIChatModel(model, api_key="sk-test", base_url=url, timeout=5),
+        cache=ResponseCache(tmp_path / "responses.sqlite") if tmp_path is not None else None,
+        retry=RetryPolicy(max_attempts=max_attempts, base_delay_s=0.01) if max_attempts is not None else None,
+        prices=PriceTable().with_overrides(prices) if prices else None,
+        **kwargs,
+    )

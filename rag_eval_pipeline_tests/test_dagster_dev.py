@@ -76,11 +76,15 @@ def test_dagster_dev_shows_the_assets(tiny_project: Path):
             ("corpus",): "ingestion",
             ("synthetic_questions",): "ingestion",
             ("eval_questions",): "ingestion",
+            ("answer_calibration",): "ingestion",
             ("chunks",): "chunking",
             ("chunk_index",): "chunking",
             ("chunk_level_questions",): "chunking",
             ("retrieval_results",): "evaluation",
             ("retrieval_metrics",): "evaluation",
+            ("answers",): "evaluation",
+            ("answer_metrics",): "evaluation",
+            ("answer_judgements",): "reporting",
             ("leaderboard",): "reporting",
         }
         assert (tiny_project / ".dagster" / "storage").is_dir()  # the root dagster.yaml was used

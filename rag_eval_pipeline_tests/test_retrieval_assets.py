@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -11,38 +10,27 @@ import pytest
 from sentence_transformers import CrossEncoder
 
 from rag_eval_pipeline.cli import run_main_job
-from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
+from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.resources import EmbedderResource, LLMResource
-from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
+from rag_eval_pipeline_tests.conftest import TINY_QUESTIONS, latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.cross_encoder import build_minilm_cross_encoder
+from rag_eval_pipeline_tests.fakes import CountingEmbedder
 from rag_eval_pipeline_tests.openai_server import openai_server
 
 pytestmark = pytest.mark.slow
 
-# Every text any run sent to the embedding model (not to its cache), across Dagster runs.
-EMBEDDED: list[str] = []
+# Every embed call any run sent to the embedding model (not to its cache), across Dagster runs.
+EMBED_CALLS: list[list[str]] = []
 
 
-class CountingEmbedder:
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        EMBEDDED.extend(texts)
-        return self.inner.embed(texts)
+def embedded() -> list[str]:
+    """The texts of every call in ``EMBED_CALLS``, in order."""
+    return [text for call in EMBED_CALLS for text in call]
 
 
 class CountingEmbedderResource(EmbedderResource):
     def model(self) -> Embedder:
-        return CountingEmbedder(super().model())
+        return CountingEmbedder(super().model(), calls=EMBED_CALLS)
 
 
 def add_profiles(project: Path, text: str) -> None:
@@ -79,7 +67,7 @@ def test_new_profiles_embed_nothing_and_every_row_says_who_found_it(tiny_project
         "embedder": CountingEmbedderResource(cache_path=str(tmp_path / "cache/embeddings.sqlite")),
     }
     warehouse = tmp_path / "warehouse"
-    EMBEDDED.clear()
+    EMBED_CALLS.clear()
     with dg.instance_for_test() as instance:
         _, failures = run_main_job(
             instance,
@@ -88,16 +76,23 @@ def test_new_profiles_embed_nothing_and_every_row_says_who_found_it(tiny_project
             resources=resources,
             show_progress=False,
         )
-        assert failures == [] and len(EMBEDDED) > 4  # the chunks and the four questions
+        assert failures == [] and len(embedded()) > 4  # the chunks and the four questions
         assert latest_metadata(instance, "chunk_index", "fixed-60-0")["keyword_index_rebuilt"] is True
 
-        EMBEDDED.clear()
+        EMBED_CALLS.clear()
         add_profiles(tiny_project, HYBRID)
         board, failures = run_main_job(
             instance, chunk_configs=["fixed-60-0"], resources=resources, show_progress=False
         )
         assert failures == [] and board is not None
-        assert EMBEDDED == []  # a new profile embeds no chunk and no question again
+        # a new profile embeds no chunk and no question again (only sentences its answers quote that
+        # no earlier answer did: the extractive answerer embeds those once, through the same cache)
+        chunk_texts = set(
+            pd.read_parquet(warehouse / "current/chunks/chunk_config=fixed-60-0.parquet")["text"]
+        )
+        questions = {q for _, q, _ in TINY_QUESTIONS}
+        assert not set(embedded()) & (chunk_texts | questions)
+        assert len(embedded()) == len(set(embedded()))
         assert latest_metadata(instance, "chunk_index", "fixed-60-0")["keyword_index_rebuilt"] is False
         hybrid_meta = latest_metadata(instance, "retrieval_results", key("fixed-60-0", "hybrid"))
         assert hybrid_meta["query_texts_embedded"] == 0 and hybrid_meta["query_embedding_cache_hits"] == 4

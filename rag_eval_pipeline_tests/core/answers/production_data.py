@@ -99,4 +99,3 @@ class TableEmbedder:
         vectors = np.asarray(rows, dtype=np.float32).reshape(len(texts), self._dimension)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.where(norms == 0, 1, norms)
-

@@ -22,12 +22,9 @@ from rag_eval_pipeline.core.answers.judge import LLMJudge
 from rag_eval_pipeline.core.answers.labels import HumanLabel
 from rag_eval_pipeline.core.answers.threshold import cross_validated_thresholds, fit_threshold
 from rag_eval_pipeline.core.answers.types import MetricOutcome
-from rag_eval_pipeline.core.llm.cache import ResponseCache
-from rag_eval_pipeline.core.llm.client import LLMClient
-from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
 from rag_eval_pipeline.core.types import QuestionId
 from rag_eval_pipeline_tests.fakes import PlannedEmbedder
-from rag_eval_pipeline_tests.openai_server import openai_server
+from rag_eval_pipeline_tests.openai_server import openai_server, scripted_client
 
 
 def test_kappa_matches_scikit_learn():
@@ -139,8 +136,7 @@ def test_method_agreement_with_a_judge(tmp_path: Path):
 
     with openai_server() as (url, script):
         script.responder = grade
-        model = OpenAIChatModel("gpt-4o-mini", api_key="sk-test", base_url=url, timeout=5)
-        judge = LLMJudge(LLMClient(model, cache=ResponseCache(tmp_path / "responses.sqlite")))
+        judge = LLMJudge(scripted_client(url, tmp_path, max_attempts=None))
         report = method_agreement(labels, questions, embedder, min_labels=8, judge=judge, budget_usd=1.0)
     assert len(script.chat_requests) == 20  # every labelled answer with a reference, once
     assert judge.last_estimate is not None and judge.last_estimate.n_requests == 20

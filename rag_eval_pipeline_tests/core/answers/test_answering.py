@@ -3,7 +3,6 @@ with the real MiniLM."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +19,13 @@ from rag_eval_pipeline.core.answers.answering import (
     sentence_answer_text,
 )
 from rag_eval_pipeline.core.configs import DEFAULT_SYSTEM_PROMPT
-from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
+from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price, PriceTable
-from rag_eval_pipeline.core.llm.cache import ResponseCache
-from rag_eval_pipeline.core.llm.client import LLMClient
-from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
-from rag_eval_pipeline.core.llm.retry import RetryPolicy
+from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price
 from rag_eval_pipeline.core.retrieval.base import RetrievedChunk
 from rag_eval_pipeline.core.types import ChunkId, DocumentId, QuestionId
-from rag_eval_pipeline_tests.openai_server import openai_server
+from rag_eval_pipeline_tests.fakes import CountingEmbedder
+from rag_eval_pipeline_tests.openai_server import openai_server, scripted_client
 
 
 def hit(rank: int, chunk_id: str, text: str, doc_id: str = "alpha/pumps.md") -> RetrievedChunk:
@@ -121,14 +117,7 @@ def question_of(body: dict[str, Any]) -> str:
 
 
 def answerer_for(url: str, tmp_path: Path, **prices: Price) -> LLMAnswerer:
-    model = OpenAIChatModel("gpt-4o-mini", api_key="sk-test", base_url=url, timeout=5)
-    client = LLMClient(
-        model,
-        cache=ResponseCache(tmp_path / "responses.sqlite"),
-        retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
-        prices=PriceTable().with_overrides(prices) if prices else None,
-    )
-    return LLMAnswerer(client, DEFAULT_SYSTEM_PROMPT)
+    return LLMAnswerer(scripted_client(url, tmp_path, prices=prices), DEFAULT_SYSTEM_PROMPT)
 
 
 def test_llm_answers_are_parsed_sent_at_temperature_0_and_cached(tmp_path: Path):
@@ -212,26 +201,6 @@ def test_the_budget_cap_refuses_before_any_request(tmp_path: Path):
 
 
 # --- the extractive answerer -------------------------------------------------------------------------
-
-
-class CountingEmbedder:
-    """Records every embed call of the real model."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.calls: list[list[str]] = []
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        self.calls.append(list(texts))
-        return self.inner.embed(texts)
 
 
 TINY_ITEMS = [

@@ -10,14 +10,12 @@ import pytest
 
 from rag_eval_pipeline.core.answers.judge import JudgeItem, LLMJudge, validate_verdict
 from rag_eval_pipeline.core.answers.types import Criterion, Judgement
-from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price, PriceTable
-from rag_eval_pipeline.core.llm.cache import ResponseCache
+from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price
 from rag_eval_pipeline.core.llm.client import LLMClient
 from rag_eval_pipeline.core.llm.json_reply import InvalidReply
 from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
-from rag_eval_pipeline.core.llm.retry import RetryPolicy
 from rag_eval_pipeline.core.types import ChunkId, QuestionId
-from rag_eval_pipeline_tests.openai_server import openai_server
+from rag_eval_pipeline_tests.openai_server import openai_server, scripted_client
 
 ITEM = JudgeItem(
     QuestionId("q1"),
@@ -43,14 +41,7 @@ def reply(score: Any = 1.0, **overrides: Any) -> str:
 def judge_for(
     url: str, tmp_path: Path, *, repair_attempts: int = 1, prices: dict[str, Price] | None = None, **kw: Any
 ) -> LLMJudge:
-    model = OpenAIChatModel("gpt-4o-mini", api_key="sk-test", base_url=url, timeout=5)
-    client = LLMClient(
-        model,
-        cache=ResponseCache(tmp_path / "responses.sqlite"),
-        retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
-        prices=PriceTable().with_overrides(prices) if prices else None,
-    )
-    return LLMJudge(client, repair_attempts=repair_attempts, **kw)
+    return LLMJudge(scripted_client(url, tmp_path, prices=prices), repair_attempts=repair_attempts, **kw)
 
 
 def test_a_valid_judgement_is_parsed_from_a_deterministic_json_request(tmp_path: Path):

@@ -10,16 +10,12 @@ import pytest
 from rag_eval_pipeline.core.answers.judge import LLMJudge
 from rag_eval_pipeline.core.answers.methods import ScoringItem, score_answers
 from rag_eval_pipeline.core.answers.threshold import ThresholdChoice, fixed_threshold_choice
-from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.answers.types import Answer, MetricOutcome
-from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price, PriceTable
-from rag_eval_pipeline.core.llm.cache import ResponseCache
-from rag_eval_pipeline.core.llm.client import LLMClient
-from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
-from rag_eval_pipeline.core.llm.retry import RetryPolicy
+from rag_eval_pipeline.core.embedding.base import Embedder
+from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price
 from rag_eval_pipeline.core.types import ChunkId, QuestionId
 from rag_eval_pipeline_tests.fakes import CountingEmbedder, PlannedEmbedder
-from rag_eval_pipeline_tests.openai_server import openai_server
+from rag_eval_pipeline_tests.openai_server import openai_server, scripted_client
 
 REFERENCE = "Paris is France's capital city"
 FIXED = fixed_threshold_choice(0.75, "no labels file configured")
@@ -74,14 +70,7 @@ def verdict_json(score: float) -> str:
 
 
 def judge_for(url: str, tmp_path: Path, prices: dict[str, Price] | None = None) -> LLMJudge:
-    model = OpenAIChatModel("gpt-4o-mini", api_key="sk-test", base_url=url, timeout=5)
-    client = LLMClient(
-        model,
-        cache=ResponseCache(tmp_path / "responses.sqlite"),
-        retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
-        prices=PriceTable().with_overrides(prices) if prices else None,
-    )
-    return LLMJudge(client)
+    return LLMJudge(scripted_client(url, tmp_path, prices=prices))
 
 
 def test_only_rows_within_the_margin_reach_the_judge(minilm: Embedder, tmp_path: Path):

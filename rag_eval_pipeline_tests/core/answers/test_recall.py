@@ -18,13 +18,9 @@ from rag_eval_pipeline.core.answers.recall import (
     recall_warnings,
 )
 from rag_eval_pipeline.core.answers.types import MetricOutcome
-from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price, PriceTable, estimate_prompt_tokens
-from rag_eval_pipeline.core.llm.cache import ResponseCache
-from rag_eval_pipeline.core.llm.client import LLMClient
-from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
-from rag_eval_pipeline.core.llm.retry import RetryPolicy
+from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price, estimate_prompt_tokens
 from rag_eval_pipeline_tests.core.answers.production_data import TableEmbedder, answer, hit, item, trace
-from rag_eval_pipeline_tests.openai_server import openai_server
+from rag_eval_pipeline_tests.openai_server import openai_server, scripted_client
 
 QUESTION = "How fast does the main pump run?"  # content terms: fast, main, pump, run
 PUMP = "The main pump runs at 1,450 rpm."  # covers main, pump, run: 3 of 4
@@ -121,13 +117,7 @@ def three_items() -> list[Any]:
 
 
 def judge_for(url: str, tmp_path: Path, model: str = "gpt-4o-mini", **prices: Price) -> LLMRecallJudge:
-    client = LLMClient(
-        OpenAIChatModel(model, api_key="sk-test", base_url=url, timeout=5),
-        cache=ResponseCache(tmp_path / "responses.sqlite"),
-        retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
-        prices=PriceTable().with_overrides(prices) if prices else None,
-    )
-    return LLMRecallJudge(client, repair_attempts=1)
+    return LLMRecallJudge(scripted_client(url, tmp_path, model=model, prices=prices), repair_attempts=1)
 
 
 def run_three(judge: LLMRecallJudge | None, budget_usd: float | None = None) -> Any:

@@ -12,8 +12,8 @@ from rag_eval_pipeline.core.answers.semantic import (
     semantic_verdict,
     verdict_from,
 )
-from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.answers.types import MetricOutcome
+from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline_tests.fakes import CountingEmbedder
 
 REFERENCE = "Paris is France's capital city"

@@ -11,35 +11,28 @@ import pandas as pd
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl, write_jsonl
 from rag_eval_pipeline.core.generation.llm_token_level import LLMTokenLevelGenerator, related_pairs, sections
-from rag_eval_pipeline.core.llm.cache import ResponseCache
 from rag_eval_pipeline.core.llm.client import LLMClient
-from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
-from rag_eval_pipeline.core.llm.retry import RetryPolicy
 from rag_eval_pipeline.core.tables import generated_token_level_to_frame, questions_from_frame
 from rag_eval_pipeline.core.types import Document, DocumentId
 from rag_eval_pipeline_tests.conftest import tiny_corpus
 from rag_eval_pipeline_tests.core.generation.scripted_llm import answer_for, token_level_reply
-from rag_eval_pipeline_tests.openai_server import openai_server
+from rag_eval_pipeline_tests.openai_server import openai_server, scripted_client
 
 
-def client_for(url: str, tmp_path: Path) -> LLMClient:
-    model = OpenAIChatModel("gpt-4o-mini", api_key="sk-test", base_url=url, timeout=5)
-    return LLMClient(
-        model,
-        cache=ResponseCache(tmp_path / "responses.sqlite"),
-        retry=RetryPolicy(max_attempts=3, base_delay_s=0.01),
-    )
+def tiny() -> Corpus:
+    corpus = tiny_corpus()
+    assert isinstance(corpus, Corpus)
+    return corpus
 
 
 def generate(url: str, tmp_path: Path, corpus: Corpus, **kwargs: Any) -> tuple[Any, LLMClient]:
-    client = client_for(url, tmp_path)
+    client = scripted_client(url, tmp_path, max_attempts=3)
     generator = LLMTokenLevelGenerator(client, questions_per_document=2, cross_document_pairs=1, **kwargs)
     return generator.generate(corpus), client
 
 
 def test_questions_get_exact_spans_and_unlocatable_excerpts_are_rejected(tmp_path: Path) -> None:
-    corpus = tiny_corpus()
-    assert isinstance(corpus, Corpus)
+    corpus = tiny()
     with openai_server() as (url, script):
         script.responder = token_level_reply
         result, client = generate(url, tmp_path, corpus)
@@ -65,8 +58,7 @@ def test_questions_get_exact_spans_and_unlocatable_excerpts_are_rejected(tmp_pat
 
 
 def test_reference_answers_land_in_examples_jsonl_and_frames(tmp_path: Path) -> None:
-    corpus = tiny_corpus()
-    assert isinstance(corpus, Corpus)
+    corpus = tiny()
     with openai_server() as (url, script):
         script.responder = token_level_reply
         result, _ = generate(url, tmp_path, corpus)
@@ -134,8 +126,7 @@ def test_a_question_without_a_reference_answer_gets_the_repair_prompt(tmp_path: 
 
 
 def test_broken_json_is_repaired_and_a_rerun_costs_nothing(tmp_path: Path) -> None:
-    corpus = tiny_corpus()
-    assert isinstance(corpus, Corpus)
+    corpus = tiny()
     with openai_server() as (url, script):
         script.responder = token_level_reply
         script.chat_contents = ['{"questions": [{"question": "cut off']

@@ -6,13 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price, PriceTable
-from rag_eval_pipeline.core.llm.cache import ResponseCache
-from rag_eval_pipeline.core.llm.client import LLMClient
-from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
-from rag_eval_pipeline.core.llm.retry import RetryPolicy
+from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price
 from rag_eval_pipeline.core.retrieval.rewrite import LLMQueryRewriter, clean_rewrite
-from rag_eval_pipeline_tests.openai_server import openai_server
+from rag_eval_pipeline_tests.openai_server import openai_server, scripted_client
 
 PROMPT = "Rewrite the question as a search query."
 
@@ -20,14 +16,7 @@ PROMPT = "Rewrite the question as a search query."
 def rewriter_for(
     url: str, tmp_path: Path, budget_usd: float | None = None, **prices: Price
 ) -> LLMQueryRewriter:
-    model = OpenAIChatModel("gpt-4o-mini", api_key="sk-test", base_url=url, timeout=5)
-    client = LLMClient(
-        model,
-        cache=ResponseCache(tmp_path / "responses.sqlite"),
-        retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
-        prices=PriceTable().with_overrides(prices) if prices else None,
-    )
-    return LLMQueryRewriter(client, PROMPT, budget_usd)
+    return LLMQueryRewriter(scripted_client(url, tmp_path, prices=prices), PROMPT, budget_usd)
 
 
 def test_rewrites_are_cleaned_cached_and_a_failure_keeps_the_question(tmp_path: Path):
