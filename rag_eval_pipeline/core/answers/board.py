@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from .tables import ok_mean
+
 # Means over the rows where each metric is ok (NaN when it never applied).
 ANSWER_MEANS = (
     "keyword",
@@ -43,10 +45,7 @@ def leaderboard_answer_columns(
         row: dict[str, object] = {name: float("nan") for name in ANSWER_COLUMNS}
         row["answerer"] = str(first["answerer"])
         for metric in ANSWER_MEANS:
-            ok = frame[f"{metric}_status"] == "ok"
-            row[f"{metric}_mean"] = (
-                float(frame.loc[ok, metric].astype("float64").mean()) if ok.any() else float("nan")
-            )
+            row[f"{metric}_mean"] = ok_mean(frame, metric)
         validated = frame["semantic_validation"].isin(["pass", "fail"])
         if validated.any():
             row["grounded_rate"] = float((frame.loc[validated, "semantic_validation"] == "pass").mean())

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from .settings import RankBy
+from .tables import ok_mean
 
 
 def rank_pairs(metrics: Mapping[str, pd.DataFrame], rank_by: RankBy) -> pd.DataFrame:
@@ -23,8 +24,8 @@ def rank_pairs(metrics: Mapping[str, pd.DataFrame], rank_by: RankBy) -> pd.DataF
                 "chunk_config": str(first["chunk_config"]),
                 "profile": str(first["profile"]),
                 "rank_by": rank_by,
-                "rank_value": _ok_mean(frame, rank_by),
-                "tie_break": _ok_mean(frame, "semantic_similarity"),
+                "rank_value": ok_mean(frame, rank_by),
+                "tie_break": ok_mean(frame, "semantic_similarity"),
                 "answers_run_id": str(first.get("answers_run_id", "")),
             }
         )
@@ -42,8 +43,3 @@ def rank_pairs(metrics: Mapping[str, pd.DataFrame], rank_by: RankBy) -> pd.DataF
         [i + 1 if ok else None for i, ok in enumerate(has_value)], dtype="Int64"
     )
     return ranking.drop(columns="tie_break")
-
-
-def _ok_mean(frame: pd.DataFrame, metric: str) -> float:
-    values = frame.loc[frame[f"{metric}_status"] == "ok", metric].astype("float64")
-    return float(values.mean()) if len(values) else float("nan")

@@ -98,14 +98,19 @@ def outcome_columns(name: str, outcomes: Sequence[MetricOutcome]) -> dict[str, A
     }
 
 
+def ok_mean(frame: pd.DataFrame, name: str) -> float:
+    """The mean of a metric over the rows where it is ok; NaN (never 0) when it never applied."""
+    values = frame.loc[frame[f"{name}_status"] == "ok", name].astype("float64")
+    return float(values.mean()) if len(values) else float("nan")
+
+
 def outcome_summary(frame: pd.DataFrame, names: Sequence[str]) -> dict[str, float | int]:
     """Per metric: the mean over the rows where it is ok, and how many rows were ok/skipped/failed.
     A mean over no row is NaN, never 0."""
     summary: dict[str, float | int] = {}
     for name in names:
         status = frame[f"{name}_status"]
-        values = frame.loc[status == "ok", name].astype("float64")
-        summary[f"{name}_mean"] = float(values.mean()) if len(values) else float("nan")
+        summary[f"{name}_mean"] = ok_mean(frame, name)
         for kind in ("ok", "skipped", "failed"):
             summary[f"{name}_n_{kind}"] = int((status == kind).sum())
     return summary
