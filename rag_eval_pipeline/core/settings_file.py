@@ -32,3 +32,13 @@ def check_known_keys(path: Path, prefix: str, raw: dict[str, Any], known: Collec
             f"{path}: unknown key(s) {', '.join(prefix + u for u in unknown)}; known: "
             f"{', '.join(prefix + k for k in sorted(known))}"
         )
+
+
+def require_integer(name: str, value: object, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def require_unit(name: str, value: object) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1:
+        raise ConfigError(f"{name} must be a number in [0, 1], got {value!r}")

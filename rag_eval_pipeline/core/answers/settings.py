@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from ..errors import ConfigError
-from ..settings_file import check_known_keys, read_settings_file
+from ..settings_file import check_known_keys, read_settings_file, require_integer, require_unit
 
 AnswererChoice = Literal["auto", "llm", "extractive"]
 LLMJudging = Literal["auto", "on", "off"]
@@ -65,20 +65,20 @@ class AnswerSettings:
     def __post_init__(self) -> None:
         _choice("answerer", self.answerer, get_args(AnswererChoice))
         _choice("llm_judging", self.llm_judging, get_args(LLMJudging))
-        _integer("max_context_chars", self.max_context_chars, 200)
+        require_integer("max_context_chars", self.max_context_chars, 200)
         s, j = self.semantic, self.judge
-        _unit("semantic.threshold", s.threshold)
+        require_unit("semantic.threshold", s.threshold)
         _choice("semantic.objective", s.objective, get_args(ThresholdObjective))
-        _integer("semantic.min_labels", s.min_labels, 2)
-        _integer("semantic.folds", s.folds, 2)
+        require_integer("semantic.min_labels", s.min_labels, 2)
+        require_integer("semantic.folds", s.folds, 2)
         if not isinstance(s.labels, str) or not s.labels:
             raise ConfigError(f"semantic.labels must be a path relative to the project, got {s.labels!r}")
-        _integer("judge.top_n", j.top_n, 0)
+        require_integer("judge.top_n", j.top_n, 0)
         _choice("judge.rank_by", j.rank_by, get_args(RankBy))
-        _unit("judge.pass_score", j.pass_score)
-        _integer("judge.repair_attempts", j.repair_attempts, 0)
-        _unit("hybrid.margin", self.hybrid.margin)
-        _unit("production.recall_threshold", self.production.recall_threshold)
+        require_unit("judge.pass_score", j.pass_score)
+        require_integer("judge.repair_attempts", j.repair_attempts, 0)
+        require_unit("hybrid.margin", self.hybrid.margin)
+        require_unit("production.recall_threshold", self.production.recall_threshold)
 
 
 _SECTIONS: dict[str, type] = {
@@ -115,13 +115,3 @@ def load_answer_settings(path: str | Path) -> AnswerSettings:
 def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise ConfigError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-
-
-def _integer(name: str, value: object, minimum: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
-
-
-def _unit(name: str, value: object) -> None:
-    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1:
-        raise ConfigError(f"{name} must be a number in [0, 1], got {value!r}")

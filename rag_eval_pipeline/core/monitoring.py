@@ -1,0 +1,123 @@
+"""``data/monitoring.yaml``: how the evaluation keeps running: the nightly schedule, quick mode, the
+regression checks against baselines, and how long history is kept.
+
+Every key is optional; a project without the file gets the defaults below. Errors name the file and key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal, get_args
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .errors import ConfigError
+from .settings_file import check_known_keys, read_settings_file, require_integer, require_unit
+
+EvaluationMode = Literal["quick", "full"]
+EVALUATION_MODES: tuple[EvaluationMode, ...] = get_args(EvaluationMode)
+
+
+@dataclass(frozen=True)
+class NightlySettings:
+    cron: str = "0 2 * * *"  # every partition is evaluated at 02:00
+    timezone: str = "UTC"  # an IANA name such as Europe/Berlin
+    mode: EvaluationMode = "full"
+
+
+@dataclass(frozen=True)
+class QuickSettings:
+    sample_size: int = 20  # quick mode evaluates a seeded sample of this many questions
+    seed: int = 13
+
+
+@dataclass(frozen=True)
+class RegressionSettings:
+    # A metric fails its check when its mean drops below the baseline's by more than `margin` AND the
+    # paired bootstrap confidence interval of the difference lies entirely below 0.
+    margin: float = 0.02
+    confidence: float = 0.95
+    metrics: tuple[str, ...] = ("span_recall", "span_iou", "recall_at_k", "mrr")
+    answer_metrics: tuple[str, ...] = ("keyword", "semantic_dynamic")
+    n_resamples: int = 2000
+    seed: int = 7
+
+
+@dataclass(frozen=True)
+class RetentionSettings:
+    full_rows_days: int = 30  # every per-question row is kept this long
+    sampled_rows_days: int = 90  # then the summaries plus `sampled_rows` rows per file, until this age
+    sampled_rows: int = 100  # after that only the summaries (aggregates) are kept
+    seed: int = 11
+
+
+@dataclass(frozen=True)
+class MonitoringSettings:
+    nightly: NightlySettings = field(default_factory=NightlySettings)
+    quick: QuickSettings = field(default_factory=QuickSettings)
+    regression: RegressionSettings = field(default_factory=RegressionSettings)
+    retention: RetentionSettings = field(default_factory=RetentionSettings)
+    source: str = field(default="(defaults)", compare=False)
+
+    def __post_init__(self) -> None:
+        n, q, r, k = self.nightly, self.quick, self.regression, self.retention
+        if not isinstance(n.cron, str) or len(n.cron.split()) != 5:
+            raise ConfigError(f"nightly.cron must be a five-field cron expression, got {n.cron!r}")
+        try:
+            ZoneInfo(str(n.timezone))
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(
+                f"nightly.timezone must be an IANA time zone such as UTC or Europe/Berlin, got {n.timezone!r}"
+            ) from None
+        if n.mode not in EVALUATION_MODES:
+            raise ConfigError(f"nightly.mode must be one of {', '.join(EVALUATION_MODES)}, got {n.mode!r}")
+        require_integer("quick.sample_size", q.sample_size, 1)
+        require_integer("quick.seed", q.seed, 0)
+        require_unit("regression.margin", r.margin)
+        if not isinstance(r.confidence, float) or not 0.5 <= r.confidence < 1:
+            raise ConfigError(f"regression.confidence must be in [0.5, 1), got {r.confidence!r}")
+        _names("regression.metrics", r.metrics)
+        _names("regression.answer_metrics", r.answer_metrics)
+        require_integer("regression.n_resamples", r.n_resamples, 100)
+        require_integer("regression.seed", r.seed, 0)
+        require_integer("retention.full_rows_days", k.full_rows_days, 1)
+        require_integer("retention.sampled_rows_days", k.sampled_rows_days, k.full_rows_days)
+        require_integer("retention.sampled_rows", k.sampled_rows, 0)
+        require_integer("retention.seed", k.seed, 0)
+
+
+_SECTIONS: dict[str, type] = {
+    "nightly": NightlySettings,
+    "quick": QuickSettings,
+    "regression": RegressionSettings,
+    "retention": RetentionSettings,
+}
+
+
+def load_monitoring_settings(path: str | Path) -> MonitoringSettings:
+    path = Path(path)
+    document = read_settings_file(path, set(_SECTIONS))
+    if document is None:
+        return MonitoringSettings()
+    values: dict[str, Any] = {}
+    for key, cls in _SECTIONS.items():
+        raw = document.get(key)
+        if raw is None:
+            continue
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: {key} must be a mapping of settings")
+        check_known_keys(path, f"{key}.", raw, {f.name for f in fields(cls)})
+        section: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+        confidence = section.get("confidence")
+        if isinstance(confidence, int) and not isinstance(confidence, bool):
+            section["confidence"] = float(confidence)
+        values[key] = cls(**section)
+    try:
+        return MonitoringSettings(**values, source=str(path))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _names(name: str, value: object) -> None:
+    if not isinstance(value, tuple) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{name} must be a list of metric names, got {value!r}")
