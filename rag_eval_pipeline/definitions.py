@@ -15,9 +15,12 @@ from .assets.chunking import chunk_index, chunks  # noqa: E402
 from .assets.evaluation import leaderboard, retrieval_metrics, retrieval_results  # noqa: E402
 from .assets.generation import chunk_level_questions, synthetic_questions  # noqa: E402
 from .assets.ingestion import corpus, eval_questions  # noqa: E402
+from .automation import automation_sensor, with_automation  # noqa: E402
+from .evaluation_runs import EvaluationModeResource  # noqa: E402
 from .io_managers import ParquetIOManagerFactory, WarehouseResource  # noqa: E402
 from .jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job  # noqa: E402
 from .resources import default_resources  # noqa: E402
+from .schedules import nightly_evaluation_schedule  # noqa: E402
 from .sensors import partition_sync_sensor  # noqa: E402
 
 
@@ -29,24 +32,29 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
             "io_manager": ParquetIOManagerFactory(),
             "warehouse": WarehouseResource(),
         }
+    # quick or full mode is chosen per run by run config on this resource
+    resources = {"evaluation": EvaluationModeResource(), **resources}
     return dg.Definitions(
-        assets=[
-            corpus,
-            synthetic_questions,
-            eval_questions,
-            answer_calibration,
-            chunks,
-            chunk_index,
-            chunk_level_questions,
-            retrieval_results,
-            retrieval_metrics,
-            answers,
-            answer_metrics,
-            answer_judgements,
-            leaderboard,
-        ],
+        assets=with_automation(
+            [
+                corpus,
+                synthetic_questions,
+                eval_questions,
+                answer_calibration,
+                chunks,
+                chunk_index,
+                chunk_level_questions,
+                retrieval_results,
+                retrieval_metrics,
+                answers,
+                answer_metrics,
+                answer_judgements,
+                leaderboard,
+            ]
+        ),
         jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job],
-        sensors=[partition_sync_sensor],
+        sensors=[partition_sync_sensor, automation_sensor],
+        schedules=[nightly_evaluation_schedule],
         resources=dict(resources),
     )
 

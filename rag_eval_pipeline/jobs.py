@@ -1,10 +1,9 @@
-"""One job per partitioning (a job cannot mix partition definitions): together they are the main job."""
+"""One job per partitioning (a job cannot mix partition definitions; each infers its own from its
+assets): together they are the main job."""
 
 from __future__ import annotations
 
 import dagster as dg
-
-from .partitions import chunk_config_partitions, evaluation_partitions
 
 ingestion_job = dg.define_asset_job(
     "ingestion_job", selection=dg.AssetSelection.groups("ingestion"), executor_def=dg.in_process_executor
@@ -12,13 +11,11 @@ ingestion_job = dg.define_asset_job(
 chunking_job = dg.define_asset_job(
     "chunking_job",
     selection=dg.AssetSelection.groups("chunking"),
-    partitions_def=chunk_config_partitions,
     executor_def=dg.in_process_executor,
 )
 evaluation_job = dg.define_asset_job(
     "evaluation_job",
     selection=dg.AssetSelection.groups("evaluation"),
-    partitions_def=evaluation_partitions,
     executor_def=dg.in_process_executor,
 )
 leaderboard_job = dg.define_asset_job(

@@ -23,10 +23,12 @@ from .core.langsmith.settings import DEFAULT_API_URL, LangSmithSettings
 from .core.llm.accounting import PriceTable
 from .core.llm.client import LLMClient
 from .core.llm.factory import make_chat_model, make_client
+from .core.monitoring import MonitoringSettings, load_monitoring_settings
 from .core.profile_versions import ProfileVersions
 from .core.progress import Progress, no_progress
 from .core.retrieval.rerank import Reranker, load_reranker
 from .core.vector_store.qdrant import QdrantVectorStore
+from .evaluation_runs import EvaluationModeResource
 from .project import project_dir
 
 
@@ -41,6 +43,8 @@ class ProjectResource(dg.ConfigurableResource):
     golden_dataset: str = "data/datasets/golden_token_level.jsonl"
     generation_file: str = "data/generation.yaml"
     answer_evaluation_file: str = "data/answer_evaluation.yaml"
+    # The nightly schedule, quick mode, regression checks and history retention.
+    monitoring_file: str = "data/monitoring.yaml"
     # Which settings each profile version had; commit it with the profiles so a team shares numbers.
     profile_versions_file: str = "data/profile_versions.json"
     # One BM25 index folder per chunk config, next to the local Qdrant folders.
@@ -75,6 +79,9 @@ class ProjectResource(dg.ConfigurableResource):
 
     def load_answer_settings(self) -> AnswerSettings:
         return load_answer_settings(self.path(self.answer_evaluation_file))
+
+    def load_monitoring_settings(self) -> MonitoringSettings:
+        return load_monitoring_settings(self.path(self.monitoring_file))
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -214,4 +221,5 @@ def default_resources() -> dict[str, object]:
         "langsmith": LangSmithResource(
             api_key=_env_secret("LANGSMITH_API_KEY"), endpoint=os.environ.get("LANGSMITH_ENDPOINT") or None
         ),
+        "evaluation": EvaluationModeResource(),
     }

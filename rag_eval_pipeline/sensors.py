@@ -1,6 +1,7 @@
-"""Keeps the dynamic partitions in step with the config files users edit under data/."""
+"""Keeps the dynamic partitions in step with the config files users edit under data/, and re-runs
+the partitions of a config whose settings changed."""
 
-import hashlib
+import json
 from dataclasses import dataclass
 
 import dagster as dg
@@ -42,25 +43,83 @@ def sync_partitions(instance: dg.DagsterInstance, configs: PipelineConfigs) -> P
     return changes
 
 
-def _files_state(project: ProjectResource) -> str:
-    """The observed content of the config files (never the clock): a changed file changes the cursor."""
-    digest = hashlib.sha256()
-    for relative in (project.chunk_configs_file, project.profiles_file):
-        path = project.path(relative)
-        digest.update(
-            relative.encode() + b"\0" + (path.read_bytes() if path.exists() else b"<missing>") + b"\0"
+@dataclass(frozen=True)
+class ConfigState:
+    """The observed settings (never the clock): each chunk config's and profile's hash, by name."""
+
+    chunk_configs: dict[str, str]
+    profiles: dict[str, str]
+
+    @staticmethod
+    def of(configs: PipelineConfigs) -> "ConfigState":
+        return ConfigState(
+            {c.name: c.config_hash for c in configs.chunk_configs},
+            {p.name: p.config_hash for p in configs.profiles},
         )
-    return digest.hexdigest()
+
+    def to_cursor(self) -> str:
+        return json.dumps({"chunk_configs": self.chunk_configs, "profiles": self.profiles}, sort_keys=True)
+
+    @staticmethod
+    def from_cursor(cursor: str | None) -> "ConfigState | None":
+        """None for no cursor, or one from before the cursor held per-config hashes."""
+        try:
+            raw = json.loads(cursor) if cursor else None
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(raw, dict):
+            return None
+        return ConfigState(dict(raw.get("chunk_configs", {})), dict(raw.get("profiles", {})))
+
+    def changed_since(self, before: "ConfigState") -> tuple[list[str], list[str]]:
+        """Names whose settings changed (same name, other hash); added names are new partitions."""
+        return (
+            sorted(n for n, h in self.chunk_configs.items() if before.chunk_configs.get(n, h) != h),
+            sorted(n for n, h in self.profiles.items() if before.profiles.get(n, h) != h),
+        )
+
+
+def rerun_requests(
+    state: ConfigState, changed_configs: list[str], changed_profiles: list[str]
+) -> list[dg.RunRequest]:
+    """A changed chunk config is re-chunked (its evaluation partitions then follow by automation); a
+    changed profile re-evaluates its partitions on every chunk config. Run keys carry the new hash:
+    Dagster deduplicates run keys forever, and editing a setting back and forth must run again."""
+    requests = [
+        dg.RunRequest(
+            run_key=f"chunk-config-{name}-{state.chunk_configs[name][:16]}",
+            job_name="chunking_job",
+            partition_key=name,
+            tags={"rag_eval/reason": f"chunk config {name} changed"},
+        )
+        for name in changed_configs
+    ]
+    for profile in changed_profiles:
+        for config in sorted(set(state.chunk_configs) - set(changed_configs)):
+            key = dg.MultiPartitionKey({CHUNK_CONFIG: config, PROFILE: profile})
+            requests.append(
+                dg.RunRequest(
+                    run_key=f"profile-{config}|{profile}-{state.profiles[profile][:16]}",
+                    job_name="evaluation_job",
+                    partition_key=key,
+                    tags={"rag_eval/reason": f"profile {profile} changed"},
+                )
+            )
+    return requests
 
 
 @dg.sensor(minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
 def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectResource) -> dg.SensorResult:
-    """Adds a partition for every chunk config and profile in the files; says which were removed."""
-    state = _files_state(project)
+    """Adds a partition for every chunk config and profile in the files (automation then evaluates the
+    new partitions and nothing else); re-runs the partitions of a config or profile whose settings
+    changed; says which were removed (their partitions and history are kept)."""
     configs = project.load_configs()  # an invalid file fails the tick with the file, key and remedy
+    state = ConfigState.of(configs)
+    before = ConfigState.from_cursor(context.cursor)
     changes = partition_changes(context.instance, configs)
-    if state == context.cursor and not (changes.add_chunk_configs or changes.add_profiles):
-        return dg.SensorResult(skip_reason="config files unchanged", cursor=state)
+    changed_configs, changed_profiles = state.changed_since(before) if before else ([], [])
+    if before == state and not (changes.add_chunk_configs or changes.add_profiles):
+        return dg.SensorResult(skip_reason="config files unchanged", cursor=state.to_cursor())
     requests = []
     if changes.add_chunk_configs:
         requests.append(dg.AddDynamicPartitionsRequest(CHUNK_CONFIG, changes.add_chunk_configs))
@@ -75,4 +134,11 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
                 f"{kind}(s) {', '.join(names)} are no longer in the config files; their partitions and "
                 f"history are kept"
             )
-    return dg.SensorResult(dynamic_partitions_requests=requests, cursor=state)
+    for kind, names in (("chunk config", changed_configs), ("profile", changed_profiles)):
+        if names:
+            context.log.info(f"{kind}(s) {', '.join(names)} changed: re-evaluating their partitions")
+    return dg.SensorResult(
+        run_requests=rerun_requests(state, changed_configs, changed_profiles),
+        dynamic_partitions_requests=requests,
+        cursor=state.to_cursor(),
+    )

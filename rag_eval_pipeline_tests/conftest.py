@@ -142,6 +142,7 @@ def tiny_project(tmp_path: Path) -> Path:
 
 def tiny_resources(project: Path, work: Path) -> dict[str, object]:
     """Resources that keep every file of a test run under tmp: inputs, cache, Qdrant, warehouse."""
+    from rag_eval_pipeline.evaluation_runs import EvaluationModeResource
     from rag_eval_pipeline.io_managers import ParquetIOManagerFactory, WarehouseResource
     from rag_eval_pipeline.resources import (
         EmbedderResource,
@@ -159,6 +160,7 @@ def tiny_resources(project: Path, work: Path) -> dict[str, object]:
         "warehouse": WarehouseResource(base_dir=str(work / "warehouse")),
         "llm": LLMResource(cache_path=str(work / "cache" / "llm_responses.sqlite")),
         "langsmith": LangSmithResource(),
+        "evaluation": EvaluationModeResource(),
     }
 
 

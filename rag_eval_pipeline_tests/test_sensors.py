@@ -47,3 +47,38 @@ def test_sensor_refuses_invalid_names_with_the_file(tiny_project: Path):
         pytest.raises(ConfigError, match="chunk_configs.yaml.*must match"),
     ):
         tick(instance, tiny_project, None)
+
+
+def test_a_changed_config_reruns_its_partitions_and_nothing_else(tiny_project: Path):
+    with dg.instance_for_test() as instance:
+        first = tick(instance, tiny_project, None)
+        assert not first.run_requests  # the first tick only records what the files say
+
+        configs = tiny_project / "data/chunk_configs.yaml"
+        configs.write_text(configs.read_text().replace("chunk_size: 120", "chunk_size: 140"))
+        changed = tick(instance, tiny_project, first.cursor)
+        (request,) = changed.run_requests or []
+        assert (request.job_name, request.partition_key) == ("chunking_job", "recursive-120-20")
+        assert not changed.dynamic_partitions_requests  # same name: no new partition
+
+        profiles = tiny_project / "data/retrieval_profiles.yaml"
+        profiles.write_text(profiles.read_text().replace("top_k: 4", "top_k: 3"))
+        reprofiled = tick(instance, tiny_project, changed.cursor)
+        assert sorted(str(r.partition_key) for r in reprofiled.run_requests or []) == [
+            "fixed-60-0|top4",
+            "recursive-120-20|top4",
+        ]
+        assert {r.job_name for r in reprofiled.run_requests or []} == {"evaluation_job"}
+
+        # back to the first settings: a new run (run keys carry the hash, and Dagster never reuses one)
+        configs.write_text(configs.read_text().replace("chunk_size: 140", "chunk_size: 120"))
+        back = tick(instance, tiny_project, reprofiled.cursor)
+        (again,) = back.run_requests or []
+        assert again.partition_key == "recursive-120-20" and again.run_key != request.run_key
+        assert not tick(instance, tiny_project, back.cursor).run_requests
+
+
+def test_a_cursor_from_before_per_config_hashes_is_read_as_no_history(tiny_project: Path):
+    with dg.instance_for_test() as instance:
+        old = tick(instance, tiny_project, "0" * 64)  # the old cursor: one hash of the files
+        assert not old.run_requests and old.cursor and old.cursor.startswith("{")

@@ -30,10 +30,19 @@ from ..core.llm.accounting import check_total_budget
 from ..core.llm.client import LLMClient
 from ..core.tables import questions_from_frame, records, retrieved_from_frame
 from ..core.types import ChunkId, QuestionId
+from ..evaluation_runs import EvaluationModeResource
 from ..io_managers import WarehouseResource
 from ..partitions import CHUNK_CONFIG, PROFILE, evaluation_key, evaluation_partitions
 from ..resources import EmbedderResource, LLMResource, ProjectResource
-from .common import input_errors_fail_the_step, now_utc, profile_for, progress_for, with_columns
+from .common import (
+    evaluated_questions,
+    evaluation_columns,
+    input_errors_fail_the_step,
+    now_utc,
+    profile_for,
+    progress_for,
+    with_columns,
+)
 from .generation import LLM_POOL, generation_settings, required_llm_client
 
 CORRECTNESS_METRICS = ("keyword", "semantic_similarity", "semantic_fixed", "semantic_dynamic", "hybrid")
@@ -189,6 +198,7 @@ def answers(
     project: ProjectResource,
     embedder: EmbedderResource,
     llm: LLMResource,
+    evaluation: EvaluationModeResource,
     eval_questions: pd.DataFrame,
     retrieval_results: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
@@ -200,7 +210,7 @@ def answers(
     settings = answer_settings(project)
     progress = progress_for(context)
     answerer = answerer_for(project, llm, embedder.get(progress), profile, settings)
-    questions = questions_from_frame(eval_questions)
+    questions = evaluated_questions(project, evaluation, eval_questions)
     hits = retrieved_from_frame(retrieval_results)
     items = [AnswerItem(e.question_id, e.query, tuple(hits.get(e.question_id, []))) for e in questions]
     with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
@@ -214,6 +224,7 @@ def answers(
     frame = with_columns(
         frame,
         run_id=context.run.run_id,
+        **evaluation_columns(context, evaluation),
         created_at=now_utc(),
         chunk_config=chunk_config,
         profile=profile_name,
@@ -259,6 +270,7 @@ def answer_metrics(
     embedder: EmbedderResource,
     llm: LLMResource,
     warehouse: WarehouseResource,
+    evaluation: EvaluationModeResource,
     eval_questions: pd.DataFrame,
     retrieval_results: pd.DataFrame,
     answers: pd.DataFrame,
@@ -273,7 +285,7 @@ def answer_metrics(
     budget = generation_settings(project).llm.budget_usd
     progress = progress_for(context)
     model = embedder.get(progress)
-    questions = questions_from_frame(eval_questions)
+    questions = evaluated_questions(project, evaluation, eval_questions)
     answered = {a.question_id: a for a in answers_from_frame(answers)}
     cited = cited_texts_from_frame(answers)
     hits = retrieved_from_frame(retrieval_results)
@@ -323,8 +335,9 @@ def answer_metrics(
             budget_usd=budget,
             progress=progress,
         )
-    provenance = {
+    provenance: dict[str, object] = {
         "run_id": context.run.run_id,
+        **evaluation_columns(context, evaluation),
         "created_at": now_utc(),
         "chunk_config": chunk_config,
         "profile": profile_name,

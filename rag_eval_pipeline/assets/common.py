@@ -12,8 +12,11 @@ import dagster as dg
 import pandas as pd
 
 from ..core.configs import ChunkConfig, RetrievalProfile
+from ..core.datasets import TokenLevelDataset
 from ..core.errors import InputError
 from ..core.progress import LogProgress, Progress, TqdmProgress, fan_out
+from ..core.tables import questions_from_frame
+from ..evaluation_runs import EvaluationModeResource, evaluation_id_of
 from ..resources import ProjectResource
 
 PROGRESS_BAR_ENV = "RAG_EVAL_PROGRESS_BAR"
@@ -54,3 +57,24 @@ def with_columns(frame: pd.DataFrame, **columns: Any) -> pd.DataFrame:
     """Provenance first (run id, partition, hashes), then the data columns."""
     front = pd.DataFrame({name: [value] * len(frame) for name, value in columns.items()}, index=frame.index)
     return pd.concat([front, frame], axis=1)
+
+
+def evaluated_questions(
+    project: ProjectResource, evaluation: EvaluationModeResource, eval_questions: pd.DataFrame
+) -> TokenLevelDataset:
+    """The questions this run evaluates: all, or quick mode's seeded sample (the same in every asset of
+    the partition, so retrieval, metrics and answers cover the same questions)."""
+    with input_errors_fail_the_step():
+        return evaluation.select(
+            questions_from_frame(eval_questions), project.load_monitoring_settings().quick
+        )
+
+
+def evaluation_columns(
+    context: dg.AssetExecutionContext, evaluation: EvaluationModeResource
+) -> dict[str, str]:
+    """Which evaluation a row belongs to and in which mode: what `rag-eval compare` and the regression
+    checks group and filter by."""
+    with input_errors_fail_the_step():
+        mode = evaluation.checked_mode()
+    return {"evaluation_id": evaluation_id_of(context.run), "evaluation_mode": mode}
