@@ -16,10 +16,12 @@ from .assets.evaluation import leaderboard, retrieval_metrics, retrieval_results
 from .assets.generation import chunk_level_questions, synthetic_questions  # noqa: E402
 from .assets.ingestion import corpus, eval_questions  # noqa: E402
 from .automation import automation_sensor, with_automation  # noqa: E402
+from .document_sensor import document_sensor  # noqa: E402
 from .evaluation_runs import EvaluationModeResource  # noqa: E402
 from .io_managers import ParquetIOManagerFactory, WarehouseResource  # noqa: E402
 from .jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job  # noqa: E402
 from .resources import default_resources  # noqa: E402
+from .retention import retention_job, retention_schedule  # noqa: E402
 from .schedules import nightly_evaluation_schedule  # noqa: E402
 from .sensors import partition_sync_sensor  # noqa: E402
 
@@ -52,9 +54,9 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
                 leaderboard,
             ]
         ),
-        jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job],
-        sensors=[partition_sync_sensor, automation_sensor],
-        schedules=[nightly_evaluation_schedule],
+        jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job, retention_job],
+        sensors=[partition_sync_sensor, document_sensor, automation_sensor],
+        schedules=[nightly_evaluation_schedule, retention_schedule],
         resources=dict(resources),
     )
 

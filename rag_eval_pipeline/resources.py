@@ -12,7 +12,6 @@ from pydantic import Field
 from .core.answers.settings import AnswerSettings, LLMJudging, load_answer_settings
 from .core.configs import PipelineConfigs, RetrievalProfile, load_pipeline_configs
 from .core.corpus import Corpus
-from .core.datasets import TokenLevelDataset, read_token_level_jsonl
 from .core.embedding.base import Embedder
 from .core.embedding.cache import CachedEmbedder, EmbeddingCache
 from .core.embedding.local import SentenceTransformerEmbedder
@@ -70,9 +69,6 @@ class ProjectResource(dg.ConfigurableResource):
 
     def load_corpus(self) -> Corpus:
         return Corpus.from_folder(self.path(self.corpus_dir), glob=self.corpus_glob)
-
-    def load_golden_dataset(self, corpus: Corpus) -> TokenLevelDataset:
-        return read_token_level_jsonl(self.path(self.golden_dataset), corpus)
 
     def load_generation_settings(self) -> GenerationSettings:
         return load_generation_settings(self.path(self.generation_file))

@@ -21,9 +21,15 @@ def test_definitions_load_with_every_asset_job_and_sensor():
         "answer_judgements",
         "leaderboard",
     }
-    for job in ("ingestion_job", "chunking_job", "evaluation_job", "leaderboard_job"):
+    for job in ("ingestion_job", "chunking_job", "evaluation_job", "leaderboard_job", "retention_job"):
         assert defs.resolve_job_def(job) is not None
-    assert defs.resolve_sensor_def("partition_sync_sensor").default_status == dg.DefaultSensorStatus.RUNNING
+    for sensor in ("partition_sync_sensor", "document_sensor", "automation_sensor"):
+        assert defs.resolve_sensor_def(sensor).default_status == dg.DefaultSensorStatus.RUNNING
+    assert defs.resolve_schedule_def("nightly_evaluation_schedule").default_status == (
+        dg.DefaultScheduleStatus.RUNNING
+    )
+    # retention deletes history for good: a team switches it on
+    assert defs.resolve_schedule_def("retention_schedule").default_status == dg.DefaultScheduleStatus.STOPPED
 
 
 def test_evaluation_assets_are_partitioned_by_chunk_config_and_profile():

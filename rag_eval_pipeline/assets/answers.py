@@ -28,7 +28,7 @@ from ..core.configs import RetrievalProfile
 from ..core.embedding.cache import CachedEmbedder
 from ..core.llm.accounting import check_total_budget
 from ..core.llm.client import LLMClient
-from ..core.tables import questions_from_frame, records, retrieved_from_frame
+from ..core.tables import questions_from_frame, records, retrieved_from_frame, stale_question_count
 from ..core.types import ChunkId, QuestionId
 from ..evaluation_runs import EvaluationModeResource
 from ..io_managers import WarehouseResource
@@ -342,6 +342,7 @@ def answer_metrics(
         "chunk_config": chunk_config,
         "profile": profile_name,
         "top_k": profile.top_k,
+        "n_stale_questions": stale_question_count(eval_questions),
         "profile_version": profile.version,
         "profile_hash": profile.config_hash,
         "answerer": str(answers["answerer"].iloc[0]) if len(answers) else "",

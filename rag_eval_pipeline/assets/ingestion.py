@@ -1,10 +1,27 @@
 """The corpus and the evaluation questions: loaded and validated once, shared by every partition."""
 
+from pathlib import Path
+
 import dagster as dg
 import pandas as pd
 
 from ..core.datasets import TokenLevelDataset
-from ..core.tables import corpus_from_frame, corpus_to_frame, questions_from_frame, questions_to_frame
+from ..core.reanchor import (
+    GroundTruthStatus,
+    ReanchoredDataset,
+    ReanchorResult,
+    read_anchors,
+    read_reanchored_jsonl,
+    write_anchors,
+)
+from ..core.tables import (
+    GROUND_TRUTH_STATUS,
+    corpus_from_frame,
+    corpus_to_frame,
+    questions_from_frame,
+    questions_to_frame,
+)
+from ..io_managers import WarehouseResource
 from ..langsmith_sync import upload
 from ..resources import LangSmithResource, ProjectResource
 from .common import input_errors_fail_the_step
@@ -37,15 +54,26 @@ def eval_questions(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
     langsmith: LangSmithResource,
+    warehouse: WarehouseResource,
     corpus: pd.DataFrame,
     synthetic_questions: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """The questions every partition is evaluated on: the golden set, the synthetic set or both
-    (``evaluate_on`` in data/generation.yaml), every span checked against the corpus as it is now."""
+    (``evaluate_on`` in data/generation.yaml), every span checked against the corpus as it is now.
+
+    A golden span in a document edited since the dataset last matched is re-anchored to its excerpt,
+    or its question is stale: kept as a row with ``ground_truth_status`` and ``stale_reason``, not
+    evaluated (synthetic questions are regenerated from the new corpus instead)."""
     loaded = corpus_from_frame(corpus, root=str(project.path(project.corpus_dir)))
+    ledger = anchor_ledger_path(project, warehouse)
+    reanchored: ReanchoredDataset | None = None
     with input_errors_fail_the_step():
         settings = project.load_generation_settings()
-        golden = project.load_golden_dataset(loaded) if settings.evaluate_on != "synthetic" else None
+        if settings.evaluate_on != "synthetic":
+            reanchored = read_reanchored_jsonl(
+                project.path(project.golden_dataset), loaded, read_anchors(ledger)
+            )
+    golden = reanchored.dataset if reanchored is not None else None
     synthetic = questions_from_frame(synthetic_questions) if settings.evaluate_on != "golden" else None
     if synthetic is not None and not len(synthetic):
         raise dg.Failure(
@@ -58,16 +86,42 @@ def eval_questions(
             "synthetic_questions (or set evaluate_on: golden in data/generation.yaml)"
         )
     examples = (golden.examples if golden else ()) + (synthetic.examples if synthetic else ())
+    result = reanchored.result if reanchored is not None else ReanchorResult((), frozenset(), ())
+    stale = result.stale
     with input_errors_fail_the_step("golden and synthetic questions cannot be combined: "):
         dataset = TokenLevelDataset(examples, name=settings.evaluate_on)
-    frame = questions_to_frame(dataset)
+        every_row = TokenLevelDataset(examples + tuple(s.example for s in stale), name=settings.evaluate_on)
+    if not len(dataset):
+        raise dg.Failure(
+            f"every question is stale, so nothing can be evaluated: update {project.golden_dataset} to "
+            f"the edited documents ({'; '.join(f'{s.example.question_id}: {s.reason}' for s in stale)})"
+        )
+    frame = questions_to_frame(every_row)
+    frame["dataset_sha256"] = dataset.sha256  # the questions evaluated, not the stale rows
+    frame["answers_sha256"] = dataset.answers_sha256
+    # rows: usable golden, synthetic (always valid: regenerated from this corpus), stale golden
+    statuses: list[GroundTruthStatus] = [result.status(e.question_id) for e in every_row.examples]
+    frame[GROUND_TRUTH_STATUS] = statuses
+    frame["stale_reason"] = [""] * len(examples) + [s.reason for s in stale]
     frame["corpus_sha256"] = loaded.sha256
+    if result.n_reanchored:
+        context.log.info(
+            f"{result.n_reanchored} golden question(s) re-anchored to their excerpts in edited documents: "
+            + ", ".join(sorted(result.reanchored))
+        )
+    if stale:
+        context.log.warning(
+            f"{len(stale)} golden question(s) are stale and not evaluated until {project.golden_dataset} "
+            "is updated: " + "; ".join(f"{s.example.question_id} ({s.reason})" for s in stale)
+        )
     multi = int((frame["n_documents"] > 1).sum())
     context.log.info(
         f"{len(dataset)} questions ({multi} need two documents) from the {settings.evaluate_on} set"
     )
     metadata: dict[str, dg.RawMetadataValue] = {
         "n_questions": len(dataset),
+        "n_reanchored": result.n_reanchored,
+        "n_stale": len(stale),
         "evaluate_on": settings.evaluate_on,
         "n_golden": len(golden) if golden else 0,
         "n_synthetic": len(synthetic) if synthetic else 0,
@@ -77,4 +131,12 @@ def eval_questions(
         "evaluation_type": dataset.evaluation_type,
     }
     metadata.update(upload(langsmith, dataset, settings.langsmith.dataset(settings.evaluate_on), context.log))
+    if reanchored is not None:
+        write_anchors(ledger, reanchored.anchors)
     return dg.Output(frame, metadata=metadata, data_version=dg.DataVersion(dataset.sha256))
+
+
+def anchor_ledger_path(project: ProjectResource, warehouse: WarehouseResource) -> Path:
+    """Which document versions the golden dataset's spans were last found valid against: what tells an
+    edited document (re-anchor) from a wrong dataset (fail). Kept with the warehouse, per dataset file."""
+    return Path(warehouse.base_dir) / "anchors" / f"{Path(project.golden_dataset).stem}.json"

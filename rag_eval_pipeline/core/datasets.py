@@ -7,6 +7,15 @@ answer must contain), for judging generated answers. Loading validates every exa
 (spans inside their document, text equal to the document's characters), and an invalid example is an
 error naming the file, line and field.
 
+Documents change under a dataset. The loader is told which documents ``changed`` since the dataset's
+spans were written (core/reanchor.py knows: the document hashes recorded when the dataset last loaded
+cleanly). Only a span in such a document may disagree with the corpus (its document gone, its offsets
+past the new end, or other text there): it is kept as the dataset states it, for ``reanchor_examples``
+to move or declare stale. Everywhere else a disagreement is a mistake in the dataset and raises as
+before, and a span is always checked for what no edit of the corpus explains: its JSON types, start <
+end, and a text as long as [start:end]. So a typo in the dataset fails loudly; an edited document
+re-anchors.
+
 The dataset hash ``sha256`` covers the questions and their retrieval ground truth only, so adding or
 editing reference answers keeps retrieval runs comparable; ``answers_sha256`` tracks the answers.
 """
@@ -15,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -220,10 +229,17 @@ def default_question_id(query: str) -> QuestionId:
 
 
 def token_level_example(
-    obj: dict[str, Any], corpus: Corpus, where: str, seen: dict[str, str], place: str
+    obj: dict[str, Any],
+    corpus: Corpus,
+    where: str,
+    seen: dict[str, str],
+    place: str,
+    *,
+    changed: Collection[str] = (),
 ) -> TokenLevelExample:
-    """One example object, every span checked against ``corpus``; ``seen`` maps the question ids met so
-    far to their ``place`` (a line, a LangSmith example), so a repeated id names both."""
+    """One example object, every span checked against ``corpus`` (spans in a ``changed`` document only
+    for their form: see the module docstring); ``seen`` maps the question ids met so far to their
+    ``place`` (a line, a LangSmith example), so a repeated id names both."""
     query, metadata, outputs = _common_fields(obj, where)
     raw_spans = outputs.get("relevant_spans")
     if not isinstance(raw_spans, list) or not raw_spans:
@@ -232,7 +248,8 @@ def token_level_example(
             f"ground truth cannot be scored; add its spans or remove the question"
         )
     spans = tuple(
-        _span(raw, corpus, f"{where}: field outputs.relevant_spans[{i}]") for i, raw in enumerate(raw_spans)
+        _span(raw, corpus, f"{where}: field outputs.relevant_spans[{i}]", changed)
+        for i, raw in enumerate(raw_spans)
     )
     reference_answer, expected_keywords = _answer_fields(outputs, where)
     return TokenLevelExample(
@@ -265,12 +282,20 @@ def chunk_level_example(
 
 
 def read_token_level_jsonl(path: str | Path, corpus: Corpus) -> TokenLevelDataset:
+    """Every span must match ``corpus`` exactly (core/reanchor.py loads against a changed corpus)."""
+    return TokenLevelDataset(read_token_level_examples(path, corpus), name=Path(path).stem)
+
+
+def read_token_level_examples(
+    path: str | Path, corpus: Corpus, changed: Collection[str] = ()
+) -> tuple[TokenLevelExample, ...]:
+    """The examples of a file in order; spans in ``changed`` documents are not yet checked against
+    the corpus (see the module docstring)."""
     seen: dict[str, str] = {}
-    examples = tuple(
-        token_level_example(obj, corpus, f"{path}, line {line_no}", seen, f"line {line_no}")
+    return tuple(
+        token_level_example(obj, corpus, f"{path}, line {line_no}", seen, f"line {line_no}", changed=changed)
         for line_no, obj in read_jsonl_objects(path)
     )
-    return TokenLevelDataset(examples, name=Path(path).stem)
 
 
 def read_chunk_level_jsonl(path: str | Path, chunker_fingerprint: str | None = None) -> ChunkLevelDataset:
@@ -386,7 +411,7 @@ def _question_id(
     return question_id
 
 
-def _span(raw: Any, corpus: Corpus, where: str) -> CharacterSpan:
+def _span(raw: Any, corpus: Corpus, where: str, changed: Collection[str] = ()) -> CharacterSpan:
     if not isinstance(raw, dict):
         raise DatasetError(f"{where} must be an object with doc_id, start, end, text")
     for key, kind in (("doc_id", str), ("start", int), ("end", int), ("text", str)):
@@ -394,6 +419,14 @@ def _span(raw: Any, corpus: Corpus, where: str) -> CharacterSpan:
         if not isinstance(value, kind) or isinstance(value, bool):
             raise DatasetError(f"{where}.{key} must be a {kind.__name__}, got {value!r}")
     doc_id, start, end, text = raw["doc_id"], raw["start"], raw["end"], raw["text"]
+    if doc_id in changed:
+        # the document changed since the span was written: check only what no edit explains
+        if not 0 <= start < end or len(text) != end - start:
+            raise DatasetError(
+                f"{where}: span [{start}:{end}] is empty or negative, or its text has {len(text)} "
+                f"characters for {end - start} offsets; fix start/end or the text"
+            )
+        return CharacterSpan(DocumentId(doc_id), start, end, text)
     if doc_id not in corpus:
         raise DatasetError(f"{where}.doc_id {doc_id!r} is not a document of the corpus at {corpus.root}")
     document = corpus[doc_id]

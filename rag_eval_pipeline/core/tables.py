@@ -117,9 +117,12 @@ def _answer_fields(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def questions_from_frame(frame: pd.DataFrame) -> TokenLevelDataset:
-    """The accepted questions (a generated dataset's frame also holds its rejected rows)."""
+    """The accepted questions (a generated dataset's frame also holds its rejected rows), without the
+    stale ones (eval_questions keeps them as rows, with the reason, but they are not evaluated)."""
     if "status" in frame.columns:
         frame = frame[frame["status"] == ACCEPTED]
+    if GROUND_TRUTH_STATUS in frame.columns:
+        frame = frame[frame[GROUND_TRUTH_STATUS] != STALE]
     examples = tuple(
         TokenLevelExample(
             QuestionId(str(r["question_id"])),
@@ -135,6 +138,17 @@ def questions_from_frame(frame: pd.DataFrame) -> TokenLevelDataset:
     )
     name = str(frame["dataset"].iloc[0]) if len(frame) else "token-level"
     return TokenLevelDataset(examples, name=name)
+
+
+# eval_questions' column saying whether a question's spans match the corpus (see core/reanchor.py).
+GROUND_TRUTH_STATUS, STALE = "ground_truth_status", "stale"
+
+
+def stale_question_count(frame: pd.DataFrame) -> int:
+    """How many questions of an eval_questions frame are stale (0 for a frame without the column)."""
+    if GROUND_TRUTH_STATUS not in frame.columns:
+        return 0
+    return int((frame[GROUND_TRUTH_STATUS] == STALE).sum())
 
 
 def retrieved_to_frame(

@@ -10,6 +10,7 @@ from rag_eval_pipeline.core.datasets import (
     TokenLevelDataset,
     TokenLevelExample,
     read_chunk_level_jsonl,
+    read_token_level_examples,
     read_token_level_jsonl,
     write_jsonl,
 )
@@ -79,6 +80,34 @@ def test_moved_text_gets_a_hint(tmp_path: Path, corpus: Corpus):
     path = write_lines(tmp_path / "moved.jsonl", [example(1, 9, text="The pump")])
     with pytest.raises(DatasetError, match=r"occurs at \[0:8\]"):
         read_token_level_jsonl(path, corpus)
+
+
+def test_spans_in_a_changed_document_are_kept_as_written_for_reanchoring(tmp_path: Path, corpus: Corpus):
+    # a.md grew shorter and changed: the span now lies past its end and the text differs
+    path = write_lines(
+        tmp_path / "old.jsonl",
+        [example(0, 8, text="The bump"), example(40, 70, text="x" * 30, question_id="q2")],
+    )
+    with pytest.raises(DatasetError, match="does not match a.md"):
+        read_token_level_examples(path, corpus)  # not known to have changed: a wrong dataset
+    first, second = read_token_level_examples(path, corpus, changed={"a.md"})
+    assert first.relevant_spans == (CharacterSpan(DocumentId("a.md"), 0, 8, "The bump"),)
+    assert (second.relevant_spans[0].start, second.relevant_spans[0].end) == (40, 70)
+    # a removed document too, but never a span no edit explains
+    assert (
+        read_token_level_examples(
+            write_lines(tmp_path / "gone.jsonl", [example(0, 8, doc_id="gone.md")]),
+            corpus,
+            changed={"gone.md"},
+        )[0]
+        .relevant_spans[0]
+        .doc_id
+        == "gone.md"
+    )
+    with pytest.raises(DatasetError, match=r"line 1: .*\[5:5\] is empty"):
+        read_token_level_examples(
+            write_lines(tmp_path / "e.jsonl", [example(5, 5)]), corpus, changed={"a.md"}
+        )
 
 
 def test_broken_json_line(tmp_path: Path, corpus: Corpus):

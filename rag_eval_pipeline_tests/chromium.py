@@ -1,0 +1,128 @@
+"""Headless Chromium for the report tests: the DOM a real browser builds from a page, as a small tree.
+
+Chromium is a system package (`apt-get install -y chromium`); without it a test skips locally and
+fails in CI (the env var CI set), so a CI image without it cannot pass by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+
+
+def chromium() -> str:
+    """The browser's path; skips the test without one, unless CI is set, where that is a failure."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("CI"):
+        pytest.fail("chromium is required in CI for the report tests: apt-get install -y chromium")
+    pytest.skip("chromium is not installed (apt-get install -y chromium); set CI=1 to make this a failure")
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict[str, str]
+    children: list[Node] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+
+    def walk(self) -> list[Node]:
+        found = []
+        for child in self.children:
+            found.append(child)
+            found += child.walk()
+        return found
+
+    def find_all(self, tag: str | None = None, **attrs: str) -> list[Node]:
+        """Descendants with this tag whose attributes contain these values (``class_`` matches one
+        class; other underscores stand for dashes: data_profile -> data-profile)."""
+        wanted = {("class" if k == "class_" else k.replace("_", "-")): v for k, v in attrs.items()}
+
+        def matches(node: Node) -> bool:
+            for name, value in wanted.items():
+                if name == "class":
+                    if value not in node.attrs.get("class", "").split():
+                        return False
+                elif node.attrs.get(name) != value:
+                    return False
+            return tag is None or node.tag == tag
+
+        return [n for n in self.walk() if matches(n)]
+
+    def find(self, tag: str | None = None, **attrs: str) -> Node:
+        found = self.find_all(tag, **attrs)
+        assert len(found) == 1, f"expected one <{tag} {attrs}>, found {len(found)}"
+        return found[0]
+
+    def text(self) -> str:
+        return "".join(self.texts) + "".join(c.text() for c in self.children)
+
+
+class _TreeBuilder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {})
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = Node(tag, {k: v or "" for k, v in attrs})
+        self.stack[-1].children.append(node)
+        if tag not in VOID:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.stack[-1].children.append(Node(tag, {k: v or "" for k, v in attrs}))
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self.stack) - 1, 0, -1):
+            if self.stack[depth].tag == tag:
+                del self.stack[depth:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1].texts.append(data)
+
+
+def parse_dom(html: str) -> Node:
+    builder = _TreeBuilder()
+    builder.feed(html)
+    builder.close()
+    return builder.root
+
+
+def rendered_dom(page: Path, work: Path) -> Node:
+    """Load ``page`` in headless Chromium and parse the DOM it ends up with (after any script ran)."""
+    result = subprocess.run(
+        [
+            chromium(),
+            *FLAGS,
+            f"--user-data-dir={work / 'chromium-profile'}",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0 and "<html" in result.stdout, result.stderr[-2000:]
+    return parse_dom(result.stdout)

@@ -1,0 +1,264 @@
+"""The HTML report: rendered by headless Chromium, the page holds the leaderboard table, one scatter
+point per partition and one trend series per partition, from real Parquet history files."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rag_eval_pipeline.core.report import (
+    ANSWER_METRICS,
+    HEADLINE_METRICS,
+    HISTORY_COLUMNS,
+    TREND_METRICS,
+    read_history,
+    render_report,
+    write_report,
+)
+from rag_eval_pipeline.io_managers import history_path, write_parquet_atomically
+from rag_eval_pipeline_tests import chromium as chromium_module
+from rag_eval_pipeline_tests.chromium import Node, parse_dom, rendered_dom
+
+NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+SUMMARY = "retrieval_metrics_summary"
+# (chunk config, profile, span recall, span precision) in rank order
+BOARD = [
+    ("recursive-120-20", "top2", 0.82, 0.31),
+    ("fixed-60-0", "top2", 0.74, 0.27),
+    ("recursive-120-20", "top4", 0.91, 0.18),
+    ("fixed-60-0", "top4", 0.88, 0.15),
+]
+# evaluations per partition: (days ago, run id, mode); None = a file from before evaluation_mode existed
+RUNS: dict[tuple[str, str], list[tuple[int, str, str | None]]] = {
+    ("recursive-120-20", "top2"): [(3, "r1", None), (2, "r2", "full"), (0, "r3", "full")],
+    ("fixed-60-0", "top2"): [(2, "f1", "full"), (1, "f2", "quick")],
+    ("recursive-120-20", "top4"): [(0, "r4", "full")],
+    ("fixed-60-0", "top4"): [(3, "f3", None), (0, "f4", "full")],
+    ("ghost-config", "top2"): [(5, "g1", "full")],  # a config removed from the file since
+}
+
+
+def board_frame(rows: list[tuple[str, str, float, float]] = BOARD, answers: bool = True) -> pd.DataFrame:
+    records = []
+    for rank, (config, profile, recall, precision) in enumerate(rows, start=1):
+        row: dict[str, object] = {
+            "run_id": "board-run",
+            "rank": rank,
+            "chunk_config": config,
+            "profile": profile,
+            "top_k": 2 if profile == "top2" else 4,
+            "n_questions": 4,
+            "profile_version": "1",
+            "metrics_created_at": NOW,
+        }
+        values = {"span_recall": recall, "span_precision": precision, "span_iou": recall * precision}
+        for i, metric in enumerate(HEADLINE_METRICS):
+            mean = values.get(metric, 0.5 + 0.01 * rank + 0.001 * i)
+            row |= {f"{metric}_mean": mean, f"{metric}_ci_low": mean - 0.05, f"{metric}_ci_high": mean + 0.04}
+        if answers:
+            row |= {"keyword_mean": 0.25 * rank, "semantic_dynamic_mean": 0.5, "llm_judge_mean": float("nan")}
+        records.append(row)
+    return pd.DataFrame(records)
+
+
+def trend_value(metric: str, run: str) -> float:
+    """A distinct mean per metric and run, so a point shows which row it came from."""
+    return round(0.1 + 0.1 * TREND_METRICS.index(metric) + 0.01 * (sum(map(ord, run)) % 50), 6)
+
+
+def write_history(warehouse: Path) -> None:
+    for (config, profile), runs in RUNS.items():
+        for days, run, mode in runs:
+            row: dict[str, object] = {
+                "run_id": run,
+                "created_at": NOW - timedelta(days=days),
+                "chunk_config": config,
+                "profile": profile,
+                "n_questions": 4,
+                **{f"{m}_mean": trend_value(m, run) for m in TREND_METRICS},
+            }
+            if mode is not None:  # newer files: both columns
+                row |= {"evaluation_id": f"eval-{run}", "evaluation_mode": mode}
+            write_parquet_atomically(
+                pd.DataFrame([row]),
+                history_path(warehouse, SUMMARY, {"chunk_config": config, "profile": profile}, run),
+            )
+
+
+def test_history_reads_old_files_fills_new_columns_and_lists_unreadable_files(tmp_path: Path):
+    columns = (*HISTORY_COLUMNS, "span_iou_mean")
+    missing = read_history(tmp_path / "history" / SUMMARY, columns)
+    assert missing.frame.empty and list(missing.frame.columns) == list(columns) and missing.files == 0
+
+    write_history(tmp_path)
+    broken = tmp_path / "history" / SUMMARY / "chunk_config=fixed-60-0" / "profile=top2" / "broken.parquet"
+    broken.write_bytes(b"not parquet")
+    # a file without a metric column and without the partition columns (they come from its folders)
+    lean = history_path(tmp_path, SUMMARY, {"chunk_config": "fixed-60-0", "profile": "top4"}, "lean")
+    write_parquet_atomically(pd.DataFrame([{"run_id": "lean", "created_at": NOW}]), lean)
+
+    history = read_history(tmp_path / "history" / SUMMARY, columns)
+    frame = history.frame.set_index("run_id")
+    assert history.files == 11 and len(frame) == 10
+    assert len(history.unreadable) == 1 and history.unreadable[0].startswith(str(broken))
+    assert frame.loc["r1", "evaluation_id"] == "r1" and frame.loc["r1", "evaluation_mode"] == "full"
+    assert frame.loc["r2", "evaluation_id"] == "eval-r2" and frame.loc["f2", "evaluation_mode"] == "quick"
+    assert (frame.loc["lean", "chunk_config"], frame.loc["lean", "profile"]) == ("fixed-60-0", "top4")
+    assert pd.isna(frame.loc["lean", "span_iou_mean"])
+    assert frame.loc["r3", "span_iou_mean"] == pytest.approx(trend_value("span_iou", "r3"))
+
+
+def series_of(panel: Node) -> dict[tuple[str, str], Node]:
+    return {
+        (s.attrs["data-chunk-config"], s.attrs["data-profile"]): s
+        for s in panel.find_all("g", class_="series")
+    }
+
+
+def test_the_report_shows_the_table_the_scatter_and_the_trends_in_chromium(tmp_path: Path):
+    warehouse = tmp_path / "warehouse"
+    write_history(warehouse)
+    (
+        warehouse / "history" / SUMMARY / "chunk_config=fixed-60-0" / "profile=top2" / "broken.parquet"
+    ).write_bytes(b"not parquet")
+    board = board_frame()
+    files = write_report(
+        board, warehouse / "history" / SUMMARY, warehouse / "reports", "board-run", generated_at=NOW
+    )
+    assert files.current == warehouse / "reports" / "leaderboard.html"
+    assert files.snapshot == warehouse / "reports" / "history" / "board-run.html"
+    assert files.current.read_bytes() == files.snapshot.read_bytes()
+    assert not list((warehouse / "reports").rglob("*.tmp"))
+
+    dom = rendered_dom(files.current, tmp_path)
+    pairs = [(c, p) for c, p, _, _ in BOARD]
+
+    # the table: one row per partition, in rank order, with names, CIs and answer columns
+    table = dom.find("table", id="leaderboard")
+    headers = [th.text() for th in table.find_all("th")]
+    assert headers[:5] == ["rank", "chunk config", "profile", "k", "questions"]
+    assert {"span recall", "span IoU", "MRR", "nDCG@k", "keyword", "semantic (fitted)", "LLM judge"} <= set(
+        headers
+    )
+    rows = table.find("tbody").find_all("tr")
+    assert [(r.attrs["data-chunk-config"], r.attrs["data-profile"]) for r in rows] == pairs
+    assert [r.find("td", data_column="chunk_config").text() for r in rows] == [c for c, _ in pairs]
+    first_recall = rows[0].find("td", data_metric="span_recall").text()
+    assert first_recall == "0.820[0.770, 0.860]"  # mean and its CI
+    assert rows[2].find("td", data_metric="span_recall").attrs["class"] == "num best"
+    assert rows[0].find("td", data_metric="llm_judge").text() == "n/a"
+
+    # the scatter: one labelled point per partition, one series (colour) per profile, axes that agree
+    scatter = dom.find("svg", id="scatter")
+    points = scatter.find_all("circle", class_="point")
+    assert sorted((p.attrs["data-chunk-config"], p.attrs["data-profile"]) for p in points) == sorted(pairs)
+    by_pair = {(p.attrs["data-chunk-config"], p.attrs["data-profile"]): p for p in points}
+    for config, profile, recall, precision in BOARD:
+        point = by_pair[(config, profile)]
+        assert float(point.attrs["data-span-recall"]) == pytest.approx(recall)
+        assert float(point.attrs["data-span-precision"]) == pytest.approx(precision)
+    cx = {k: float(p.attrs["cx"]) for k, p in by_pair.items()}
+    cy = {k: float(p.attrs["cy"]) for k, p in by_pair.items()}
+    assert sorted(cx, key=cx.__getitem__) == sorted(cx, key=lambda k: next(b[3] for b in BOARD if b[:2] == k))
+    assert sorted(cy, key=cy.__getitem__) == sorted(
+        cy, key=lambda k: -next(b[2] for b in BOARD if b[:2] == k)
+    )
+    series = scatter.find_all("g", class_="series")
+    assert sorted(s.attrs["data-profile"] for s in series) == ["top2", "top4"]
+    assert len({s.attrs["fill"] for s in series}) == 2
+    labels = [t.text() for t in scatter.find_all("text", class_="point-label")]
+    assert sorted(labels) == sorted(c for c, _ in pairs)
+    axis_titles = [t.text() for t in scatter.find_all("text", class_="axis-title")]
+    assert axis_titles == ["span precision (mean)", "span recall (mean)"]
+
+    # the trends: a panel per metric, one series per partition on the board, a point per evaluation
+    trends = dom.find("svg", id="trends")
+    panels = trends.find_all("g", class_="panel")
+    assert [p.attrs["data-metric"] for p in panels] == list(TREND_METRICS)
+    for panel in panels:
+        metric = panel.attrs["data-metric"]
+        lines = series_of(panel)
+        assert sorted(lines) == sorted(pairs)  # the ghost config is not on the board
+        for pair, line in lines.items():
+            circles = line.find_all("circle", class_="point")
+            runs = sorted(RUNS[pair])[::-1]  # oldest first
+            assert [c.attrs["data-run-id"] for c in circles] == [run for _, run, _ in runs]
+            assert [float(c.attrs["data-value"]) for c in circles] == pytest.approx(
+                [trend_value(metric, run) for _, run, _ in runs]
+            )
+            xs = [float(c.attrs["cx"]) for c in circles]
+            assert xs == sorted(xs) and len(set(xs)) == len(xs)
+        single = lines[("recursive-120-20", "top4")]  # one run: a single point, still drawn, no line
+        assert len(single.find_all("circle")) == 1 and not single.find_all("polyline")
+        quick = lines[("fixed-60-0", "top2")]  # a full run and a quick one: no line between them
+        assert [c.attrs["data-mode"] for c in quick.find_all("circle")] == ["full", "quick"]
+        assert not quick.find_all("polyline")
+        three = lines[("recursive-120-20", "top2")]  # the old file counts as a full evaluation
+        assert len(three.find("polyline").attrs["points"].split()) == 3
+
+    notes = dom.find("section", id="notes").text()
+    assert "ghost-config x top2" in notes and "broken.parquet" in notes
+
+    # self-contained: nothing to fetch, no script to fail
+    assert not dom.find_all("script") and not dom.find_all("link")
+    assert not [n for n in dom.walk() if any(k in ("src", "href") for k in n.attrs)]
+
+
+def test_names_from_user_files_are_escaped_in_the_browser(tmp_path: Path):
+    evil = '<b>bold</b>&"quoted"'
+    board = board_frame([(evil, "top<2>", 0.8, 0.3)])
+    page = tmp_path / "report.html"
+    page.write_text(render_report(board, pd.DataFrame(), generated_at=NOW), encoding="utf-8")
+    dom = rendered_dom(page, tmp_path)
+    assert not dom.find_all("b")
+    row = dom.find("table", id="leaderboard").find("tbody").find("tr")
+    assert row.find("td", data_column="chunk_config").text() == evil
+    assert row.attrs["data-profile"] == "top<2>"
+    point = dom.find("svg", id="scatter").find("circle", class_="point")
+    assert point.attrs["data-chunk-config"] == evil
+    assert "no history yet for" in dom.find("section", id="notes").text()
+
+
+def test_the_same_inputs_give_the_same_page_apart_from_the_time(tmp_path: Path):
+    write_history(tmp_path)
+    history = read_history(
+        tmp_path / "history" / SUMMARY, (*HISTORY_COLUMNS, *(f"{m}_mean" for m in TREND_METRICS))
+    )
+    board = board_frame()
+    first = render_report(board, history.frame, generated_at=NOW)
+    assert render_report(board.copy(), history.frame.copy(), generated_at=NOW) == first
+    later = render_report(board, history.frame, generated_at=NOW + timedelta(hours=1))
+    assert later != first
+    assert later.replace("2026-05-01 13:00:00 UTC", "2026-05-01 12:00:00 UTC") == first
+
+
+def test_a_board_without_answer_or_ci_columns_still_renders():
+    board = board_frame(answers=False)
+    board = board.drop(columns=[c for c in board.columns if c.endswith(("_ci_low", "_ci_high"))])
+    dom = parse_dom(render_report(board, pd.DataFrame(), generated_at=NOW))
+    headers = [th.text() for th in dom.find("table", id="leaderboard").find_all("th")]
+    assert not set(ANSWER_METRICS) & set(headers) and "keyword" not in headers
+    assert (
+        dom.find("table", id="leaderboard")
+        .find("tbody")
+        .find_all("tr")[0]
+        .find("td", data_metric="span_recall")
+        .text()
+        == "0.820"
+    )
+    assert len(dom.find("svg", id="scatter").find_all("circle", class_="point")) == len(BOARD)
+    assert not dom.find("svg", id="scatter").find_all("line", class_="whisker")
+    assert "No answer metrics on this leaderboard." in dom.text()
+
+
+def test_without_chromium_the_browser_tests_skip_locally_and_fail_in_ci(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(chromium_module.shutil, "which", lambda name: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="chromium is not installed"):
+        chromium_module.chromium()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="chromium is required in CI"):
+        chromium_module.chromium()
