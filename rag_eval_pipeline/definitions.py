@@ -16,6 +16,7 @@ from .assets.evaluation import leaderboard, retrieval_metrics, retrieval_results
 from .assets.generation import chunk_level_questions, synthetic_questions  # noqa: E402
 from .assets.ingestion import corpus, eval_questions  # noqa: E402
 from .automation import automation_sensor, with_automation  # noqa: E402
+from .checks import REGRESSION_CHECKS  # noqa: E402
 from .document_sensor import document_sensor  # noqa: E402
 from .evaluation_runs import EvaluationModeResource  # noqa: E402
 from .io_managers import ParquetIOManagerFactory, WarehouseResource  # noqa: E402
@@ -54,6 +55,7 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
                 leaderboard,
             ]
         ),
+        asset_checks=list(REGRESSION_CHECKS),
         jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job, retention_job],
         sensors=[partition_sync_sensor, document_sensor, automation_sensor],
         schedules=[nightly_evaluation_schedule, retention_schedule],

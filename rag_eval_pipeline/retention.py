@@ -16,7 +16,7 @@ from pydantic import Field
 
 from .assets.common import input_errors_fail_the_step
 from .core.errors import ConfigError
-from .core.monitoring import MonitoringSettings, load_monitoring_settings
+from .core.monitoring import MonitoringSettings
 from .core.retention import apply_retention, describe, plan_retention
 from .io_managers import WarehouseResource
 from .resources import ProjectResource
@@ -33,9 +33,7 @@ class RetentionConfig(dg.Config):
 
 def retention_settings(project: ProjectResource, config: RetentionConfig) -> MonitoringSettings:
     """The project's settings with the run's overrides, validated like the file (errors name the key)."""
-    settings = load_monitoring_settings(
-        project.path(getattr(project, "monitoring_file", "data/monitoring.yaml"))
-    )
+    settings = project.load_monitoring_settings()
     overrides = {
         name: value
         for name in ("full_rows_days", "sampled_rows_days", "sampled_rows")
