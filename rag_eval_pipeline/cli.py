@@ -1,5 +1,12 @@
-"""`rag-eval` (also `python -m rag_eval_pipeline`): the main job from a terminal, on the project's
-Dagster instance, so every run it makes shows up in the UI too."""
+"""`rag-eval` (also `python -m rag_eval_pipeline`): the pipeline from a terminal, on the project's Dagster
+instance, so every run it makes shows up in the UI too.
+
+  run [--mode quick|full] [--chunk-configs a,b] [--profiles p] [--launch [URL]]   evaluate, print the board
+  status REF | list [--limit N] | regenerate-questions [--generator G]            runs_cli.py
+  profiles list|show NAME | chunk-configs list|apply FILE [--run]                 config_cli.py
+  query SQL | compare A B | baseline set|list | history METRIC                   history_cli.py
+  leaderboard | dataset import|push|pull                                          here, dataset_cli.py
+"""
 
 from __future__ import annotations
 
@@ -7,191 +14,68 @@ import argparse
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
-import pandas as pd
-
-from .core.errors import InputError
 from .project import project_dir
 
-if TYPE_CHECKING:
-    import dagster as dg
+# Kept importable from here: tests and notebooks call them as `rag_eval_pipeline.cli.<name>`.
+from .runs_cli import format_leaderboard, project_instance, read_current_leaderboard, run_main_job
 
-LEADERBOARD_COLUMNS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr")
-ANSWER_COLUMNS = ("keyword", "semantic_dynamic", "llm_judge")
+__all__ = ["format_leaderboard", "main", "project_instance", "read_current_leaderboard", "run_main_job"]
 
-
-@contextmanager
-def project_instance(root: Path) -> Iterator[dg.DagsterInstance]:
-    """$DAGSTER_HOME when set, else the project's own dagster.yaml (storage under .dagster/)."""
-    import dagster as dg
-    from dagster._core.instance.ref import InstanceRef
-
-    if os.environ.get("DAGSTER_HOME"):
-        with dg.DagsterInstance.get() as instance:
-            yield instance
-        return
-    home = root / ".dagster"
-    home.mkdir(exist_ok=True)
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home), config_dir=str(root))) as instance:
-        yield instance
+RUNS_COMMANDS = frozenset({"run", "status", "list", "regenerate-questions"})
+CONFIG_COMMANDS = frozenset({"profiles", "chunk-configs"})
 
 
-def run_main_job(
-    instance: dg.DagsterInstance,
-    chunk_configs: Sequence[str] | None = None,
-    profiles: Sequence[str] | None = None,
-    show_progress: bool = True,
-    resources: dict[str, object] | None = None,
-) -> tuple[pd.DataFrame | None, list[str]]:
-    """Materialize every asset for every (selected) partition, one run per partition; a failed
-    partition is reported and the others still run. Returns the leaderboard and the failures."""
-    import dagster as dg
-    from tqdm import tqdm
+def build_parser() -> argparse.ArgumentParser:
+    from .config_cli import add_config_commands
+    from .dataset_cli import add_dataset_commands
+    from .history_cli import add_history_commands
+    from .runs_cli import add_runs_commands
 
-    from .definitions import build_definitions
-    from .partitions import CHUNK_CONFIG, PROFILE
-    from .resources import ProjectResource
-    from .sensors import sync_partitions
-
-    project = (resources or {}).get("project") or ProjectResource()
-    assert isinstance(project, ProjectResource)
-    configs = project.load_configs()
-    changes = sync_partitions(instance, configs)
-    selected_configs = _select("chunk config", [c.name for c in configs.chunk_configs], chunk_configs)
-    selected_profiles = _select("profile", [p.name for p in configs.profiles], profiles)
-    for name in changes.removed_chunk_configs + changes.removed_profiles:
-        print(f"note: {name} is no longer configured; its partitions and history are kept", file=sys.stderr)
-
-    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-    plan: list[tuple[str, str, dg.MultiPartitionKey | str | None]] = [
-        ("ingestion_job", "corpus and questions", None)
-    ]
-    plan += [("chunking_job", f"chunks + index {c}", c) for c in selected_configs]
-    plan += [
-        ("evaluation_job", f"evaluate {c} x {p}", dg.MultiPartitionKey({CHUNK_CONFIG: c, PROFILE: p}))
-        for c in selected_configs
-        for p in selected_profiles
-    ]
-    plan.append(("leaderboard_job", "leaderboard", None))
-
-    defs = build_definitions(resources)
-    failures: list[str] = []
-    steps = tqdm(plan, desc="main job", unit="run", disable=not show_progress)
-    for job_name, label, partition_key in steps:
-        steps.set_postfix_str(label)
-        job = defs.resolve_job_def(job_name)
-        result = job.execute_in_process(
-            instance=instance,
-            partition_key=partition_key,
-            run_config=quiet,
-            raise_on_error=False,
-        )
-        if not result.success:
-            failures.append(f"{label} (run {result.run_id}): {_failure_message(result)}")
-            if job_name == "ingestion_job":
-                break
-    board = _read_current_leaderboard(resources)
-    return board, failures
-
-
-def _select(kind: str, known: list[str], wanted: Sequence[str] | None) -> list[str]:
-    if not wanted:
-        return known
-    unknown = [w for w in wanted if w not in known]
-    if unknown:
-        raise InputError(f"unknown {kind}(s) {', '.join(unknown)}; configured: {', '.join(known)}")
-    return list(wanted)
-
-
-def _failure_message(result: dg.ExecuteInProcessResult) -> str:
-    for event in result.all_events:
-        if event.is_step_failure and event.step_failure_data is not None and event.step_failure_data.error:
-            return event.step_failure_data.error.message.strip()
-    return "the run failed (see its log in the Dagster UI)"
-
-
-def _read_current_leaderboard(resources: dict[str, object] | None) -> pd.DataFrame | None:
-    from .io_managers import ParquetIOManagerFactory
-
-    factory = (resources or {}).get("io_manager") or ParquetIOManagerFactory()
-    assert isinstance(factory, ParquetIOManagerFactory)
-    path = Path(factory.base_dir) / "current" / "leaderboard.parquet"
-    return pd.read_parquet(path) if path.exists() else None
-
-
-def format_leaderboard(board: pd.DataFrame) -> str:
-    """A plain-text table: mean and bootstrap 95% CI per headline retrieval metric, then the answer
-    metrics' means (n/a where answers were not evaluated or the judge did not run)."""
-    answer_columns = [m for m in ANSWER_COLUMNS if f"{m}_mean" in board.columns]
-    header = ["rank", "chunk_config", "profile", "k", *LEADERBOARD_COLUMNS, *answer_columns]
-    rows = [header]
-    for _, row in board.iterrows():
-        cells = [str(row["rank"]), str(row["chunk_config"]), str(row["profile"]), str(row["top_k"])]
-        for metric in LEADERBOARD_COLUMNS:
-            cells.append(
-                f"{row[f'{metric}_mean']:.3f} [{row[f'{metric}_ci_low']:.2f}-{row[f'{metric}_ci_high']:.2f}]"
-            )
-        for metric in answer_columns:
-            value = row[f"{metric}_mean"]
-            cells.append("n/a" if pd.isna(value) else f"{value:.3f}")
-        rows.append(cells)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    parser = argparse.ArgumentParser(
+        prog="rag-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_runs_commands(commands)
+    commands.add_parser("leaderboard", help="print the current leaderboard")
+    add_config_commands(commands)
+    add_dataset_commands(commands)
+    add_history_commands(commands)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="rag-eval", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser(
-        "run", help="materialize every asset for every partition, print the leaderboard"
-    )
-    run.add_argument("--chunk-configs", help="comma-separated chunk config names (default: all)")
-    run.add_argument("--profiles", help="comma-separated retrieval profile names (default: all)")
-    commands.add_parser("leaderboard", help="print the current leaderboard")
-    from .dataset_cli import add_dataset_commands, run_dataset_command
-
-    add_dataset_commands(commands)
-    args = parser.parse_args(argv)
-
+    args = build_parser().parse_args(argv)
     warnings.filterwarnings("ignore")
     root = project_dir()
     os.chdir(root)  # dagster.yaml's relative storage paths are relative to the project root
+    if args.command in RUNS_COMMANDS:
+        from .runs_cli import run_runs_command
+
+        return run_runs_command(args, root)
+    if args.command in CONFIG_COMMANDS:
+        from .config_cli import run_config_command
+
+        return run_config_command(args, root)
     if args.command == "dataset":
+        from .dataset_cli import run_dataset_command
         from .resources import ProjectResource
 
         return run_dataset_command(args, ProjectResource(root=str(root)))
+    from .history_cli import HISTORY_COMMANDS, run_history_command
+
+    if args.command in HISTORY_COMMANDS:
+        from .io_managers import default_warehouse_dir
+        from .resources import ProjectResource
+
+        project = ProjectResource(root=str(root))
+        return run_history_command(args, default_warehouse_dir(), project.path(project.monitoring_file))
     if args.command == "leaderboard":
-        board = _read_current_leaderboard(None)
+        board = read_current_leaderboard(None)
         if board is None:
             print("no leaderboard yet: run `rag-eval run` first", file=sys.stderr)
             return 1
         print(format_leaderboard(board))
         return 0
-
-    from .assets.common import PROGRESS_BAR_ENV
-
-    show = sys.stderr.isatty()
-    if show:
-        os.environ[PROGRESS_BAR_ENV] = "1"
-    try:
-        with project_instance(root) as instance:
-            board, failures = run_main_job(
-                instance,
-                chunk_configs=args.chunk_configs.split(",") if args.chunk_configs else None,
-                profiles=args.profiles.split(",") if args.profiles else None,
-                show_progress=show,
-            )
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if board is not None:
-        print(format_leaderboard(board))
-    for failure in failures:
-        print(f"FAILED: {failure}", file=sys.stderr)
-    return 1 if failures else 0
+    raise AssertionError(f"unhandled command {args.command!r}")  # argparse only accepts the ones above

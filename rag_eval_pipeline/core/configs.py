@@ -261,7 +261,9 @@ def load_chunk_configs(path: str | Path, max_chunk_configs: int | None = None) -
             f"{path}: {len(entries)} chunk configs exceed the maximum of {limit}; remove some or raise "
             f"max_chunk_configs in the file"
         )
-    configs = tuple(_build(ChunkConfig, entry, path, "chunk_configs", i) for i, entry in enumerate(entries))
+    configs = tuple(
+        build_config_entry(ChunkConfig, entry, path, "chunk_configs", i) for i, entry in enumerate(entries)
+    )
     _check_unique([c.name for c in configs], path, "chunk_configs")
     return configs
 
@@ -269,7 +271,9 @@ def load_chunk_configs(path: str | Path, max_chunk_configs: int | None = None) -
 def load_profiles(path: str | Path) -> tuple[RetrievalProfile, ...]:
     """Read ``profiles:`` from a YAML file."""
     entries = _entries(_read_yaml(path), "profiles", path)
-    profiles = tuple(_build(RetrievalProfile, entry, path, "profiles", i) for i, entry in enumerate(entries))
+    profiles = tuple(
+        build_config_entry(RetrievalProfile, entry, path, "profiles", i) for i, entry in enumerate(entries)
+    )
     _check_unique([p.name for p in profiles], path, "profiles")
     return profiles
 
@@ -301,7 +305,9 @@ def _entries(document: dict[str, Any], key: str, path: str | Path) -> list[Any]:
     return entries
 
 
-def _build(cls: Any, entry: Any, path: str | Path, key: str, index: int) -> Any:
+def build_config_entry(cls: Any, entry: Any, path: str | Path, key: str, index: int) -> Any:
+    """One entry of a config file (or of a file `rag-eval chunk-configs apply` merges in) as ``cls``;
+    errors name the file, the list key and the index."""
     where = f"{path}: {key}[{index}]"
     if not isinstance(entry, dict):
         raise ConfigError(f"{where} must be a mapping of fields")

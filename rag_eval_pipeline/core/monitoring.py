@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
-from .settings_file import check_known_keys, read_settings_file, require_integer, require_unit
+from .settings_file import read_section, read_settings_file, require_integer, require_unit
 
 EvaluationMode = Literal["quick", "full"]
 EVALUATION_MODES: tuple[EvaluationMode, ...] = get_args(EvaluationMode)
@@ -104,10 +104,7 @@ def load_monitoring_settings(path: str | Path) -> MonitoringSettings:
         raw = document.get(key)
         if raw is None:
             continue
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{path}: {key} must be a mapping of settings")
-        check_known_keys(path, f"{key}.", raw, {f.name for f in fields(cls)})
-        section: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+        section = read_section(path, key, raw, {f.name for f in fields(cls)})
         confidence = section.get("confidence")
         if isinstance(confidence, int) and not isinstance(confidence, bool):
             section["confidence"] = float(confidence)

@@ -25,6 +25,15 @@ def read_settings_file(path: Path, known: Collection[str]) -> dict[str, Any] | N
     return document
 
 
+def read_section(path: Path, key: str, raw: object, known: Collection[str]) -> dict[str, Any]:
+    """One section of a settings file (``key: {...}``): a mapping of known keys, lists read as tuples
+    (the frozen settings classes hold tuples)."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: {key} must be a mapping of settings")
+    check_known_keys(path, f"{key}.", raw, known)
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+
+
 def check_known_keys(path: Path, prefix: str, raw: dict[str, Any], known: Collection[str]) -> None:
     unknown = sorted(set(raw) - set(known))
     if unknown:

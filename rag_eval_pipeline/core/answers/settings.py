@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from ..errors import ConfigError
-from ..settings_file import check_known_keys, read_settings_file, require_integer, require_unit
+from ..settings_file import read_section, read_settings_file, require_integer, require_unit
 
 AnswererChoice = Literal["auto", "llm", "extractive"]
 LLMJudging = Literal["auto", "on", "off"]
@@ -102,10 +102,7 @@ def load_answer_settings(path: str | Path) -> AnswerSettings:
         raw = document.get(key)
         if raw is None:
             continue
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{path}: {key} must be a mapping of settings")
-        check_known_keys(path, f"{key}.", raw, {f.name for f in fields(cls)})
-        values[key] = cls(**raw)
+        values[key] = cls(**read_section(path, key, raw, {f.name for f in fields(cls)}))
     try:
         return AnswerSettings(**values, source=str(path))
     except ConfigError as exc:
