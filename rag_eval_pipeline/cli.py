@@ -6,6 +6,9 @@ instance, so every run it makes shows up in the UI too.
   profiles list|show NAME | chunk-configs list|apply FILE [--run]                 config_cli.py
   query SQL | compare A B | baseline set|list | history METRIC                   history_cli.py
   leaderboard | dataset import|push|pull                                          here, dataset_cli.py
+
+runs_cli.py builds on main_job.py (the plan, run in process), webserver.py (the plan submitted to
+`dagster dev` by GraphQL) and run_status.py (what the instance knows about an evaluation's runs).
 """
 
 from __future__ import annotations
@@ -16,10 +19,9 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from .project import project_dir
-
 # Kept importable from here: tests and notebooks call them as `rag_eval_pipeline.cli.<name>`.
-from .runs_cli import format_leaderboard, project_instance, read_current_leaderboard, run_main_job
+from .main_job import format_leaderboard, project_instance, read_current_leaderboard, run_main_job
+from .project import project_dir
 
 __all__ = ["format_leaderboard", "main", "project_instance", "read_current_leaderboard", "run_main_job"]
 

@@ -287,7 +287,7 @@ def describe_merge(target: str, merge: ChunkConfigMerge) -> str:
 
 
 def format_profiles(profiles: Sequence[RetrievalProfile]) -> str:
-    from .runs_cli import format_table
+    from .main_job import format_table
 
     rows = [
         [
@@ -342,7 +342,7 @@ def format_profile(profile: RetrievalProfile, source: str, versions: ProfileVers
 
 
 def format_chunk_configs(configs: Sequence[ChunkConfig], limit: int) -> str:
-    from .runs_cli import format_table
+    from .main_job import format_table
 
     rows = []
     for c in configs:
@@ -419,7 +419,8 @@ def run_config_command(args: argparse.Namespace, root: Path) -> int:
 
 
 def _apply(args: argparse.Namespace, project: ProjectResource, root: Path) -> int:
-    from .runs_cli import execute_evaluation, project_instance
+    from .main_job import project_instance
+    from .runs_cli import execute_evaluation
     from .sensors import sync_partitions
 
     target = project.path(project.chunk_configs_file)

@@ -9,9 +9,9 @@ from rag_eval_pipeline.cli import main
 from rag_eval_pipeline.config_cli import merge_chunk_configs, read_chunk_config_file
 from rag_eval_pipeline.core.configs import load_chunk_configs
 from rag_eval_pipeline.evaluation_runs import EVALUATION_ID_TAG
+from rag_eval_pipeline.main_job import project_instance
 from rag_eval_pipeline.partitions import CHUNK_CONFIG
 from rag_eval_pipeline.resources import ProjectResource
-from rag_eval_pipeline.runs_cli import project_instance
 
 COMMENTED_CONFIGS = """\
 # Chunk configs of the tiny project.

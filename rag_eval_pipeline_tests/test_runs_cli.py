@@ -21,16 +21,14 @@ import pytest
 from rag_eval_pipeline.cli import main
 from rag_eval_pipeline.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
 from rag_eval_pipeline.io_managers import history_path
+from rag_eval_pipeline.main_job import plan_main_job, project_instance, run_config_for
 from rag_eval_pipeline.resources import ProjectResource
-from rag_eval_pipeline.runs_cli import (
+from rag_eval_pipeline.run_status import (
     UnknownReference,
     evaluation_status,
     find_runs,
     format_evaluations,
-    plan_main_job,
-    project_instance,
     recent_evaluations,
-    run_config_for,
 )
 from rag_eval_pipeline_tests.test_dagster_dev import free_port, graphql, restore_default_signals
 
