@@ -105,6 +105,8 @@ def regression_check(
                 run_id,
                 str(first.get("dataset_sha256", "")),
                 created_at(first),
+                # answer scores compare only against the same reference answers
+                str(first.get("answers_sha256", "")) if table == "answer_metrics" else None,
             )
             baseline = history.question_rows(table, [choice.run]) if choice.run is not None else None
         metadata = baseline_metadata(choice, run_id, first, len(now), regression)

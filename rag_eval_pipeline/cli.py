@@ -19,11 +19,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-# Kept importable from here: tests and notebooks call them as `rag_eval_pipeline.cli.<name>`.
-from .main_job import format_leaderboard, project_instance, read_current_leaderboard, run_main_job
 from .project import project_dir
-
-__all__ = ["format_leaderboard", "main", "project_instance", "read_current_leaderboard", "run_main_job"]
 
 RUNS_COMMANDS = frozenset({"run", "status", "list", "regenerate-questions"})
 CONFIG_COMMANDS = frozenset({"profiles", "chunk-configs"})
@@ -74,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         project = ProjectResource(root=str(root))
         return run_history_command(args, default_warehouse_dir(), project.path(project.monitoring_file))
     if args.command == "leaderboard":
+        from .main_job import format_leaderboard, read_current_leaderboard
+
         board = read_current_leaderboard(None)
         if board is None:
             print("no leaderboard yet: run `rag-eval run` first", file=sys.stderr)

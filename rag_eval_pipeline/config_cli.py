@@ -9,7 +9,6 @@ rewritten in normalized form, and the output says so.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -28,8 +27,10 @@ from .core.configs import (
     load_chunk_configs,
 )
 from .core.errors import ConfigError, InputError
+from .core.files import write_text_atomically
 from .core.monitoring import EVALUATION_MODES
 from .core.profile_versions import ProfileVersions
+from .webserver import DEFAULT_LAUNCH_URL
 
 if TYPE_CHECKING:
     from .resources import ProjectResource
@@ -254,14 +255,6 @@ def _reads_as(text: str, document: dict[str, Any], expected: Sequence[ChunkConfi
     }
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """A temporary file next to it, renamed over it: a killed process leaves the old file or the new."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-
-
 def describe_merge(target: str, merge: ChunkConfigMerge) -> str:
     parts = [
         f"{len(names)} {label}" + (f" ({', '.join(names)})" if names else "")
@@ -387,7 +380,7 @@ def add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     apply.add_argument(
         "--launch",
         nargs="?",
-        const="http://127.0.0.1:3000",
+        const=DEFAULT_LAUNCH_URL,
         metavar="URL",
         help="with --run: submit to `dagster dev`",
     )
@@ -427,7 +420,7 @@ def _apply(args: argparse.Namespace, project: ProjectResource, root: Path) -> in
     entries = read_chunk_config_file(args.file)
     merge = merge_chunk_configs(target, entries)
     if merge.modified:
-        write_atomically(target, merge.text)
+        write_text_atomically(target, merge.text)
     print(describe_merge(project.chunk_configs_file, merge))
     configs = project.load_configs()
     with project_instance(root) as instance:

@@ -17,6 +17,7 @@ from typing import Any, Literal, get_args
 import dagster as dg
 import pandas as pd
 
+from .assets.evaluation import profile_label
 from .core.configs import PipelineConfigs
 from .core.errors import InputError
 from .core.monitoring import EvaluationMode
@@ -201,7 +202,7 @@ def format_leaderboard(board: pd.DataFrame) -> str:
     header = ["rank", "chunk_config", "profile", "k", *LEADERBOARD_COLUMNS, *answer_columns]
     rows = []
     for _, row in board.iterrows():
-        cells = [str(row["rank"]), str(row["chunk_config"]), str(row["profile"]), str(row["top_k"])]
+        cells = [str(row["rank"]), str(row["chunk_config"]), profile_label(row), str(row["top_k"])]
         cells += [mean_ci(row, metric) for metric in LEADERBOARD_COLUMNS]
         for metric in answer_columns:
             value = row[f"{metric}_mean"]
@@ -211,7 +212,8 @@ def format_leaderboard(board: pd.DataFrame) -> str:
 
 
 def mean_ci(row: pd.Series, metric: str) -> str:
-    return f"{row[f'{metric}_mean']:.3f} [{row[f'{metric}_ci_low']:.2f}-{row[f'{metric}_ci_high']:.2f}]"
+    mean, low, high = (row[f"{metric}_{part}"] for part in ("mean", "ci_low", "ci_high"))
+    return "n/a" if pd.isna(mean) else f"{mean:.3f} [{low:.2f}-{high:.2f}]"
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -15,11 +15,13 @@ import dagster as dg
 from pydantic import Field
 
 from .assets.common import input_errors_fail_the_step
+from .core.baselines import BaselineStore
 from .core.errors import ConfigError
 from .core.monitoring import MonitoringSettings
 from .core.retention import apply_retention, describe, plan_retention
 from .io_managers import WarehouseResource
 from .resources import ProjectResource
+from .schedules import settings_at_load
 
 
 class RetentionConfig(dg.Config):
@@ -59,7 +61,8 @@ def apply_history_retention(
     it, and applies it unless this is a dry run. The counts are the output's metadata."""
     with input_errors_fail_the_step():
         settings = retention_settings(project, config).retention
-    plan = plan_retention(warehouse.base_dir, settings, datetime.now(UTC))
+    pinned = {b.run_id for b in BaselineStore(warehouse.base_dir).pinned()}
+    plan = plan_retention(warehouse.base_dir, settings, datetime.now(UTC), keep_run_ids=pinned)
     totals = plan.totals()
     context.log.info(
         f"retention over {warehouse.base_dir}: full rows {settings.full_rows_days} days, "
@@ -113,4 +116,5 @@ def build_retention_schedule(
     )
 
 
-retention_schedule = build_retention_schedule()
+# in the nightly schedule's time zone, so "03:00, after the 02:00 evaluation" holds wherever that is
+retention_schedule = build_retention_schedule(settings_at_load().nightly.timezone)

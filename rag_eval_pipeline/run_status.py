@@ -120,7 +120,7 @@ def metrics_of_runs(warehouse_dir: str | Path, runs: Sequence[RunInfo]) -> pd.Da
     Rows from before evaluation ids and modes were recorded count as their run's own evaluation, full."""
     frames = []
     for run in runs:
-        if run.job_name != STAGE_JOBS["evaluation"] or "|" not in run.partition:
+        if "|" not in run.partition:  # evaluation_job, or the automation's asset runs of a partition
             continue
         chunk_config, profile = run.partition.split("|", 1)
         path = history_path(

@@ -5,11 +5,13 @@ the history gets a point per night and a drift in a model or a server shows up a
 leaderboard follows by automation once the partitions settle.
 """
 
+import warnings
 from collections.abc import Sequence
 from datetime import datetime
 
 import dagster as dg
 
+from .core.errors import ConfigError
 from .core.monitoring import MonitoringSettings, load_monitoring_settings
 from .evaluation_runs import evaluation_run_config, evaluation_tags
 from .partitions import CHUNK_CONFIG, PROFILE
@@ -67,6 +69,16 @@ def build_nightly_schedule(settings: MonitoringSettings) -> dg.ScheduleDefinitio
     return nightly
 
 
-nightly_evaluation_schedule = build_nightly_schedule(
-    load_monitoring_settings(ProjectResource().path(ProjectResource().monitoring_file))
-)
+def settings_at_load() -> MonitoringSettings:
+    """The project's settings as the code location loads; a broken file must not take the sensors and
+    the UI down with it: the defaults then, and every tick of the schedule fails naming the file and
+    key (it reads the file again), until it is fixed."""
+    project = ProjectResource()
+    try:
+        return load_monitoring_settings(project.path(project.monitoring_file))
+    except ConfigError as exc:
+        warnings.warn(f"nightly schedule at its default time: {exc}", stacklevel=1)
+        return MonitoringSettings()
+
+
+nightly_evaluation_schedule = build_nightly_schedule(settings_at_load())

@@ -2,7 +2,7 @@
 the partitions of a config whose settings changed."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import dagster as dg
 
@@ -49,16 +49,22 @@ class ConfigState:
 
     chunk_configs: dict[str, str]
     profiles: dict[str, str]
+    # how many ticks requested re-runs: in the run keys, so A -> B -> A -> B runs every time
+    requests: int = 0
 
     @staticmethod
-    def of(configs: PipelineConfigs) -> "ConfigState":
+    def of(configs: PipelineConfigs, requests: int = 0) -> "ConfigState":
         return ConfigState(
             {c.name: c.config_hash for c in configs.chunk_configs},
             {p.name: p.config_hash for p in configs.profiles},
+            requests,
         )
 
     def to_cursor(self) -> str:
-        return json.dumps({"chunk_configs": self.chunk_configs, "profiles": self.profiles}, sort_keys=True)
+        return json.dumps(
+            {"chunk_configs": self.chunk_configs, "profiles": self.profiles, "requests": self.requests},
+            sort_keys=True,
+        )
 
     @staticmethod
     def from_cursor(cursor: str | None) -> "ConfigState | None":
@@ -69,7 +75,9 @@ class ConfigState:
             return None
         if not isinstance(raw, dict):
             return None
-        return ConfigState(dict(raw.get("chunk_configs", {})), dict(raw.get("profiles", {})))
+        return ConfigState(
+            dict(raw.get("chunk_configs", {})), dict(raw.get("profiles", {})), int(raw.get("requests", 0))
+        )
 
     def changed_since(self, before: "ConfigState") -> tuple[list[str], list[str]]:
         """Names whose settings changed (same name, other hash); added names are new partitions."""
@@ -80,14 +88,16 @@ class ConfigState:
 
 
 def rerun_requests(
-    state: ConfigState, changed_configs: list[str], changed_profiles: list[str]
+    state: ConfigState, before: ConfigState, changed_configs: list[str], changed_profiles: list[str]
 ) -> list[dg.RunRequest]:
     """A changed chunk config is re-chunked (its evaluation partitions then follow by automation); a
-    changed profile re-evaluates its partitions on every chunk config. Run keys carry the new hash:
-    Dagster deduplicates run keys forever, and editing a setting back and forth must run again."""
+    changed profile re-evaluates its partitions on the chunk configs that were there before (a config
+    added in the same tick is evaluated by automation). Run keys carry the new hash and the request
+    number: Dagster deduplicates run keys forever, and editing a setting back and forth must run again."""
+    suffix = f"{state.requests}"
     requests = [
         dg.RunRequest(
-            run_key=f"chunk-config-{name}-{state.chunk_configs[name][:16]}",
+            run_key=f"chunk-config-{name}-{state.chunk_configs[name][:16]}-{suffix}",
             job_name="chunking_job",
             partition_key=name,
             tags={"rag_eval/reason": f"chunk config {name} changed"},
@@ -95,11 +105,11 @@ def rerun_requests(
         for name in changed_configs
     ]
     for profile in changed_profiles:
-        for config in sorted(set(state.chunk_configs) - set(changed_configs)):
+        for config in sorted(set(state.chunk_configs) & set(before.chunk_configs) - set(changed_configs)):
             key = dg.MultiPartitionKey({CHUNK_CONFIG: config, PROFILE: profile})
             requests.append(
                 dg.RunRequest(
-                    run_key=f"profile-{config}|{profile}-{state.profiles[profile][:16]}",
+                    run_key=f"profile-{config}|{profile}-{state.profiles[profile][:16]}-{suffix}",
                     job_name="evaluation_job",
                     partition_key=key,
                     tags={"rag_eval/reason": f"profile {profile} changed"},
@@ -114,8 +124,8 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
     new partitions and nothing else); re-runs the partitions of a config or profile whose settings
     changed; says which were removed (their partitions and history are kept)."""
     configs = project.load_configs()  # an invalid file fails the tick with the file, key and remedy
-    state = ConfigState.of(configs)
     before = ConfigState.from_cursor(context.cursor)
+    state = ConfigState.of(configs, before.requests if before else 0)
     changes = partition_changes(context.instance, configs)
     changed_configs, changed_profiles = state.changed_since(before) if before else ([], [])
     if before == state and not (changes.add_chunk_configs or changes.add_profiles):
@@ -137,8 +147,9 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
     for kind, names in (("chunk config", changed_configs), ("profile", changed_profiles)):
         if names:
             context.log.info(f"{kind}(s) {', '.join(names)} changed: re-evaluating their partitions")
+    reruns = rerun_requests(state, before, changed_configs, changed_profiles) if before else []
+    if reruns:
+        state = replace(state, requests=state.requests + 1)
     return dg.SensorResult(
-        run_requests=rerun_requests(state, changed_configs, changed_profiles),
-        dynamic_partitions_requests=requests,
-        cursor=state.to_cursor(),
+        run_requests=reruns, dynamic_partitions_requests=requests, cursor=state.to_cursor()
     )

@@ -21,6 +21,8 @@ from .main_job import FAILED, STAGES, SUCCEEDED, PlannedRun, failure_text, run_c
 from .partitions import CHUNK_CONFIG, PROFILE
 
 DEFAULT_LAUNCH_URL = "http://127.0.0.1:3000"
+# a stage whose runs all stay queued this long gets a hint: runs launched without a daemon never start
+QUEUED_HINT_S = 120.0
 
 
 class LaunchError(Exception):
@@ -265,9 +267,20 @@ def launch_main_job(
             submitted[run_id] = planned
             run_ids.append(run_id)
         pending = dict(submitted)
+        submitted_at, hinted = time.monotonic(), False
         while pending:
             time.sleep(poll_s)
-            for run_id, status in api.statuses(list(pending)).items():
+            statuses = api.statuses(list(pending))
+            queued = all(status == dg.DagsterRunStatus.QUEUED for status in statuses.values())
+            if queued and not hinted and time.monotonic() - submitted_at > QUEUED_HINT_S:
+                hinted = True
+                print(
+                    f"the {stage} runs are still queued after {QUEUED_HINT_S:.0f} s: is the Dagster daemon "
+                    "running (`dagster dev` starts one) and the run queue not paused? Waiting; Ctrl-C "
+                    "leaves them queued.",
+                    file=sys.stderr,
+                )
+            for run_id, status in statuses.items():
                 if status not in SUCCEEDED | FAILED:
                     continue
                 planned = pending.pop(run_id)

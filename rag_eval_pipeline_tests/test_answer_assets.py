@@ -13,10 +13,10 @@ import pandas as pd
 import pyarrow.dataset as ds
 import pytest
 
-from rag_eval_pipeline.cli import run_main_job
 from rag_eval_pipeline.core.answers.answering import ANSWER_FORMAT_INSTRUCTION
 from rag_eval_pipeline.core.answers.judge import SYSTEM_PROMPT as JUDGE_PROMPT
 from rag_eval_pipeline.core.answers.recall import RECALL_JUDGE_PROMPT
+from rag_eval_pipeline.main_job import run_main_job
 from rag_eval_pipeline.resources import LLMResource
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.openai_server import openai_server

@@ -9,8 +9,8 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.cli import project_instance
 from rag_eval_pipeline.evaluation_runs import EVALUATION_ID_TAG
+from rag_eval_pipeline.main_job import project_instance
 
 pytestmark = pytest.mark.slow
 

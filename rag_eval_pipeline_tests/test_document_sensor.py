@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.assets.ingestion import corpus as corpus_asset
-from rag_eval_pipeline.cli import run_main_job
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.corpus_state import CorpusCursor
 from rag_eval_pipeline.core.types import sha256_hex
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.document_sensor import document_sensor
 from rag_eval_pipeline.io_managers import ParquetIOManagerFactory
+from rag_eval_pipeline.main_job import run_main_job
 from rag_eval_pipeline.resources import ProjectResource
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, latest_metadata, tiny_resources
 

@@ -6,9 +6,9 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.cli import run_main_job
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.evaluation_runs import evaluation_id_of, evaluation_run_config, evaluation_tags
+from rag_eval_pipeline.main_job import run_main_job
 from rag_eval_pipeline_tests.conftest import tiny_resources
 
 pytestmark = pytest.mark.slow
@@ -59,6 +59,10 @@ def test_quick_mode_evaluates_the_same_seeded_sample_in_every_asset(tiny_project
         )
         assert sorted(summaries["evaluation_mode"]) == ["full", "quick"]
         assert sorted(summaries["n_questions"]) == [2, 4]
+        # a quick run is of the same dataset: the regression check finds the full run before it
+        assert summaries["dataset_sha256"].nunique() == 1
+        board = pd.read_parquet(warehouse / "current/leaderboard.parquet")
+        assert list(board["evaluation_mode"]) == ["full"]  # the leaderboard ran after the full run only
 
         # run config overrides the settings' sample size; an unknown mode fails with the key to fix
         result = job.execute_in_process(

@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from rag_eval_pipeline.cli import run_main_job
+from rag_eval_pipeline.main_job import run_main_job
 from rag_eval_pipeline.resources import LangSmithResource
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.langsmith_server import API_KEY, Fault, langsmith_server

@@ -6,8 +6,8 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.cli import format_leaderboard, run_main_job
 from rag_eval_pipeline.definitions import build_definitions
+from rag_eval_pipeline.main_job import format_leaderboard, run_main_job
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 
 pytestmark = pytest.mark.slow

@@ -26,8 +26,8 @@ import yaml
 from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage
 
 from rag_eval_pipeline.assets.ingestion import corpus
-from rag_eval_pipeline.cli import run_main_job
 from rag_eval_pipeline.definitions import build_definitions
+from rag_eval_pipeline.main_job import run_main_job
 from rag_eval_pipeline_tests.conftest import REPO, tiny_resources
 
 POSTGRES_YAML = REPO / "dagster.postgres.yaml"

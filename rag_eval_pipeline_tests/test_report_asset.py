@@ -9,8 +9,8 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.cli import run_main_job
 from rag_eval_pipeline.io_managers import history_path, write_parquet_atomically
+from rag_eval_pipeline.main_job import run_main_job
 from rag_eval_pipeline_tests.chromium import rendered_dom
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 

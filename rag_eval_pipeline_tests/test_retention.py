@@ -102,13 +102,16 @@ def test_an_impossible_override_fails_naming_the_key(defs: dg.Definitions, tmp_p
 
 
 def test_the_schedule_applies_retention_daily_and_starts_stopped(defs: dg.Definitions, tmp_path: Path):
-    schedule = defs.resolve_schedule_def("retention_schedule")
-    assert schedule.cron_schedule == "0 3 * * *"
-    assert schedule.default_status == dg.DefaultScheduleStatus.STOPPED
     paths = write_warehouse(tmp_path / "warehouse", datetime.now(UTC))
     with dg.instance_for_test() as instance:
-        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime.now(UTC))
-        requests = schedule.evaluate_tick(context).run_requests
+        # resolved while a test instance is current: Dagster's definitions loading looks one up
+        schedule = defs.resolve_schedule_def("retention_schedule")
+        assert schedule.cron_schedule == "0 3 * * *"
+        assert schedule.default_status == dg.DefaultScheduleStatus.STOPPED
+        with dg.build_schedule_context(
+            instance=instance, scheduled_execution_time=datetime.now(UTC)
+        ) as context:
+            requests = schedule.evaluate_tick(context).run_requests
         assert requests is not None and len(requests) == 1
         result = defs.resolve_job_def("retention_job").execute_in_process(
             run_config=requests[0].run_config, instance=instance

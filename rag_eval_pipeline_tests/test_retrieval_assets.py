@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from sentence_transformers import CrossEncoder
 
-from rag_eval_pipeline.cli import run_main_job
 from rag_eval_pipeline.core.embedding.base import Embedder
+from rag_eval_pipeline.main_job import run_main_job
 from rag_eval_pipeline.resources import EmbedderResource, LLMResource
 from rag_eval_pipeline_tests.conftest import TINY_QUESTIONS, latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.cross_encoder import build_minilm_cross_encoder

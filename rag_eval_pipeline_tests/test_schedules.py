@@ -2,12 +2,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
-from rag_eval_pipeline.core.monitoring import load_monitoring_settings
-from rag_eval_pipeline.definitions import build_definitions
+from rag_eval_pipeline.core.errors import ConfigError
+from rag_eval_pipeline.core.monitoring import MonitoringSettings, load_monitoring_settings
 from rag_eval_pipeline.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
 from rag_eval_pipeline.resources import ProjectResource
-from rag_eval_pipeline.schedules import build_nightly_schedule, nightly_evaluation_schedule
+from rag_eval_pipeline.schedules import build_nightly_schedule, nightly_evaluation_schedule, settings_at_load
 
 
 def evaluate(instance: dg.DagsterInstance, project: Path, when: datetime) -> object:
@@ -49,7 +50,7 @@ def test_the_nightly_schedule_evaluates_every_configured_partition(tiny_project:
 
 
 def test_the_schedule_is_on_by_default_at_two_in_the_morning_and_targets_the_evaluation():
-    schedule = build_definitions().get_schedule_def("nightly_evaluation_schedule")
+    schedule = nightly_evaluation_schedule
     assert schedule.cron_schedule == "0 2 * * *"
     assert schedule.execution_timezone == "UTC"
     assert schedule.job_name == "evaluation_job"
@@ -61,3 +62,17 @@ def test_the_time_and_zone_come_from_the_settings(tmp_path: Path):
     path.write_text("nightly:\n  cron: '30 4 * * 1-5'\n  timezone: Europe/Berlin\n")
     schedule = build_nightly_schedule(load_monitoring_settings(path))
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("30 4 * * 1-5", "Europe/Berlin")
+
+
+def test_a_broken_file_does_not_stop_the_code_location_but_fails_every_tick(
+    tiny_project: Path, monkeypatch: pytest.MonkeyPatch
+):
+    (tiny_project / "data/monitoring.yaml").write_text("nightly: {timezone: Mars/Olympus}\n")
+    monkeypatch.setenv("RAG_EVAL_PROJECT_DIR", str(tiny_project))
+    with pytest.warns(UserWarning, match="nightly.timezone"):
+        assert settings_at_load() == MonitoringSettings()
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
+        instance.add_dynamic_partitions("profile", ["top2"])
+        with pytest.raises(ConfigError, match="monitoring.yaml: nightly.timezone"):
+            evaluate(instance, tiny_project, datetime(2026, 11, 23, 2, 0, tzinfo=UTC))

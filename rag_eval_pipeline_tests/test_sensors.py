@@ -76,6 +76,11 @@ def test_a_changed_config_reruns_its_partitions_and_nothing_else(tiny_project: P
         (again,) = back.run_requests or []
         assert again.partition_key == "recursive-120-20" and again.run_key != request.run_key
         assert not tick(instance, tiny_project, back.cursor).run_requests
+        # and forth again: B's settings once more, a run key never used before
+        configs.write_text(configs.read_text().replace("chunk_size: 120", "chunk_size: 140"))
+        forth = tick(instance, tiny_project, back.cursor)
+        (third,) = forth.run_requests or []
+        assert third.run_key not in {request.run_key, again.run_key}
 
 
 def test_a_cursor_from_before_per_config_hashes_is_read_as_no_history(tiny_project: Path):

@@ -35,6 +35,7 @@ from ..io_managers import WarehouseResource
 from ..partitions import CHUNK_CONFIG, PROFILE, evaluation_key, evaluation_partitions
 from ..resources import EmbedderResource, LLMResource, ProjectResource
 from .common import (
+    dataset_hashes,
     evaluated_questions,
     evaluation_columns,
     input_errors_fail_the_step,
@@ -232,8 +233,7 @@ def answers(
         profile_hash=profile.config_hash,
         retrieval_run_id=str(retrieval_results["run_id"].iloc[0]) if len(retrieval_results) else "",
         corpus_sha256=str(eval_questions["corpus_sha256"].iloc[0]),
-        dataset_sha256=questions.sha256,
-        answers_sha256=questions.answers_sha256,
+        **dataset_hashes(eval_questions),
     )
     ok = frame["status"] == "ok"
     metadata: dict[str, dg.RawMetadataValue] = {
@@ -352,8 +352,7 @@ def answer_metrics(
         "threshold_how": threshold.how,
         "embedder_model_id": model.model_id,
         "corpus_sha256": str(eval_questions["corpus_sha256"].iloc[0]),
-        "dataset_sha256": questions.sha256,
-        "answers_sha256": questions.answers_sha256,
+        **dataset_hashes(eval_questions),
     }
     frame = with_columns(answer_metrics_frame(scores, production.rows), **provenance)
     summary = {

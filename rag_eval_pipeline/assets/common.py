@@ -64,10 +64,24 @@ def evaluated_questions(
 ) -> TokenLevelDataset:
     """The questions this run evaluates: all, or quick mode's seeded sample (the same in every asset of
     the partition, so retrieval, metrics and answers cover the same questions)."""
+    questions = questions_from_frame(eval_questions)
     with input_errors_fail_the_step():
-        return evaluation.select(
-            questions_from_frame(eval_questions), project.load_monitoring_settings().quick
-        )
+        if evaluation.checked_mode() == "full":
+            return questions
+        return evaluation.select(questions, project.load_monitoring_settings().quick)
+
+
+def dataset_hashes(eval_questions: pd.DataFrame) -> dict[str, str]:
+    """The hashes of the whole evaluated dataset, also in quick mode (not of the sample): what makes a
+    quick run comparable with the full runs before it."""
+    if {"dataset_sha256", "answers_sha256"} <= set(eval_questions.columns) and len(eval_questions):
+        first = eval_questions.iloc[0]
+        return {
+            "dataset_sha256": str(first["dataset_sha256"]),
+            "answers_sha256": str(first["answers_sha256"]),
+        }
+    questions = questions_from_frame(eval_questions)
+    return {"dataset_sha256": questions.sha256, "answers_sha256": questions.answers_sha256}
 
 
 def evaluation_columns(

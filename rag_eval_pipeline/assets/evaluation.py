@@ -30,6 +30,7 @@ from ..langsmith_sync import log_experiment
 from ..partitions import by_chunk_config, evaluation_key, evaluation_partitions
 from ..resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
 from .common import (
+    dataset_hashes,
     evaluated_questions,
     evaluation_columns,
     input_errors_fail_the_step,
@@ -108,7 +109,7 @@ def retrieval_results(
         embedder_model_id=model.model_id,
         collection=str(manifest["collection"]),
         corpus_sha256=str(eval_questions["corpus_sha256"].iloc[0]),
-        dataset_sha256=questions.sha256,
+        dataset_sha256=dataset_hashes(eval_questions)["dataset_sha256"],
     )
     context.log.info(
         f"{chunk_config} x {profile_name} v{profile.version} ({'+'.join(profile.retrievers)}): "
@@ -321,6 +322,9 @@ def leaderboard(
                 "n_stale_questions": int(first.get("n_stale_questions", 0)),
                 **summary_columns(summaries),
                 "metrics_run_id": first["run_id"],
+                # a quick run replaces its partition's current metrics: the board says so
+                "evaluation_mode": first.get("evaluation_mode", "full"),
+                "evaluation_id": first.get("evaluation_id", first["run_id"]),
                 "metrics_created_at": first["created_at"],
                 "chunk_config_hash": first["chunk_config_hash"],
                 "profile_hash": first["profile_hash"],
@@ -385,11 +389,17 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
     header = ["rank", "chunk config", "profile", *HEADLINE_METRICS, *HEADLINE_ANSWER_METRICS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in board.iterrows():
-        cells = [str(row["rank"]), str(row["chunk_config"]), str(row["profile"])]
+        cells = [str(row["rank"]), str(row["chunk_config"]), profile_label(row)]
         cells += [format_ci(row, m) for m in HEADLINE_METRICS]
         cells += [format_mean(row.get(f"{m}_mean")) for m in HEADLINE_ANSWER_METRICS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def profile_label(row: pd.Series) -> str:
+    """The profile, marked when its current metrics come from a quick run (a sample of the questions)."""
+    quick = row.get("evaluation_mode") == "quick"
+    return f"{row['profile']} (quick, {row['n_questions']} questions)" if quick else str(row["profile"])
 
 
 def format_mean(value: object) -> str:

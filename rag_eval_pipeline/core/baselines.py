@@ -7,17 +7,15 @@ see when and from what a baseline moved.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from .errors import ConfigError
+from .files import locked, write_text_atomically
 from .history import EvaluationId, HistoryStore, PartitionKey, RunId, RunRecord
 
 BaselineSource = Literal["pinned", "previous_run", "none"]
@@ -65,7 +63,7 @@ class BaselineStore:
         """Pin each run as its partition's baseline (replacing any earlier pin); re-pinning the run a
         partition already has changes nothing and records nothing."""
         stamp = (at or datetime.now(UTC)).astimezone(UTC).isoformat()
-        with self._locked():
+        with locked(self.path):  # two `baseline set` at once must not lose a pin
             baselines, changes = self._read()
             made = []
             for run in runs:
@@ -83,16 +81,6 @@ class BaselineStore:
             if made:
                 self._write(baselines, [*changes, *made])
         return tuple(made)
-
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(self.path.name + ".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # two `baseline set` at once must not lose a pin
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _read(self) -> tuple[dict[PartitionKey, Baseline], list[BaselineChange]]:
         if not self.path.exists():
@@ -120,9 +108,7 @@ class BaselineStore:
             "baselines": [asdict(baselines[p]) for p in sorted(baselines)],
             "changes": [asdict(c) for c in changes],
         }
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(temporary, self.path)
+        write_text_atomically(self.path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
 @dataclass(frozen=True)
@@ -143,17 +129,19 @@ def choose_baseline(
     run_id: str,
     dataset_sha256: str,
     created_at: datetime,
+    answers_sha256: str | None = None,
 ) -> BaselineChoice:
     """The pinned baseline of the partition if there is one (its run's rows in ``table``, else the
     latest run of its evaluation there); otherwise the most recent earlier full-mode run of the partition
-    on the same dataset; otherwise none."""
+    on the same dataset (and the same reference answers, when given); otherwise none. The run being
+    checked is never its own baseline, even when its evaluation is the one pinned."""
     pinned = store.get(partition)
-    if pinned is not None:
+    if pinned is not None and pinned.run_id != run_id:
         run = history.find_run(pinned.run_id, (table,))
         if run is not None:
             return BaselineChoice("pinned", run, f"pinned on {pinned.pinned_at} in {store.path}")
         latest = history.latest_run_of(table, pinned.evaluation_id, partition)
-        if latest is not None:
+        if latest is not None and latest.run_id != run_id:
             return BaselineChoice(
                 "pinned",
                 latest,
@@ -166,7 +154,7 @@ def choose_baseline(
             f"the pinned baseline run {pinned.run_id} (evaluation {pinned.evaluation_id}) has no rows in "
             f"{table}: retention may have removed them; pin another with `rag-eval baseline set`",
         )
-    previous = history.previous_full_run(table, partition, dataset_sha256, created_at, run_id)
+    previous = history.previous_full_run(table, partition, dataset_sha256, created_at, run_id, answers_sha256)
     if previous is not None:
         return BaselineChoice(
             "previous_run",

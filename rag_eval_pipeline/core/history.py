@@ -231,11 +231,20 @@ class HistoryStore:
         return _run_record(found.iloc[0].to_dict()) if len(found) else None
 
     def previous_full_run(
-        self, table: str, partition: PartitionKey, dataset_sha256: str, before: datetime, exclude_run_id: str
+        self,
+        table: str,
+        partition: PartitionKey,
+        dataset_sha256: str,
+        before: datetime,
+        exclude_run_id: str,
+        answers_sha256: str | None = None,
     ) -> RunRecord | None:
-        """The most recent full-mode run of ``partition`` on the same dataset that wrote ``table`` before
-        ``before``: what a new run is compared with when no baseline is pinned."""
+        """The most recent full-mode run of ``partition`` on the same dataset (and, for answer metrics,
+        the same reference answers) that wrote ``table`` before ``before``: what a new run is compared
+        with when no baseline is pinned."""
         found = self._runs_frame((table,))
+        if answers_sha256 is not None:
+            found = found[found["answers_sha256"] == answers_sha256]
         found = found[
             (found["chunk_config"] == partition.chunk_config)
             & (found["profile"] == partition.profile)
@@ -364,9 +373,11 @@ class HistoryStore:
             if not {"run_id", "chunk_config", "profile", "created_at"} <= set(columns):
                 continue
             sha = "CAST(dataset_sha256 AS VARCHAR)" if "dataset_sha256" in columns else "''"
+            answers = "CAST(answers_sha256 AS VARCHAR)" if "answers_sha256" in columns else "''"
             parts.append(
                 f"""SELECT run_id, evaluation_id, evaluation_mode, chunk_config, profile,
-                           CAST(created_at AS TIMESTAMPTZ) AS created_at, coalesce({sha}, '') AS dataset_sha256
+                           CAST(created_at AS TIMESTAMPTZ) AS created_at, coalesce({sha}, '') AS dataset_sha256,
+                           coalesce({answers}, '') AS answers_sha256
                     FROM "{table}" """
             )
         columns = [
@@ -377,13 +388,15 @@ class HistoryStore:
             "profile",
             "created_at",
             "dataset_sha256",
+            "answers_sha256",
         ]
         if not parts:
             return pd.DataFrame(columns=columns)
         return self._sql(
             f"""SELECT run_id, any_value(evaluation_id) AS evaluation_id,
                        any_value(evaluation_mode) AS evaluation_mode, chunk_config, profile,
-                       min(created_at) AS created_at, max(dataset_sha256) AS dataset_sha256
+                       min(created_at) AS created_at, max(dataset_sha256) AS dataset_sha256,
+                       max(answers_sha256) AS answers_sha256
                 FROM ({" UNION ALL ".join(parts)})
                 GROUP BY run_id, chunk_config, profile
                 ORDER BY created_at, run_id"""

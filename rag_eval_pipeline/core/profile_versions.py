@@ -8,11 +8,8 @@ file wins and is recorded as it is.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +17,7 @@ from typing import Any
 
 from .configs import RetrievalProfile
 from .errors import ConfigError
+from .files import locked, write_text_atomically
 
 
 class ProfileVersions:
@@ -28,7 +26,7 @@ class ProfileVersions:
 
     def assign(self, profiles: Sequence[RetrievalProfile]) -> tuple[RetrievalProfile, ...]:
         """The profiles with ``version`` filled in; new settings are recorded in the ledger."""
-        with self._locked():
+        with locked(self.path):  # two runs loading configs at once number alike
             ledger = self._read()
             changed = False
             numbered = []
@@ -57,16 +55,6 @@ class ProfileVersions:
         """Every recorded version of one profile, oldest first."""
         return list(self._read().get(name, []))
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(self.path.name + ".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # two runs loading configs at once number alike
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-
     def _read(self) -> dict[str, list[dict[str, Any]]]:
         if not self.path.exists():
             return {}
@@ -83,9 +71,6 @@ class ProfileVersions:
             ) from None
 
     def _write(self, ledger: dict[str, list[dict[str, Any]]]) -> None:
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(
-            json.dumps({"profiles": ledger}, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-            encoding="utf-8",
+        write_text_atomically(
+            self.path, json.dumps({"profiles": ledger}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         )
-        os.replace(temporary, self.path)

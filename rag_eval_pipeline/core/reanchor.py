@@ -19,7 +19,6 @@ dataset must match the corpus exactly.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,10 +27,10 @@ from typing import Any, Literal
 from .corpus import Corpus
 from .datasets import TokenLevelDataset, TokenLevelExample, read_token_level_examples
 from .errors import DatasetError
+from .files import write_text_atomically
 from .types import CharacterSpan, DocumentId, QuestionId
 
 GroundTruthStatus = Literal["valid", "reanchored", "stale"]
-GROUND_TRUTH_STATUSES: tuple[GroundTruthStatus, ...] = ("valid", "reanchored", "stale")
 
 
 @dataclass(frozen=True)
@@ -179,9 +178,5 @@ def read_anchors(path: str | Path) -> dict[DocumentId, str]:
 
 def write_anchors(path: str | Path, anchors: Mapping[DocumentId, str]) -> None:
     """Written to a temporary name and renamed, so a killed run leaves the previous ledger."""
-    file = Path(path)
-    file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp")
     payload = {"documents": dict(sorted(anchors.items()))}
-    tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(file)
+    write_text_atomically(Path(path), json.dumps(payload, indent=1, ensure_ascii=False) + "\n")

@@ -9,7 +9,6 @@ give the same bytes apart from the generation time.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -19,6 +18,8 @@ from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
+
+from .files import write_text_atomically
 
 HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr", "ndcg_at_k")
 ANSWER_METRICS = ("keyword", "semantic_dynamic", "hybrid", "llm_judge")
@@ -152,16 +153,9 @@ def write_report(
     )
     snapshot = reports_dir / "history" / f"{run_id}.html"
     current = reports_dir / "leaderboard.html"
-    write_text_atomically(html, snapshot)
-    write_text_atomically(html, current)
+    write_text_atomically(snapshot, html)
+    write_text_atomically(current, html)
     return ReportFiles(current, snapshot, history.files, problems)
-
-
-def write_text_atomically(text: str, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def render_report(

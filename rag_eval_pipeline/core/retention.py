@@ -17,7 +17,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -138,15 +138,20 @@ class RetentionResult:
 
 
 def plan_retention(
-    warehouse_dir: str | Path, settings: RetentionSettings, now: datetime | None = None
+    warehouse_dir: str | Path,
+    settings: RetentionSettings,
+    now: datetime | None = None,
+    keep_run_ids: Collection[str] = (),
 ) -> RetentionPlan:
-    """Decide, without changing anything, what happens to every history file of the warehouse."""
+    """Decide, without changing anything, what happens to every history file of the warehouse. The
+    files of ``keep_run_ids`` (the pinned baselines: the regression checks compare with their rows)
+    are kept whole at any age."""
     base = Path(warehouse_dir)
     now = now or datetime.now(UTC)
     decisions: list[FileDecision] = []
     history = base / "history"
     for path in _files(history, ".parquet"):
-        decisions.append(_decide(path, path.relative_to(history).parts[0], settings, now))
+        decisions.append(_decide(path, path.relative_to(history).parts[0], settings, now, keep_run_ids))
     datasets = base / "datasets"
     for path in _files(datasets, ".jsonl"):
         if path.parent.name != "history":
@@ -176,7 +181,9 @@ def _files(folder: Path, suffix: str) -> list[Path]:
     return sorted(p for p in folder.rglob(f"*{suffix}") if p.is_file() and not p.name.startswith("."))
 
 
-def _decide(path: Path, table: str, settings: RetentionSettings, now: datetime) -> FileDecision:
+def _decide(
+    path: Path, table: str, settings: RetentionSettings, now: datetime, keep_run_ids: Collection[str]
+) -> FileDecision:
     size = path.stat().st_size
     parquet = pq.ParquetFile(path)
     rows = parquet.metadata.num_rows
@@ -190,6 +197,8 @@ def _decide(path: Path, table: str, settings: RetentionSettings, now: datetime) 
     def decide(action: Action, reason: str, rows_after: int) -> FileDecision:
         return FileDecision(path, table, action, reason, age_days, age_from, rows, rows_after, size)
 
+    if path.stem in keep_run_ids:
+        return decide("keep", "a pinned baseline's run: kept whole while it is pinned", rows)
     if age_days <= settings.full_rows_days:
         return decide(
             "keep", f"{age_days:.1f} days old: all rows kept for {settings.full_rows_days} days", rows

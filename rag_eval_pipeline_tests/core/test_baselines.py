@@ -128,3 +128,25 @@ def test_a_pinned_baseline_wins_and_a_pin_without_rows_is_reported(tmp_path: Pat
         "pinned",
         "pinned-retry",
     ) and "run pinned wrote no retrieval_metrics rows" in detail
+
+
+def test_the_run_being_checked_is_never_its_own_pinned_baseline(tmp_path: Path) -> None:
+    write(tmp_path, "previous", P1, 1)
+    write(tmp_path, "now", P1, 2, evaluation_id="eval-now", mode="full")
+    store = BaselineStore(tmp_path)
+    with HistoryStore(tmp_path) as history:
+        store.pin(history.resolve("now").runs)  # pinned, then its check runs again
+    assert choose(tmp_path, "now", 2)[:2] == ("previous_run", "previous")
+
+
+def test_answer_scores_are_held_only_to_runs_with_the_same_reference_answers(tmp_path: Path) -> None:
+    for run, hour, answers in (("old-answers", 1, "answers-1"), ("new-answers", 2, "answers-2")):
+        frame = retrieval_rows(run, "c", "p1", {"keyword": constant(0.5)}, at(hour), mode="full")
+        frame["answers_sha256"] = answers
+        write_run(tmp_path, frame, table="answer_metrics")
+    with HistoryStore(tmp_path) as history:
+        store = BaselineStore(tmp_path)
+        same = choose_baseline(history, store, "answer_metrics", P1, "now", "data-1", at(3), "answers-1")
+        edited = choose_baseline(history, store, "answer_metrics", P1, "now", "data-1", at(3), "answers-3")
+    assert same.run is not None and same.run.run_id == "old-answers"
+    assert (edited.source, edited.run) == ("none", None)

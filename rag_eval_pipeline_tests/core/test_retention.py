@@ -226,3 +226,14 @@ def test_the_mark_is_json_in_the_parquet_metadata(tmp_path: Path):
     metadata = pq.read_schema(paths["results/middle"]).metadata
     assert json.loads(metadata[MARK])["key"] == "question_id"
     assert b"pandas" in metadata  # the pandas schema metadata is kept
+
+
+def test_a_pinned_baselines_rows_are_kept_whole_at_any_age(tmp_path: Path):
+    paths = write_warehouse(tmp_path)
+    plan = plan_retention(tmp_path, SETTINGS, NOW, keep_run_ids={"old", "middle"})
+    actions = {k: next(d.action for d in plan.decisions if d.path == p) for k, p in paths.items()}
+    for table in ("metrics", "results"):
+        assert actions[f"{table}/old"] == actions[f"{table}/middle"] == "keep"
+        assert actions[f"{table}/young"] == "keep"
+    apply_retention(plan)
+    assert len(pd.read_parquet(paths["results/old"])) == len(QUESTIONS) * 3
