@@ -3,11 +3,7 @@ against a real `dagster dev`: launch a quick evaluation run, follow it, read its
 regression check. The queries are read from README.md, so a wrong field or argument there fails here."""
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -17,11 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline_tests.test_dagster_dev import free_port, graphql, restore_default_signals
+from rag_eval_pipeline_tests.dagster_dev import REPO, graphql, running_dagster_dev
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
 SECTION = "### The tech spec's REST endpoints, on Dagster"
 # README's example partition -> the tiny project's (longest first: the multi key contains the others).
 TINY_PARTITION = {
@@ -87,42 +82,11 @@ def evaluated_tiny_project(tiny_project: Path, monkeypatch: pytest.MonkeyPatch) 
 def dagster_dev(evaluated_tiny_project: Path) -> Iterator[str]:
     """`dagster dev` on the tiny project, loaded through the repo's workspace.yaml so the code location
     is named as under `make ui` ("rag_eval_pipeline"); yields its URL once the location has loaded."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
-    dagster = Path(sys.executable).with_name("dagster")
-    log = (evaluated_tiny_project / "dagster_dev.log").open("wb")  # read it when the test fails
-    process = subprocess.Popen(
-        [str(dagster), "dev", "-w", str(REPO / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],
-        cwd=evaluated_tiny_project,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-        preexec_fn=restore_default_signals,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert process.poll() is None, f"dagster dev exited with {process.returncode}"
-            try:
-                with urllib.request.urlopen(f"{url}/server_info", timeout=5):
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                assert time.monotonic() < deadline, "dagster dev did not answer within 180 s"
-                time.sleep(0.5)
-        while not (graphql(url, "{ assetNodes { id } }").get("data") or {}).get("assetNodes"):
-            assert time.monotonic() < deadline, "the code location did not load within 180 s"
-            time.sleep(1)
+    with (
+        (evaluated_tiny_project / "dagster_dev.log").open("wb") as log,  # read it when the test fails
+        running_dagster_dev(evaluated_tiny_project, ("-w", str(REPO / "workspace.yaml")), stderr=log) as url,
+    ):
         yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
 
 
 def test_the_readme_graphql_queries_work_on_dagster_dev(dagster_dev: str, evaluated_tiny_project: Path):

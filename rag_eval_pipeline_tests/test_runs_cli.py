@@ -4,14 +4,8 @@ a real `dagster dev` for `run --launch`."""
 import itertools
 import os
 import re
-import signal
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import dagster as dg
@@ -30,7 +24,7 @@ from rag_eval_pipeline.run_status import (
     format_evaluations,
     recent_evaluations,
 )
-from rag_eval_pipeline_tests.test_dagster_dev import free_port, graphql, restore_default_signals
+from rag_eval_pipeline_tests.dagster_dev import free_port, graphql, running_dagster_dev
 
 EVALUATION_LINE = re.compile(r"^evaluation (eval-\S+) \((quick|full) mode\)")
 
@@ -285,41 +279,11 @@ def test_regenerate_questions_overrides_the_generator_for_one_run(
 # run --launch against a real `dagster dev`
 
 
-@contextmanager
-def dagster_dev(project: Path) -> Iterator[str]:
-    """`dagster dev` for the project on a free port, stopped by PID (see test_dagster_dev.py)."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
+def dagster_dev(project: Path) -> AbstractContextManager[str]:
+    """`dagster dev` for the project, without the services the test must not reach."""
     env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL")}
     env["RAG_EVAL_PROJECT_DIR"] = str(project)
-    dagster = Path(sys.executable).with_name("dagster")
-    process = subprocess.Popen(
-        [str(dagster), "dev", "-m", "rag_eval_pipeline.definitions", "-h", "127.0.0.1", "-p", str(port)],
-        cwd=project,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=restore_default_signals,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert process.poll() is None, "dagster dev exited"
-            try:
-                with urllib.request.urlopen(f"{url}/server_info", timeout=5):
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                assert time.monotonic() < deadline, "dagster dev did not answer within 180 s"
-                time.sleep(0.5)
-        yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    return running_dagster_dev(project, env=env)
 
 
 def stop_sensors(url: str) -> None:

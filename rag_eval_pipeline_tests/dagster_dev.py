@@ -1,0 +1,86 @@
+"""A real `dagster dev` for a test: started from Python (default signal handlers, its own session), on a
+free port, waited for until its code location has loaded, stopped by PID (GUIDE section 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def restore_default_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def graphql(url: str, query: str) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"{url}/graphql",
+        data=json.dumps({"query": query}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return dict(json.loads(response.read()))
+
+
+@contextmanager
+def running_dagster_dev(
+    cwd: Path,
+    target: Sequence[str] = ("-m", "rag_eval_pipeline.definitions"),
+    env: dict[str, str] | None = None,
+    stderr: IO[bytes] | int = subprocess.DEVNULL,
+    timeout_s: float = 180.0,
+) -> Iterator[str]:
+    """Yields the URL once the webserver answers and the code location shows its assets."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    dagster = Path(sys.executable).with_name("dagster")
+    process = subprocess.Popen(
+        [str(dagster), "dev", *target, "-h", "127.0.0.1", "-p", str(port)],
+        cwd=cwd,
+        env=env if env is not None else {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"},
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        preexec_fn=restore_default_signals,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            assert process.poll() is None, f"dagster dev exited with {process.returncode}"
+            try:
+                with urllib.request.urlopen(f"{url}/server_info", timeout=5):
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                assert time.monotonic() < deadline, f"dagster dev did not answer within {timeout_s:.0f} s"
+                time.sleep(0.5)
+        # the code location loads after the webserver answers
+        while not (graphql(url, "{ assetNodes { id } }").get("data") or {}).get("assetNodes"):
+            assert time.monotonic() < deadline, f"the code location did not load within {timeout_s:.0f} s"
+            time.sleep(1)
+        yield url
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
