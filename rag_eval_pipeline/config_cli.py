@@ -30,7 +30,7 @@ from .core.errors import ConfigError, InputError
 from .core.files import write_text_atomically
 from .core.monitoring import EVALUATION_MODES
 from .core.profile_versions import ProfileVersions
-from .webserver import DEFAULT_LAUNCH_URL
+from .project import DEFAULT_LAUNCH_URL
 
 if TYPE_CHECKING:
     from .resources import ProjectResource

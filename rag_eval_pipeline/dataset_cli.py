@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .core.dataset_import import import_dataset
 from .core.datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
@@ -13,7 +14,9 @@ from .core.errors import InputError
 from .core.langsmith.datasets import download_dataset, upload_dataset
 from .core.langsmith.errors import LangSmithError
 from .core.langsmith.settings import LangSmithSettings
-from .resources import ProjectResource
+
+if TYPE_CHECKING:
+    from .resources import ProjectResource
 
 
 def add_dataset_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# Where `make ui` (`dagster dev`) listens: what `rag-eval run --launch` submits to by default.
+DEFAULT_LAUNCH_URL = "http://127.0.0.1:3000"
+
 
 def project_dir() -> Path:
     configured = os.environ.get("RAG_EVAL_PROJECT_DIR")

@@ -18,29 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-import dagster as dg
 import yaml
 
 from .core.errors import ConfigError, InputError
 from .core.generation.settings import TokenLevelGenerator, load_generation_settings
 from .core.monitoring import EVALUATION_MODES, EvaluationMode
-from .evaluation_runs import new_evaluation_id
-from .main_job import (
-    QUIET_LOGS,
-    STAGE_JOBS,
-    STAGES,
-    PlannedRun,
-    failure_message_of,
-    format_leaderboard,
-    plan_main_job,
-    project_instance,
-    read_current_leaderboard,
-    run_main_job,
-)
-from .run_status import evaluation_status, format_evaluations, recent_evaluations
-from .webserver import DEFAULT_LAUNCH_URL, DagsterWebserver, LaunchError, launch_main_job
+from .project import DEFAULT_LAUNCH_URL
 
+# Dagster (and what imports it) loads only when a command runs: building the parser stays light, so
+# `rag-eval query` and `--help` start quickly.
 if TYPE_CHECKING:
+    import dagster as dg
+
+    from .main_job import PlannedRun
     from .resources import ProjectResource
 
 
@@ -55,7 +45,16 @@ def execute_evaluation(
     """`rag-eval run`: a new evaluation id, printed first and last; the leaderboard; exit 1 when a run
     failed, 2 on bad input or when the webserver of --launch cannot take the runs."""
     from .assets.common import PROGRESS_BAR_ENV
+    from .evaluation_runs import new_evaluation_id
+    from .main_job import (
+        format_leaderboard,
+        plan_main_job,
+        project_instance,
+        read_current_leaderboard,
+        run_main_job,
+    )
     from .resources import ProjectResource
+    from .webserver import DagsterWebserver, LaunchError, launch_main_job
 
     if sample_size is not None and (mode != "quick" or sample_size < 1):
         print("error: --sample-size takes a number >= 1 and applies to --mode quick only", file=sys.stderr)
@@ -118,6 +117,8 @@ def execute_evaluation(
 
 
 def _plan_summary(plan: Sequence[PlannedRun]) -> str:
+    from .main_job import STAGES
+
     counts = Counter(r.stage for r in plan)
     return " + ".join(f"{counts[s]} {s}" for s in STAGES if counts[s]) + " runs"
 
@@ -165,6 +166,7 @@ def regenerate_questions(
     """Re-materialize the ingestion job (synthetic_questions, eval_questions, answer_calibration) in
     process; ``generator`` overrides token_level.generator of data/generation.yaml for this run only."""
     from .definitions import build_definitions
+    from .main_job import QUIET_LOGS, STAGE_JOBS, failure_message_of
     from .resources import ProjectResource
 
     base = dict(build_definitions(resources).resources or {})
@@ -265,6 +267,9 @@ def names(value: str | None) -> list[str] | None:
 
 
 def run_runs_command(args: argparse.Namespace, root: Path) -> int:
+    from .main_job import project_instance
+    from .run_status import evaluation_status, format_evaluations, recent_evaluations
+
     if args.command == "run":
         return execute_evaluation(
             root,

@@ -20,7 +20,6 @@ from .evaluation_runs import evaluation_tags
 from .main_job import FAILED, STAGES, SUCCEEDED, PlannedRun, failure_text, run_config_for
 from .partitions import CHUNK_CONFIG, PROFILE
 
-DEFAULT_LAUNCH_URL = "http://127.0.0.1:3000"
 # a stage whose runs all stay queued this long gets a hint: runs launched without a daemon never start
 QUEUED_HINT_S = 120.0
 
