@@ -21,6 +21,7 @@ from .core.errors import ConfigError
 from .core.history import HistoryStore, PartitionKey
 from .core.monitoring import MonitoringSettings, RegressionSettings
 from .core.regression import RegressionVerdict, regression_verdict
+from .core.text_table import format_number
 from .io_managers import WarehouseResource
 from .partitions import CHUNK_CONFIG, PROFILE, evaluation_partitions
 from .resources import ProjectResource
@@ -194,14 +195,10 @@ def verdict_markdown(verdict: RegressionVerdict) -> str:
         ci = f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]" if m.comparable else "n/a"
         status = "FAILED" if m.failed else ("ok" if m.comparable else "too few pairs")
         lines.append(
-            f"| {m.metric} | {m.n_paired} | {_fmt(m.mean_baseline)} | {_fmt(m.mean_now)} | {_fmt(m.delta, '+')} "
+            f"| {m.metric} | {m.n_paired} | {format_number(m.mean_baseline)} | {format_number(m.mean_now)} | {format_number(m.delta, '+')} "
             f"| {ci} | {m.margin} | {status} |"
         )
     return "\n".join(lines)
-
-
-def _fmt(value: float, sign: str = "") -> str:
-    return "n/a" if math.isnan(value) else f"{value:{sign}.4f}"
 
 
 REGRESSION_CHECKS: Sequence[dg.AssetChecksDefinition] = (

@@ -30,6 +30,7 @@ from .core.errors import ConfigError, InputError
 from .core.files import write_text_atomically
 from .core.monitoring import EVALUATION_MODES
 from .core.profile_versions import ProfileVersions
+from .core.text_table import format_table
 from .project import DEFAULT_LAUNCH_URL
 
 if TYPE_CHECKING:
@@ -280,8 +281,6 @@ def describe_merge(target: str, merge: ChunkConfigMerge) -> str:
 
 
 def format_profiles(profiles: Sequence[RetrievalProfile]) -> str:
-    from .main_job import format_table
-
     rows = [
         [
             p.name,
@@ -335,8 +334,6 @@ def format_profile(profile: RetrievalProfile, source: str, versions: ProfileVers
 
 
 def format_chunk_configs(configs: Sequence[ChunkConfig], limit: int) -> str:
-    from .main_job import format_table
-
     rows = []
     for c in configs:
         other = []

@@ -11,7 +11,6 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from .core.comparison import Comparison, compare
 from .core.errors import InputError
 from .core.history import HistoryError, HistoryStore, PartitionKey
 from .core.monitoring import RegressionSettings, load_monitoring_settings
+from .core.text_table import format_number, format_table
 
 HISTORY_COMMANDS = ("query", "compare", "baseline", "history")
 FORMATS = ("table", "csv", "json")
@@ -194,9 +194,9 @@ def format_comparison(comparison: Comparison) -> str:
                     run.label,
                     d.metric,
                     str(d.n_paired),
-                    _num(d.mean_a),
-                    _num(d.mean_b),
-                    _num(d.delta, "+"),
+                    format_number(d.mean_a),
+                    format_number(d.mean_b),
+                    format_number(d.delta, "+"),
                     ci,
                     d.verdict,
                 ]
@@ -207,7 +207,7 @@ def format_comparison(comparison: Comparison) -> str:
         f"table: {comparison.table}",
         "",
     ]
-    lines.append(aligned(rows))
+    lines.append(format_table(rows[0], rows[1:]))
     for run in comparison.runs:
         r = run.result
         if r.n_shared < max(r.n_a, r.n_b):
@@ -237,11 +237,11 @@ def format_trend(frame: pd.DataFrame, metric: str, table: str) -> str:
                 str(r["run_id"]),
                 str(r["evaluation_mode"]),
                 _cell(r["n"]),
-                _num(float(r["mean"])) if not pd.isna(r["mean"]) else "n/a",
+                format_number(float(r["mean"])),
                 ci,
             ]
         )
-    return f"{metric} from {table}\n" + aligned(rows)
+    return f"{metric} from {table}\n" + format_table(rows[0], rows[1:])
 
 
 def render(frame: pd.DataFrame, fmt: str) -> str:
@@ -256,21 +256,14 @@ def render(frame: pd.DataFrame, fmt: str) -> str:
             default=str,
         )
     if frame.empty:
-        return aligned([list(map(str, frame.columns))]) + "\n(0 rows)" if len(frame.columns) else "(0 rows)"
+        return (
+            format_table(list(map(str, frame.columns)), []) + "\n(0 rows)"
+            if len(frame.columns)
+            else "(0 rows)"
+        )
     rows = [[str(c) for c in frame.columns]]
     rows += [[_cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
-    return aligned(rows) + f"\n({len(frame)} row{'s' * (len(frame) != 1)})"
-
-
-def aligned(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def _num(value: float, sign: str = "") -> str:
-    return "n/a" if math.isnan(value) else f"{value:{sign}.4f}"
+    return format_table(rows[0], rows[1:]) + f"\n({len(frame)} row{'s' * (len(frame) != 1)})"
 
 
 def _cell(value: Any) -> str:

@@ -21,6 +21,7 @@ from .assets.evaluation import profile_label
 from .core.configs import PipelineConfigs
 from .core.errors import InputError
 from .core.monitoring import EvaluationMode
+from .core.text_table import format_table
 from .evaluation_runs import evaluation_run_config, evaluation_tags, new_evaluation_id
 from .io_managers import ParquetIOManagerFactory
 
@@ -214,12 +215,3 @@ def format_leaderboard(board: pd.DataFrame) -> str:
 def mean_ci(row: pd.Series, metric: str) -> str:
     mean, low, high = (row[f"{metric}_{part}"] for part in ("mean", "ci_low", "ci_high"))
     return "n/a" if pd.isna(mean) else f"{mean:.3f} [{low:.2f}-{high:.2f}]"
-
-
-def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns, a dashed rule under the header."""
-    table = [list(header), *[list(r) for r in rows]]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in table]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)

@@ -15,9 +15,10 @@ import dagster as dg
 import pandas as pd
 
 from .core.errors import InputError
+from .core.text_table import format_table
 from .evaluation_runs import EVALUATION_ID_TAG, MODE_TAG, evaluation_id_of
 from .io_managers import default_warehouse_dir, history_path
-from .main_job import FAILED, PARTITION_TAG, STAGE_JOBS, SUCCEEDED, failure_text, format_table, mean_ci
+from .main_job import FAILED, PARTITION_TAG, STAGE_JOBS, SUCCEEDED, failure_text, mean_ci
 from .partitions import CHUNK_CONFIG, PROFILE
 
 # The headline metrics `status` shows per evaluated partition (retrieval_metrics_summary columns).

@@ -12,14 +12,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from .errors import ConfigError
 from .files import locked, write_text_atomically
 from .history import EvaluationId, HistoryStore, PartitionKey, RunId, RunRecord
 
 BaselineSource = Literal["pinned", "previous_run", "none"]
-BASELINE_SOURCES: tuple[BaselineSource, ...] = get_args(BaselineSource)
 _FORMAT = 1
 
 

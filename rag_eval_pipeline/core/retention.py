@@ -31,7 +31,6 @@ from .monitoring import RetentionSettings
 
 Action = Literal["keep", "sample", "delete"]
 AgeSource = Literal["created_at", "mtime", "none"]
-ACTIONS: tuple[Action, ...] = ("keep", "sample", "delete")
 
 # Besides every `*_summary` table: one row per run or per method, aggregates themselves.
 AGGREGATE_TABLES = frozenset({"leaderboard", "answer_calibration", "chunk_index"})
