@@ -237,7 +237,7 @@ def format_trend(frame: pd.DataFrame, metric: str, table: str) -> str:
                 str(r["run_id"]),
                 str(r["evaluation_mode"]),
                 _cell(r["n"]),
-                format_number(float(r["mean"])),
+                format_number(float(r["mean"])) if not pd.isna(r["mean"]) else "n/a",
                 ci,
             ]
         )
