@@ -25,6 +25,7 @@ from .core.text_table import format_number
 from .io_managers import WarehouseResource
 from .partitions import CHUNK_CONFIG, PROFILE, evaluation_partitions
 from .resources import ProjectResource
+from .step_redaction import redacts_secrets
 
 
 def monitoring_settings(project: ProjectResource) -> MonitoringSettings:
@@ -39,6 +40,7 @@ def monitoring_settings(project: ProjectResource) -> MonitoringSettings:
     description="No retrieval metric (regression.metrics) dropped below the partition's baseline by more "
     "than the margin with its paired bootstrap interval below 0.",
 )
+@redacts_secrets
 def retrieval_metrics_regression(
     context: dg.AssetCheckExecutionContext,
     project: ProjectResource,
@@ -58,6 +60,7 @@ def retrieval_metrics_regression(
     "more than the margin with its paired bootstrap interval below 0; only questions where the metric is "
     "ok in both runs count.",
 )
+@redacts_secrets
 def answer_metrics_regression(
     context: dg.AssetCheckExecutionContext,
     project: ProjectResource,

@@ -18,7 +18,9 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
+from .core.errors import InputError, StorageError
 from .project import project_dir
 
 RUNS_COMMANDS = frozenset({"run", "status", "list", "regenerate-questions"})
@@ -44,10 +46,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Exit codes: 0 done, 1 a run failed (or there was nothing to show), 2 bad input: a file, key or
+    argument the user must fix (argparse's usage errors are 2 as well)."""
+    from .core.redaction import install_log_redaction, install_stream_redaction
+
+    install_stream_redaction()  # what the terminal shows (logs, tracebacks, output) holds no secret
+    install_log_redaction()
     args = build_parser().parse_args(argv)
     warnings.filterwarnings("ignore")
     root = project_dir()
+    if not root.is_dir():
+        print(
+            f"error: the project folder {root} does not exist: set RAG_EVAL_PROJECT_DIR to the folder "
+            f"that holds data/ (data/corpus, the config files)",
+            file=sys.stderr,
+        )
+        return 2
     os.chdir(root)  # dagster.yaml's relative storage paths are relative to the project root
+    try:
+        return run_command(args, root)
+    except InputError as exc:  # the commands catch their own; this is the net under all of them
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except StorageError as exc:  # a full or read-only disk: the path, the OS error, the remedy
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def run_command(args: argparse.Namespace, root: Path) -> int:
     if args.command in RUNS_COMMANDS:
         from .runs_cli import run_runs_command
 

@@ -14,6 +14,7 @@ from .core.errors import InputError
 from .core.langsmith.datasets import download_dataset, upload_dataset
 from .core.langsmith.errors import LangSmithError
 from .core.langsmith.settings import LangSmithSettings
+from .core.paths import child_path
 
 if TYPE_CHECKING:
     from .resources import ProjectResource
@@ -54,8 +55,9 @@ def run_dataset_command(args: argparse.Namespace, project: ProjectResource) -> i
                 + (f"\n{report.url}" if report.url else "")
             )
             return 0
-        pulled = download_dataset(settings.client(), args.name, corpus)
-        return _write(pulled, args.out or project.path("data/datasets") / f"{args.name}.jsonl")
+        # a LangSmith name may hold '/' or be '..': the default file must stay in data/datasets
+        out = args.out or child_path(project.path("data/datasets"), f"{args.name}.jsonl")
+        return _write(download_dataset(settings.client(), args.name, corpus), out)
     except (InputError, LangSmithError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

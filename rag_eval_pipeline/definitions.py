@@ -17,6 +17,7 @@ from .assets.generation import chunk_level_questions, synthetic_questions  # noq
 from .assets.ingestion import corpus, eval_questions  # noqa: E402
 from .automation import automation_sensor, with_automation  # noqa: E402
 from .checks import REGRESSION_CHECKS  # noqa: E402
+from .core.redaction import install_log_redaction  # noqa: E402
 from .document_sensor import document_sensor  # noqa: E402
 from .evaluation_runs import EvaluationModeResource  # noqa: E402
 from .io_managers import ParquetIOManagerFactory, WarehouseResource  # noqa: E402
@@ -29,6 +30,7 @@ from .sensors import partition_sync_sensor  # noqa: E402
 
 def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Definitions:
     """The project's definitions; tests and `rag-eval` pass other resources (paths, stores)."""
+    install_log_redaction()  # every log line of this process, `context.log` included, without secrets
     if resources is None:
         resources = {
             **default_resources(),

@@ -2,12 +2,16 @@
 
 current:  <base>/current/<asset>/chunk_config=<c>/profile=<p>.parquet
 history:  <base>/history/<asset>/chunk_config=<c>/profile=<p>/<run_id>.parquet   (hive style)
-Every file is written to a temporary name and renamed, so a killed run leaves no half file.
+Every file is written to a temporary name and renamed (core/files.py), so a killed run leaves no half
+file; a write that fails (full disk, read-only folder) fails the step with the path and the OS error.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,28 +23,51 @@ from pydantic import Field
 from upath import UPath
 
 from .core.datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
+from .core.errors import StorageError
+from .core.files import write_files_atomically
+from .core.paths import child_path
+from .core.redaction import redact_frame
 from .project import project_dir
 
+WAREHOUSE_ENV = "RAG_EVAL_WAREHOUSE_DIR"
 
-def write_parquet_atomically(frame: pd.DataFrame, path: Path) -> None:
-    """Plain ``string`` columns (not pandas' ``large_string``), so a column that is also a hive
-    partition folder (chunk_config, profile) merges with it when pyarrow reads the history."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+
+def write_parquet_atomically(frame: pd.DataFrame, path: Path, *copies: Path) -> None:
+    """``frame`` to ``path`` and to each of ``copies`` (a run's history file): all of them are replaced,
+    or none (a full disk fails before any rename). Plain ``string`` columns (not pandas'
+    ``large_string``), so a column that is also a hive partition folder (chunk_config, profile) merges
+    with it when pyarrow reads the history."""
+    frame = redact_frame(frame)  # no configured secret reaches a table (core/redaction.py)
     table = pa.Table.from_pandas(frame, preserve_index=False)
     schema = pa.schema(
         [pa.field(f.name, pa.string()) if pa.types.is_large_string(f.type) else f for f in table.schema],
         metadata=table.schema.metadata,
     )
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table.cast(schema), tmp)
-    tmp.replace(path)
+    written: list[Path] = []
+
+    def write(temporary: Path) -> None:
+        if written:
+            shutil.copyfile(written[0], temporary)
+        else:
+            pq.write_table(table.cast(schema), temporary)
+        written.append(temporary)
+
+    write_files_atomically([(target, write) for target in (path, *copies)])
+
+
+@contextmanager
+def warehouse_writes() -> Iterator[None]:
+    """A warehouse write that fails (full disk, read-only file system) fails the step with the path,
+    the OS error and the remedy, instead of a traceback."""
+    try:
+        yield
+    except StorageError as exc:
+        raise dg.Failure(str(exc.or_else(f"point {WAREHOUSE_ENV} elsewhere"))) from exc
 
 
 def history_path(base_dir: str | Path, table: str, partition: dict[str, str], run_id: str) -> Path:
-    folder = Path(base_dir) / "history" / table
-    for dimension in sorted(partition):
-        folder = folder / f"{dimension}={partition[dimension]}"
-    return folder / f"{run_id}.parquet"
+    folders = [f"{dimension}={partition[dimension]}" for dimension in sorted(partition)]
+    return child_path(Path(base_dir) / "history" / table, *folders, f"{run_id}.parquet")
 
 
 class ParquetIOManager(dg.UPathIOManager):
@@ -56,10 +83,9 @@ class ParquetIOManager(dg.UPathIOManager):
         definition = context.asset_partitions_def
         if isinstance(definition, dg.MultiPartitionsDefinition):
             names = sorted(d.name for d in definition.partitions_defs)
-            for name, value in zip(names, partition.split("/"), strict=True):
-                path = path / f"{name}={value}"
-            return path
-        return path / f"{getattr(definition, 'name', None) or 'partition'}={partition}"
+            folders = [f"{name}={value}" for name, value in zip(names, partition.split("/"), strict=True)]
+            return child_path(path, *folders)
+        return child_path(path, f"{getattr(definition, 'name', None) or 'partition'}={partition}")
 
     def dump_to_path(self, context: dg.OutputContext, obj: Any, path: UPath) -> None:
         if not isinstance(obj, pd.DataFrame):
@@ -67,11 +93,13 @@ class ParquetIOManager(dg.UPathIOManager):
                 f"{context.asset_key.to_user_string()} must return a pandas DataFrame, got {type(obj)}"
             )
         current = Path(str(path))
-        write_parquet_atomically(obj, current)
         # history mirrors the current layout: current/<asset>/<partition dirs>.parquet ->
         # history/<asset>/<partition dirs>/<run_id>.parquet
         relative = current.relative_to(self.base_dir / "current").with_suffix("")
-        write_parquet_atomically(obj, self.base_dir / "history" / relative / f"{context.run_id}.parquet")
+        with warehouse_writes():
+            write_parquet_atomically(
+                obj, current, self.base_dir / "history" / relative / f"{context.run_id}.parquet"
+            )
 
     def load_from_path(self, context: dg.InputContext, path: UPath) -> pd.DataFrame:
         return pd.read_parquet(Path(str(path)))
@@ -83,7 +111,7 @@ class ParquetIOManager(dg.UPathIOManager):
 
 
 def default_warehouse_dir() -> str:
-    return os.environ.get("RAG_EVAL_WAREHOUSE_DIR") or str(project_dir() / "data" / "warehouse")
+    return os.environ.get(WAREHOUSE_ENV) or str(project_dir() / "data" / "warehouse")
 
 
 class ParquetIOManagerFactory(dg.ConfigurableIOManagerFactory):
@@ -102,7 +130,8 @@ class WarehouseResource(dg.ConfigurableResource):
 
     def write_history(self, frame: pd.DataFrame, table: str, partition: dict[str, str], run_id: str) -> Path:
         path = history_path(self.base_dir, table, partition, run_id)
-        write_parquet_atomically(frame, path)
+        with warehouse_writes():
+            write_parquet_atomically(frame, path)
         return path
 
     def write_dataset(
@@ -114,9 +143,9 @@ class WarehouseResource(dg.ConfigurableResource):
     ) -> Path:
         """A generated dataset as JSONL (the schema `rag-eval` and LangSmith import): the current file
         ``datasets/<name>/<partition dirs>/current.jsonl`` and a copy per run next to it."""
-        folder = Path(self.base_dir) / "datasets" / name
-        for dimension in sorted(partition):
-            folder = folder / f"{dimension}={partition[dimension]}"
-        write_jsonl(dataset, folder / "history" / f"{run_id}.jsonl")
-        write_jsonl(dataset, folder / "current.jsonl")
+        folders = [f"{dimension}={partition[dimension]}" for dimension in sorted(partition)]
+        folder = child_path(Path(self.base_dir) / "datasets", name, *folders)
+        with warehouse_writes():
+            write_jsonl(dataset, folder / "history" / f"{run_id}.jsonl")
+            write_jsonl(dataset, folder / "current.jsonl")
         return folder / "current.jsonl"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,7 +11,13 @@ import dagster as dg
 from pydantic import Field
 
 from .core.answers.settings import AnswerSettings, LLMJudging, load_answer_settings
-from .core.configs import PipelineConfigs, RetrievalProfile, load_pipeline_configs
+from .core.configs import (
+    ChunkConfig,
+    PipelineConfigs,
+    RetrievalProfile,
+    load_chunk_configs,
+    load_pipeline_configs,
+)
 from .core.corpus import Corpus
 from .core.embedding.base import Embedder
 from .core.embedding.cache import CachedEmbedder, EmbeddingCache
@@ -23,10 +30,12 @@ from .core.llm.accounting import PriceTable
 from .core.llm.client import LLMClient
 from .core.llm.factory import make_chat_model, make_client
 from .core.monitoring import MonitoringSettings, load_monitoring_settings
+from .core.paths import child_path
 from .core.profile_versions import ProfileVersions
 from .core.progress import Progress, no_progress
 from .core.retrieval.rerank import Reranker, load_reranker
 from .core.vector_store.qdrant import QdrantVectorStore
+from .core.workload import Workload, estimate_workload
 from .evaluation_runs import EvaluationModeResource
 from .project import project_dir
 
@@ -59,7 +68,8 @@ class ProjectResource(dg.ConfigurableResource):
         return replace(configs, profiles=versions.assign(configs.profiles))
 
     def keyword_index_folder(self, chunk_config: str) -> Path:
-        return self.path(self.keyword_index_dir) / chunk_config
+        """data/bm25/<chunk config>: never the bm25 folder itself or one outside it (core/paths.py)."""
+        return child_path(self.path(self.keyword_index_dir), chunk_config)
 
     def reranker(self, profile: RetrievalProfile) -> Reranker | None:
         """The profile's cross-encoder, loaded once per process; a path is relative to ``root``."""
@@ -69,6 +79,31 @@ class ProjectResource(dg.ConfigurableResource):
 
     def load_corpus(self) -> Corpus:
         return Corpus.from_folder(self.path(self.corpus_dir), glob=self.corpus_glob)
+
+    def workload(
+        self, chunk_configs: Sequence[str] | None = None, ingestion: bool = True, corpus: Corpus | None = None
+    ) -> Workload:
+        """What embedding the corpus will cost (core/workload.py): the named chunk configs (None: all)
+        and, with ``ingestion``, synthetic_questions' retrievability probe. A settings file that cannot
+        be read leaves its stage out of the estimate, saying so: the step that reads it fails on it."""
+        loaded = corpus if corpus is not None else self.load_corpus()
+        configs: tuple[ChunkConfig, ...] = ()
+        left_out = []
+        try:
+            configs = tuple(
+                c
+                for c in load_chunk_configs(self.path(self.chunk_configs_file))
+                if chunk_configs is None or c.name in chunk_configs
+            )
+        except ConfigError as exc:
+            left_out.append(f"no estimate for chunking, the chunk configs cannot be read: {exc}")
+        probe = False
+        if ingestion:
+            try:
+                probe = self.load_generation_settings().token_level.retrievability_top_n > 0
+            except ConfigError as exc:
+                left_out.append(f"no estimate for synthetic_questions, its settings cannot be read: {exc}")
+        return estimate_workload(loaded, configs, probe, left_out)
 
     def load_generation_settings(self) -> GenerationSettings:
         return load_generation_settings(self.path(self.generation_file))
@@ -95,11 +130,13 @@ class EmbedderResource(dg.ConfigurableResource):
             return SentenceTransformerEmbedder(batch_size=self.batch_size)
         if self.provider == "openai":
             if not self.openai_api_key:
-                raise dg.Failure("embedder provider 'openai' needs OPENAI_API_KEY in the environment")
+                raise ConfigError(
+                    "embedder provider 'openai' (RAG_EVAL_EMBEDDER) needs OPENAI_API_KEY in the environment"
+                )
             return OpenAIEmbedder(
                 self.openai_model, api_key=self.openai_api_key, base_url=self.openai_base_url
             )
-        raise dg.Failure(
+        raise ConfigError(
             f"unknown embedder provider {self.provider!r}: use 'local' or 'openai' (RAG_EVAL_EMBEDDER)"
         )
 

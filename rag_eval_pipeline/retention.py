@@ -19,9 +19,10 @@ from .core.baselines import BaselineStore
 from .core.errors import ConfigError
 from .core.monitoring import MonitoringSettings
 from .core.retention import apply_retention, describe, plan_retention
-from .io_managers import WarehouseResource
+from .io_managers import WarehouseResource, warehouse_writes
 from .resources import ProjectResource
 from .schedules import settings_at_load
+from .step_redaction import redacts_secrets
 
 
 class RetentionConfig(dg.Config):
@@ -51,6 +52,7 @@ def retention_settings(project: ProjectResource, config: RetentionConfig) -> Mon
 
 
 @dg.op(out=dg.Out(dg.Nothing))
+@redacts_secrets
 def apply_history_retention(
     context: dg.OpExecutionContext,
     config: RetentionConfig,
@@ -83,7 +85,8 @@ def apply_history_retention(
     if config.dry_run:
         context.log.info("dry run: nothing changed (run config dry_run: false applies the plan)")
     else:
-        result = apply_retention(plan)
+        with warehouse_writes():
+            result = apply_retention(plan)
         for skipped in result.skipped:
             context.log.warning(f"skipped {skipped}")
         done = result.totals()

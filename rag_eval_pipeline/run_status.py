@@ -15,11 +15,13 @@ import dagster as dg
 import pandas as pd
 
 from .core.errors import InputError
+from .core.processes import ProcessIdentity
 from .core.text_table import format_table
 from .evaluation_runs import EVALUATION_ID_TAG, MODE_TAG, evaluation_id_of
 from .io_managers import default_warehouse_dir, history_path
-from .main_job import FAILED, PARTITION_TAG, STAGE_JOBS, SUCCEEDED, failure_text, mean_ci
+from .main_job import FAILED, PARTITION_TAG, PROCESS_TAG, STAGE_JOBS, SUCCEEDED, mean_ci
 from .partitions import CHUNK_CONFIG, PROFILE
+from .run_failures import failure_of_run
 
 # The headline metrics `status` shows per evaluated partition (retrieval_metrics_summary columns).
 STATUS_METRICS = ("span_recall", "span_iou", "recall_at_k", "mrr")
@@ -175,9 +177,24 @@ def format_status(selection: Selection, metrics: pd.DataFrame) -> str:
     failed = [r for r in runs if r.status in FAILED]
     if failed:
         lines.append("")
+    unresolved = 0
     for r in failed:
         where = " ".join(part for part in (r.run_id[:8], r.job_name, r.partition) if part)
-        lines.append(f"FAILED {where}: {r.failure}")
+        later = next(
+            (
+                o
+                for o in runs
+                if o.created > r.created
+                and (o.job_name, o.partition) == (r.job_name, r.partition)
+                and o.status in SUCCEEDED
+            ),
+            None,
+        )
+        unresolved += later is None
+        resumed = f" (succeeded later: run {later.run_id[:8]})" if later else ""
+        lines.append(f"FAILED {where}: {r.failure}{resumed}")
+    if unresolved and selection.kind == "evaluation" and runs[0].tagged:
+        lines.append(f"`rag-eval run --resume {selection.ref}` runs what did not succeed in this evaluation")
     if not metrics.empty:
         lines += ["", "retrieval metrics (mean [95% CI]):", format_metrics(metrics)]
     return "\n".join(lines)
@@ -213,27 +230,61 @@ def _duration(started: float | None, ended: float | None) -> str:
     return text if ended is not None else f"{text} so far"
 
 
-def run_failure(instance: dg.DagsterInstance, run_id: str) -> str:
-    """The first failed step's error message, else the run failure's message."""
-    events = instance.all_logs(
-        run_id, of_type={dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.RUN_FAILURE}
-    )
-    for entry in events:
-        event = entry.dagster_event
-        if event is not None and event.is_step_failure and event.step_failure_data.error:
-            return f"{event.step_key}: {failure_text(event.step_failure_data.error.message)}"
-    for entry in events:
-        if entry.dagster_event is not None and entry.dagster_event.message:
-            return entry.dagster_event.message
-    return "canceled or failed without a message (see its log in the Dagster UI)"
-
-
 def with_failures(instance: dg.DagsterInstance, selection: Selection) -> Selection:
     runs = tuple(
-        replace(r, failure=run_failure(instance, r.run_id)) if r.status in FAILED else r
+        replace(r, failure=str(failure_of_run(instance, r.run_id))) if r.status in FAILED else r
         for r in selection.runs
     )
     return Selection(selection.kind, selection.ref, runs)
+
+
+# A run in one of these states has a process that should still be executing it.
+_RUNNING = (
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+)
+
+
+@dataclass(frozen=True)
+class OrphanedRun:
+    run_id: str
+    job_name: str
+    partition: str
+    message: str
+
+
+def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[OrphanedRun]:
+    """Runs still in progress on the instance whose `rag-eval` process is gone (SIGKILL, OOM, a crash
+    never reports a run's end, so they would stay "in progress" forever): marked failed, with a message
+    saying so and how to resume, and their concurrency slots freed. Runs without the process tag
+    (launched to `dagster dev`, whose code server and run monitoring watch them) and runs of another
+    host are left alone."""
+    orphaned = []
+    for record in instance.get_run_records(filters=dg.RunsFilter(statuses=list(_RUNNING))):
+        run = record.dagster_run
+        process = ProcessIdentity.parse(run.tags.get(PROCESS_TAG, ""))
+        if process is None or not process.is_gone():
+            continue
+        current = instance.get_run_by_id(run.run_id)  # read after the process is known to be gone
+        if current is None or current.status not in _RUNNING:
+            continue
+        evaluation_id = run.tags.get(EVALUATION_ID_TAG)
+        remedy = (
+            f"`rag-eval run --resume {evaluation_id}` runs what did not succeed in its evaluation"
+            if evaluation_id
+            else "run the command again"
+        )
+        message = (
+            f"the process that executed this run ({process.describe()}) is gone: it was killed or crashed "
+            f"before it could record the run's end, so `rag-eval` marked the run failed; {remedy}"
+        )
+        instance.report_run_failed(current, message)
+        if instance.event_log_storage.supports_global_concurrency_limits:
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+        orphaned.append(OrphanedRun(run.run_id, run.job_name, run.tags.get(PARTITION_TAG, ""), message))
+    return orphaned
 
 
 def evaluation_status(instance: dg.DagsterInstance, ref: str, warehouse_dir: str | Path | None = None) -> str:

@@ -29,9 +29,11 @@ from .project import DEFAULT_LAUNCH_URL
 # `rag-eval query` and `--help` start quickly.
 if TYPE_CHECKING:
     import dagster as dg
+    import pandas as pd
 
-    from .main_job import PlannedRun
+    from .main_job import EvaluationOutcome, PlannedRun
     from .resources import ProjectResource
+    from .run_failures import RunFailure
 
 
 def execute_evaluation(
@@ -41,79 +43,143 @@ def execute_evaluation(
     mode: EvaluationMode = "full",
     sample_size: int | None = None,
     launch_url: str | None = None,
+    resume_id: str | None = None,
 ) -> int:
-    """`rag-eval run`: a new evaluation id, printed first and last; the leaderboard; exit 1 when a run
-    failed, 2 on bad input or when the webserver of --launch cannot take the runs."""
+    """`rag-eval run`: a new evaluation id (or, resuming, the given one's), printed first and last; the
+    leaderboard, marked where it is not this evaluation's; what ran, what failed and why, what did not
+    run and why. Exit 2 when a run failed on bad input (or the input is bad before any run, or the
+    webserver of --launch cannot take the runs), 1 when a run failed otherwise."""
     from .assets.common import PROGRESS_BAR_ENV
     from .evaluation_runs import new_evaluation_id
     from .main_job import (
-        format_leaderboard,
+        EvaluationRequest,
+        execute_plan,
         plan_main_job,
         project_instance,
         read_current_leaderboard,
-        run_main_job,
+        sync_configs,
     )
     from .resources import ProjectResource
+    from .resume import plan_resume
     from .webserver import DagsterWebserver, LaunchError, launch_main_job
 
     if sample_size is not None and (mode != "quick" or sample_size < 1):
         print("error: --sample-size takes a number >= 1 and applies to --mode quick only", file=sys.stderr)
         return 2
     show = sys.stderr.isatty()
-    evaluation_id = new_evaluation_id()
+    evaluation_id = resume_id or new_evaluation_id()
     try:
         project = ProjectResource(root=str(root))
         configs = project.load_configs()
-        plan = plan_main_job(configs, chunk_configs, profiles)
-        if mode == "quick":
-            project.load_monitoring_settings()  # a broken file stops here, not in every partition
-        where = f"submitted to {DagsterWebserver(launch_url).url}" if launch_url else "in process"
-        print(f"evaluation {evaluation_id} ({mode} mode): {_plan_summary(plan)}, {where}", flush=True)
-        if launch_url:
-            outcome = launch_main_job(
-                launch_url, configs, plan, evaluation_id, mode, sample_size, show_progress=show
-            )
-            failures, n_runs = list(outcome.failures), len(outcome.run_ids)
-            board = read_current_leaderboard(None)
-            if board is not None and outcome.leaderboard_run_id not in set(board["run_id"].astype(str)):
-                board = None  # the webserver's warehouse is not this project's
-        else:
-            if show:
-                os.environ[PROGRESS_BAR_ENV] = "1"
-            with project_instance(root) as instance:
-                board, failures = run_main_job(
-                    instance,
-                    chunk_configs=chunk_configs,
-                    profiles=profiles,
-                    show_progress=show,
-                    mode=mode,
-                    evaluation_id=evaluation_id,
-                    sample_size=sample_size,
+        with project_instance(root) as instance:
+            evaluated_before = False
+            if resume_id is not None:
+                resume = plan_resume(instance, resume_id, configs)
+                request, plan, evaluated_before = resume.request, list(resume.to_run), resume.evaluated_before
+            else:
+                plan = plan_main_job(configs, chunk_configs, profiles)
+                request = EvaluationRequest.of_plan(plan, evaluation_id, mode, sample_size)
+            if request.mode == "quick":
+                project.load_monitoring_settings()  # a broken file stops here, not in every partition
+            # before any run: a large corpus is announced with its estimate, a broken one stops here
+            chunking = [r.chunk_config for r in plan if r.chunk_config and r.stage == "chunking"]
+            ingestion = any(r.stage == "ingestion" for r in plan)
+            for warning in project.workload(chunking, ingestion).warnings() if chunking or ingestion else ():
+                print(f"warning: {warning}", file=sys.stderr)
+            where = f"submitted to {DagsterWebserver(launch_url).url}" if launch_url else "in process"
+            if resume_id is not None:
+                print(
+                    f"evaluation {evaluation_id} ({request.mode} mode), resumed: {resume.succeeded} of its "
+                    f"{len(resume.planned)} planned runs succeeded before"
+                    + (f"; {_plan_summary(plan)} to run, {where}" if plan else ""),
+                    flush=True,
                 )
-            n_runs = len(plan)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except LaunchError as exc:
+                if not plan:
+                    print(f"evaluation {evaluation_id}: nothing to resume, every planned run succeeded")
+                    return 0
+            else:
+                print(f"evaluation {evaluation_id} ({mode} mode): {_plan_summary(plan)}, {where}", flush=True)
+            if launch_url:
+                outcome = launch_main_job(
+                    launch_url, configs, plan, request, show_progress=show, evaluated_before=evaluated_before
+                )
+            else:
+                if show:
+                    os.environ[PROGRESS_BAR_ENV] = "1"
+                sync_configs(instance, configs)
+                outcome = execute_plan(
+                    instance, request, plan, show_progress=show, evaluated_before=evaluated_before
+                )
+    except (InputError, LaunchError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        if launch_url:
-            print(
-                f"\ninterrupted: the submitted runs go on in Dagster; `rag-eval status {evaluation_id}` "
-                f"follows them",
-                file=sys.stderr,
-            )
+        where = "the submitted runs go on in Dagster; " if launch_url else ""
+        print(
+            f"\ninterrupted: {where}`rag-eval status {evaluation_id}` shows what ran; "
+            f"`rag-eval run --resume {evaluation_id}` runs what did not succeed",
+            file=sys.stderr,
+        )
         return 130
-    if board is not None:
-        print(format_leaderboard(board))
-    for failure in failures:
-        print(f"FAILED: {failure}", file=sys.stderr)
-    print(
-        f"evaluation {evaluation_id}: {n_runs} runs, {len(failures)} failed; "
-        f"details: rag-eval status {evaluation_id}"
-    )
-    return 1 if failures else 0
+    print_leaderboard(read_current_leaderboard(None), outcome)
+    for failed in outcome.of_state("failed"):
+        print(f"FAILED: {failed.describe()}", file=sys.stderr)
+    for line in outcome.not_run_lines():
+        print(f"NOT RUN: {line}", file=sys.stderr)
+    if outcome.exit_code:
+        print(
+            f"after fixing the cause, `rag-eval run --resume {evaluation_id}` runs only the runs that did "
+            "not succeed",
+            file=sys.stderr,
+        )
+    print(f"evaluation {evaluation_id}: {outcome.counts()}; details: rag-eval status {evaluation_id}")
+    return outcome.exit_code
+
+
+def print_leaderboard(board: pd.DataFrame | None, outcome: EvaluationOutcome) -> None:
+    """The current leaderboard, said plainly when it is not this evaluation's (its leaderboard run did
+    not run or failed, or another run wrote the current one), each row from an earlier evaluation noted
+    (its partition was not in this one, or failed in it)."""
+    from .main_job import format_leaderboard
+
+    evaluation_id = outcome.request.evaluation_id
+    if board is None:
+        print(f"no leaderboard yet: evaluation {evaluation_id} did not build one", file=sys.stderr)
+        return
+    built_by = str(board["run_id"].iloc[0]) if "run_id" in board.columns and len(board) else ""
+    own_run = outcome.leaderboard_run_id
+    if own_run is None or own_run != built_by:
+        leaderboard_run = next((r for r in outcome.runs if r.planned.stage == "leaderboard"), None)
+        if own_run is not None:
+            why = f"its leaderboard run {own_run[:8]} wrote elsewhere or was overtaken"
+        elif leaderboard_run is None or leaderboard_run.state == "not run":
+            cause = leaderboard_run.blocked_by if leaderboard_run is not None else ""
+            why = f"its leaderboard did not run ({cause})" if cause else "its leaderboard did not run"
+        else:
+            why = "its leaderboard run failed"
+        created = (
+            str(board["created_at"].iloc[0])[:19] if "created_at" in board.columns and len(board) else "?"
+        )
+        print(
+            f"NOT THE LEADERBOARD OF EVALUATION {evaluation_id}: {why}. Below is the current leaderboard, "
+            f"built earlier by run {built_by[:8] or '?'} ({created})"
+        )
+    # boards written before rows carried their evaluation count as earlier evaluations'
+    ids = [str(v) for v in board["evaluation_id"]] if "evaluation_id" in board.columns else [""] * len(board)
+    notes = [
+        "" if note is None or note != note else str(note)  # NaN != NaN
+        for note in (board["note"] if "note" in board.columns else [None] * len(board))
+    ]
+    earlier = [i for i, row_evaluation in enumerate(ids) if row_evaluation != evaluation_id]
+    for i in earlier:
+        mark = f"from {ids[i]}" if ids[i] else "from an earlier evaluation"
+        notes[i] = f"{notes[i]}; {mark}" if notes[i] else mark
+    print(format_leaderboard(board.assign(note=notes) if earlier else board))
+    if len(earlier):
+        print(
+            f"note 'from <evaluation>': {len(earlier)} row(s) hold metrics of an earlier evaluation, not of "
+            f"{evaluation_id} (it did not evaluate that partition, or its run failed)"
+        )
 
 
 def _plan_summary(plan: Sequence[PlannedRun]) -> str:
@@ -132,7 +198,7 @@ GENERATORS: tuple[str, ...] = get_args(TokenLevelGenerator)
 @dataclass(frozen=True)
 class RegeneratedQuestions:
     run_id: str
-    failure: str | None
+    failure: RunFailure | None
     generator: str = ""
     accepted: int = 0
     rejected: int = 0
@@ -166,8 +232,9 @@ def regenerate_questions(
     """Re-materialize the ingestion job (synthetic_questions, eval_questions, answer_calibration) in
     process; ``generator`` overrides token_level.generator of data/generation.yaml for this run only."""
     from .definitions import build_definitions
-    from .main_job import QUIET_LOGS, STAGE_JOBS, failure_message_of
+    from .main_job import QUIET_LOGS, STAGE_JOBS, process_tags, run_warnings
     from .resources import ProjectResource
+    from .run_failures import failure_of_result
 
     base = dict(build_definitions(resources).resources or {})
     project = base["project"]
@@ -179,11 +246,13 @@ def regenerate_questions(
         result = job.execute_in_process(
             instance=instance,
             run_config=QUIET_LOGS,
-            tags={"rag_eval/command": "regenerate-questions"},
+            tags={"rag_eval/command": "regenerate-questions", **process_tags()},
             raise_on_error=False,
         )
+    for line in run_warnings(instance, result.run_id):
+        print(f"warning: {line}", file=sys.stderr)
     if not result.success:
-        return RegeneratedQuestions(result.run_id, failure_message_of(result))
+        return RegeneratedQuestions(result.run_id, failure_of_result(result))
     synthetic = _metadata(result, "synthetic_questions")
     evaluated = _metadata(result, "eval_questions")
     return RegeneratedQuestions(
@@ -237,6 +306,12 @@ def add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help=f"submit the runs to a running `dagster dev` (default {DEFAULT_LAUNCH_URL}) instead of "
         f"executing them in this process",
     )
+    run.add_argument(
+        "--resume",
+        metavar="EVALUATION_ID",
+        help="run only what did not succeed in that evaluation (killed, failed or never started), with "
+        "its own selection and mode, under its id; then the leaderboard",
+    )
     status = commands.add_parser("status", help="the runs of an evaluation (or one run) and its metrics")
     status.add_argument("ref", help="an evaluation id or a run id, or a unique prefix of either")
     listed = commands.add_parser("list", help="the recent evaluations")
@@ -253,7 +328,9 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunk-configs", help="comma-separated chunk config names (default: all)")
     parser.add_argument("--profiles", help="comma-separated retrieval profile names (default: all)")
     parser.add_argument(
-        "--mode", choices=EVALUATION_MODES, default="full", help="quick: a seeded sample of the questions"
+        "--mode",
+        choices=EVALUATION_MODES,
+        help="full (the default) or quick: a seeded sample of the questions",
     )
     parser.add_argument(
         "--sample-size",
@@ -268,22 +345,36 @@ def names(value: str | None) -> list[str] | None:
 
 def run_runs_command(args: argparse.Namespace, root: Path) -> int:
     from .main_job import project_instance
-    from .run_status import evaluation_status, format_evaluations, recent_evaluations
+    from .run_status import evaluation_status, fail_orphaned_runs, format_evaluations, recent_evaluations
 
     if args.command == "run":
+        selection = ("chunk_configs", "profiles", "mode", "sample_size")
+        chosen = [f"--{n.replace('_', '-')}" for n in selection if getattr(args, n) is not None]
+        if args.resume is not None and chosen:
+            print(
+                f"error: --resume runs the evaluation with its own selection and mode: leave out "
+                f"{', '.join(chosen)}",
+                file=sys.stderr,
+            )
+            return 2
         return execute_evaluation(
             root,
             chunk_configs=names(args.chunk_configs),
             profiles=names(args.profiles),
-            mode=args.mode,
+            mode=args.mode or "full",
             sample_size=args.sample_size,
             launch_url=args.launch,
+            resume_id=args.resume,
         )
     if args.command == "list" and args.limit < 1:
         print("error: --limit must be at least 1", file=sys.stderr)
         return 2
     try:
         with project_instance(root) as instance:
+            if args.command in ("status", "list"):
+                for orphan in fail_orphaned_runs(instance):
+                    where = " ".join(p for p in (orphan.run_id[:8], orphan.job_name, orphan.partition) if p)
+                    print(f"marked failed: run {where}: {orphan.message}", file=sys.stderr)
             if args.command == "status":
                 print(evaluation_status(instance, args.ref))
                 return 0
@@ -305,4 +396,6 @@ def _regenerate(instance: dg.DagsterInstance, generator: str | None) -> int:
     print("regenerating synthetic_questions, eval_questions and answer_calibration ...", file=sys.stderr)
     outcome = regenerate_questions(instance, generator=generator)
     print(outcome.describe(), file=sys.stderr if outcome.failure else sys.stdout)
-    return 1 if outcome.failure else 0
+    if outcome.failure is None:
+        return 0
+    return 2 if outcome.failure.bad_input else 1

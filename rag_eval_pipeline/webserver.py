@@ -15,10 +15,19 @@ from typing import Any
 import dagster as dg
 
 from .core.configs import PipelineConfigs
-from .core.monitoring import EvaluationMode
-from .evaluation_runs import evaluation_tags
-from .main_job import FAILED, STAGES, SUCCEEDED, PlannedRun, failure_text, run_config_for
+from .main_job import (
+    FAILED,
+    STAGES,
+    SUCCEEDED,
+    EvaluationOutcome,
+    EvaluationRequest,
+    PlannedRun,
+    RunOutcome,
+    blocked_reason,
+    run_config_for,
+)
 from .partitions import CHUNK_CONFIG, PROFILE
+from .run_failures import GRAPHQL_STEP_FAILURE_FIELDS, UNKNOWN_CAUSE, RunFailure, failure_of_graphql_event
 
 # a stage whose runs all stay queued this long gets a hint: runs launched without a daemon never start
 QUEUED_HINT_S = 120.0
@@ -83,7 +92,8 @@ query RagEvalStatuses($ids: [String]) {
   }
 }
 """
-_FAILURE_QUERY = """
+_FAILURE_QUERY = (
+    """
 query RagEvalFailure($runId: ID!, $cursor: String) {
   logsForRun(runId: $runId, afterCursor: $cursor) {
     __typename
@@ -92,7 +102,9 @@ query RagEvalFailure($runId: ID!, $cursor: String) {
       hasMore
       events {
         __typename
-        ... on ExecutionStepFailureEvent { stepKey error { message } }
+        """
+    + GRAPHQL_STEP_FAILURE_FIELDS
+    + """
         ... on RunFailureEvent { message }
       }
     }
@@ -100,6 +112,7 @@ query RagEvalFailure($runId: ID!, $cursor: String) {
   }
 }
 """
+)
 
 
 class DagsterWebserver:
@@ -202,42 +215,35 @@ class DagsterWebserver:
             raise LaunchError(f"{self.url} cannot report run statuses: {answer.get('message')}")
         return {r["runId"]: dg.DagsterRunStatus(r["status"]) for r in answer["results"]}
 
-    def failure_message(self, run_id: str) -> str:
-        """The first failed step's error, else the run's failure message."""
+    def failure(self, run_id: str) -> RunFailure:
+        """The first failed step's cause, else the run's failure message."""
         cursor, run_failure = None, ""
         while True:
             answer = self.query(_FAILURE_QUERY, {"runId": run_id, "cursor": cursor})["logsForRun"]
             if answer["__typename"] != "EventConnection":
-                return str(answer.get("message") or "the run failed (see its log in the Dagster UI)")
+                return RunFailure(str(answer.get("message") or UNKNOWN_CAUSE))
             for event in answer["events"]:
                 if event["__typename"] == "ExecutionStepFailureEvent" and event.get("error"):
-                    return f"{event['stepKey']}: {failure_text(event['error']['message'])}"
+                    return failure_of_graphql_event(event)
                 if event["__typename"] == "RunFailureEvent":
                     run_failure = run_failure or str(event["message"])
             if not answer["hasMore"]:
-                return run_failure or "the run failed (see its log in the Dagster UI)"
+                return RunFailure(run_failure or UNKNOWN_CAUSE)
             cursor = answer["cursor"]
-
-
-@dataclass(frozen=True)
-class LaunchOutcome:
-    run_ids: tuple[str, ...]
-    failures: tuple[str, ...]
-    leaderboard_run_id: str | None
 
 
 def launch_main_job(
     url: str,
     configs: PipelineConfigs,
     plan: Sequence[PlannedRun],
-    evaluation_id: str,
-    mode: EvaluationMode = "full",
-    sample_size: int | None = None,
+    request: EvaluationRequest,
     show_progress: bool = True,
     poll_s: float = 1.0,
-) -> LaunchOutcome:
+    evaluated_before: bool = False,
+) -> EvaluationOutcome:
     """Submit the plan to the webserver at ``url`` stage by stage (its daemon executes the runs),
-    waiting for every run of a stage before the next stage starts, as the stages depend on each other."""
+    waiting for every run of a stage before the next stage starts, as the stages depend on each other;
+    a run that needs what failed is not submitted (`blocked_reason`)."""
     from tqdm import tqdm
 
     api = DagsterWebserver(url)
@@ -250,21 +256,24 @@ def launch_main_job(
         if added:
             print(f"added {dimension} partitions: {', '.join(added)}", file=sys.stderr)
 
-    run_ids: list[str] = []
-    failures: list[str] = []
-    leaderboard_run_id = None
+    outcomes: dict[PlannedRun, RunOutcome] = {}
     bar = tqdm(total=len(plan), desc="evaluation runs", unit="run", disable=not show_progress)
     done = 0
     for stage in STAGES:
-        runs = [r for r in plan if r.stage == stage]
+        earlier = list(outcomes.values())
         submitted: dict[str, PlannedRun] = {}
-        for planned in runs:
-            tags = {**evaluation_tags(evaluation_id, mode), **planned.partition_tags()}
-            run_id = api.launch(
-                repository, planned.job_name, run_config_for(planned, mode, sample_size), tags
-            )
-            submitted[run_id] = planned
-            run_ids.append(run_id)
+        for planned in (r for r in plan if r.stage == stage):
+            blocked = blocked_reason(planned, earlier, evaluated_before)
+            if blocked:
+                outcomes[planned] = RunOutcome(planned, "not run", blocked_by=blocked)
+                done += 1
+                bar.update(1)
+                if not show_progress:
+                    print(f"[{done}/{len(plan)}] {planned.label}: not run ({blocked})", file=sys.stderr)
+                continue
+            tags = {**request.tags(), **planned.partition_tags()}
+            run_config = run_config_for(planned, request.mode, request.sample_size)
+            submitted[api.launch(repository, planned.job_name, run_config, tags)] = planned
         pending = dict(submitted)
         submitted_at, hinted = time.monotonic(), False
         while pending:
@@ -285,21 +294,21 @@ def launch_main_job(
                 planned = pending.pop(run_id)
                 done += 1
                 if status in FAILED:
-                    message = (
-                        api.failure_message(run_id) if status == dg.DagsterRunStatus.FAILURE else "canceled"
+                    failure = (
+                        api.failure(run_id)
+                        if status == dg.DagsterRunStatus.FAILURE
+                        else RunFailure("canceled (its log in the Dagster UI says by whom)")
                     )
-                    failures.append(f"{planned.label} (run {run_id}): {message}")
-                elif planned.stage == "leaderboard":
-                    leaderboard_run_id = run_id
+                    outcomes[planned] = RunOutcome(planned, "failed", run_id, failure)
+                else:
+                    outcomes[planned] = RunOutcome(planned, "succeeded", run_id)
+                failed = sum(o.state == "failed" for o in outcomes.values())
                 bar.update(1)
-                bar.set_postfix_str(f"{stage}, {len(failures)} failed")
+                bar.set_postfix_str(f"{stage}, {failed} failed")
                 if not show_progress:
                     print(
                         f"[{done}/{len(plan)}] {planned.label}: {status.value} (run {run_id})",
                         file=sys.stderr,
                     )
-        if stage == "ingestion" and failures:
-            failures.append(f"ingestion failed: the other {len(plan) - len(runs)} runs were not submitted")
-            break
     bar.close()
-    return LaunchOutcome(tuple(run_ids), tuple(failures), leaderboard_run_id)
+    return EvaluationOutcome(request, tuple(outcomes[planned] for planned in plan))

@@ -2,7 +2,10 @@
 
 The real `openai` client talks to it; nothing leaves the machine. Routes: ``/embeddings`` and
 ``/chat/completions``. Faults are served in order before real replies: ``(status, headers)`` answers
-with that HTTP status, ``Slow(seconds)`` delays the next reply (past a client's timeout, say).
+with that HTTP status, ``Slow(seconds)`` delays the next reply (past a client's timeout, say),
+``RawReply(status, content_type, body)`` answers those bytes as they are (a truncated JSON body, a
+gateway's HTML page, an empty body) and ``EchoKey()`` answers 401 quoting the request's bearer key, as
+some gateways do. ``script.fault_for(body)``, when set, picks a fault per request (after the queue).
 Chat replies come from ``script.chat_contents`` (popped in order) and then from ``script.responder``.
 ``scripted_client`` builds the project's LLMClient on it.
 """
@@ -32,7 +35,27 @@ class Slow:
     seconds: float
 
 
-Fault = tuple[int, dict[str, str]] | Slow
+@dataclass(frozen=True)
+class RawReply:
+    status: int
+    content_type: str
+    body: bytes
+
+
+@dataclass(frozen=True)
+class EchoKey:
+    status: int = 401
+
+
+# Replies a misbehaving gateway sends with status 200.
+TRUNCATED_JSON = RawReply(200, "application/json", b'{"id": "chatcmpl-1", "object": "chat.completion", "choi')
+HTML_PAGE = RawReply(
+    200, "text/html; charset=utf-8", b"<html><head><title>502</title></head><body>Bad gateway</body></html>"
+)
+EMPTY_BODY = RawReply(200, "application/json", b"")
+BROKEN_REPLIES = (TRUNCATED_JSON, HTML_PAGE, EMPTY_BODY)
+
+Fault = tuple[int, dict[str, str]] | Slow | RawReply | EchoKey
 
 
 def echo_responder(body: dict[str, Any]) -> str:
@@ -44,6 +67,7 @@ class ScriptedOpenAI:
         self.faults: list[Fault] = []
         self.chat_contents: list[str] = []
         self.responder: Callable[[dict[str, Any]], str] = echo_responder
+        self.fault_for: Callable[[dict[str, Any]], Fault | None] | None = None
         self.requests: list[dict[str, Any]] = []
         self.auth_headers: list[str] = []
         self.dimension = 8
@@ -53,9 +77,11 @@ class ScriptedOpenAI:
         digest = hashlib.sha256(text.encode()).digest()
         return [b / 255.0 for b in digest[: self.dimension]]
 
-    def next_fault(self) -> Fault | None:
+    def next_fault(self, body: dict[str, Any]) -> Fault | None:
         with self._lock:
-            return self.faults.pop(0) if self.faults else None
+            if self.faults:
+                return self.faults.pop(0)
+        return self.fault_for(body) if self.fault_for is not None else None
 
     def chat_content(self, body: dict[str, Any]) -> str:
         with self._lock:
@@ -81,9 +107,17 @@ def openai_server() -> Iterator[tuple[str, ScriptedOpenAI]]:
             with script._lock:
                 script.requests.append({"path": self.path, "body": body})
                 script.auth_headers.append(self.headers.get("Authorization", ""))
-            fault = script.next_fault()
+            fault = script.next_fault(body)
             if isinstance(fault, Slow):
                 time.sleep(fault.seconds)
+            elif isinstance(fault, RawReply):
+                self._send(fault.status, fault.body, fault.content_type)
+                return
+            elif isinstance(fault, EchoKey):
+                key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                message = f"Incorrect API key provided: {key}. You can find your API key in your account."
+                self._reply(fault.status, {"error": {"message": message, "type": "invalid_request_error"}})
+                return
             elif fault is not None:
                 status, headers = fault
                 self._reply(status, {"error": {"message": "scripted fault", "type": "server_error"}}, headers)
@@ -130,10 +164,14 @@ def openai_server() -> Iterator[tuple[str, ScriptedOpenAI]]:
             self._reply(404, {"error": {"message": f"no route {self.path}"}})
 
         def _reply(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            raw = json.dumps(payload).encode()
+            self._send(status, json.dumps(payload).encode(), "application/json", headers)
+
+        def _send(
+            self, status: int, raw: bytes, content_type: str, headers: dict[str, str] | None = None
+        ) -> None:
             try:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(raw)))
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)

@@ -38,7 +38,10 @@ def test_run_prints_the_leaderboard_and_stores_everything_in_the_project(
         f"evaluation {evaluation_id} (full mode): 1 ingestion + 2 chunking + 2 evaluation + 1 leaderboard "
         f"runs, in process"
     )
-    assert last.startswith(f"evaluation {evaluation_id}: 6 runs, 0 failed")
+    assert last == (
+        f"evaluation {evaluation_id}: 6 runs planned, 6 ran (6 succeeded, 0 failed), 0 not run; "
+        f"details: rag-eval status {evaluation_id}"
+    )
     assert table[0].split()[:5] == ["rank", "chunk_config", "profile", "k", "span_recall"]
     assert {line.split()[1] for line in table[2:]} == {"fixed-60-0", "recursive-120-20"}
     assert (tiny_project / ".dagster" / "storage").is_dir()  # the project's dagster.yaml instance

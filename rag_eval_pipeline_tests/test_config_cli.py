@@ -115,7 +115,10 @@ def test_apply_edits_flow_entries_in_place_and_normalizes_a_flow_list(tmp_path: 
             "  - {name: bad, chunker: fixed, chunk_size: 10, chunk_overlap: 10}\n",
             "chunk config 'bad': chunk_overlap (10) must be smaller than chunk_size (10); lower the overlap",
         ),
-        ("chunk_configs:\n  - {name: x, chunker: fixed, chunk_size: 10, size: 3}\n", "unknown field(s) size"),
+        (
+            "chunk_configs:\n  - {name: x, chunker: fixed, chunk_size: 10, size: 3}\n",
+            "unknown key(s) chunk_configs[0].size",
+        ),
         ("chunk_configs:\n  - {name: 'a|b', chunker: fixed, chunk_size: 10}\n", "rename it"),
         ("chunk_configs: {name: x}\n", "expected a non-empty list under chunk_configs"),
         ("max_chunk_configs: 20\nchunk_configs: []\n", "unknown top-level key(s) max_chunk_configs"),
@@ -186,7 +189,7 @@ def test_apply_run_evaluates_only_the_new_config_as_one_evaluation(
     assert main(["chunk-configs", "apply", str(source), "--run"]) == 0
     out = capsys.readouterr().out
     evaluation_id = out.split("evaluation ", 1)[1].split()[0]
-    assert f"evaluation {evaluation_id}: 5 runs, 0 failed" in out
+    assert f"evaluation {evaluation_id}: 5 runs planned, 5 ran (5 succeeded, 0 failed), 0 not run" in out
     with project_instance(project) as instance:
         runs = instance.get_runs(dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id}))
         assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)

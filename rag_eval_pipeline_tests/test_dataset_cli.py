@@ -76,7 +76,11 @@ def test_push_then_pull_round_trips_through_langsmith(
         assert len(state.dataset_examples("team-golden")) == 4
         out = project_env / "pulled.jsonl"
         assert main(["dataset", "pull", "team-golden", "--out", str(out)]) == 0
-    printed = capsys.readouterr().out
+        printed = capsys.readouterr().out
+        # a name is one path component of data/datasets/, whatever LangSmith accepts
+        assert main(["dataset", "pull", "../../escape"]) == 2
+        assert "must be one path component" in capsys.readouterr().err
+        assert not list(project_env.parent.glob("*.jsonl"))
     assert "4 created" in printed and "4 unchanged" in printed
     corpus = Corpus.from_folder(project_env / "data" / "corpus")
     assert read_token_level_jsonl(out, corpus).sha256 == read_token_level_jsonl(golden, corpus).sha256

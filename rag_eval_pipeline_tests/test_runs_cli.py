@@ -1,6 +1,7 @@
 """`rag-eval run | status | list | regenerate-questions`: on a real Dagster instance, the tiny project, and
 a real `dagster dev` for `run --launch`."""
 
+import dataclasses
 import itertools
 import os
 import re
@@ -13,10 +14,24 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.cli import main
+from rag_eval_pipeline.core.errors import InputError
+from rag_eval_pipeline.core.processes import ProcessIdentity
 from rag_eval_pipeline.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
 from rag_eval_pipeline.io_managers import history_path
-from rag_eval_pipeline.main_job import plan_main_job, project_instance, run_config_for
+from rag_eval_pipeline.main_job import (
+    PARTITION_TAG,
+    PROCESS_TAG,
+    EvaluationOutcome,
+    EvaluationRequest,
+    RunOutcome,
+    blocked_reason,
+    plan_main_job,
+    project_instance,
+    run_config_for,
+)
 from rag_eval_pipeline.resources import ProjectResource
+from rag_eval_pipeline.resume import plan_resume
+from rag_eval_pipeline.run_failures import RunFailure, failure_of_run
 from rag_eval_pipeline.run_status import (
     UnknownReference,
     evaluation_status,
@@ -84,6 +99,39 @@ def test_plan_runs_stage_by_stage_and_only_evaluation_runs_get_the_mode(tiny_pro
     assert run_config_for(plan[1], "quick") == {}
     with pytest.raises(ValueError, match="unknown profile"):
         plan_main_job(configs, None, ["top2", "nope"])
+
+
+def test_runs_that_need_what_failed_do_not_start_and_the_outcome_counts_them(tiny_project: Path) -> None:
+    configs = ProjectResource(root=str(tiny_project)).load_configs()
+    plan = plan_main_job(configs, None, ["top2"])
+    ingestion, chunk_fixed, chunk_recursive, eval_fixed, eval_recursive, board = plan
+    bad_config = RunFailure("chunk config 'recursive-120-20': unknown chunker", bad_input=True)
+    done = [
+        RunOutcome(ingestion, "succeeded", "r1"),
+        RunOutcome(chunk_fixed, "succeeded", "r2"),
+        RunOutcome(chunk_recursive, "failed", "r3", bad_config),
+    ]
+    assert blocked_reason(eval_fixed, done) == ""
+    assert blocked_reason(eval_recursive, done) == "chunking recursive-120-20 failed"
+    done += [
+        RunOutcome(eval_fixed, "failed", "r4", RunFailure("OSError: [Errno 28] No space left on device")),
+        RunOutcome(eval_recursive, "not run", blocked_by="chunking recursive-120-20 failed"),
+    ]
+    assert blocked_reason(board, done) == "no evaluation run succeeded"
+    assert blocked_reason(board, done, evaluated_before=True) == ""  # a resume: earlier ones did
+    outcome = EvaluationOutcome(
+        EvaluationRequest.of_plan(plan, "eval-x", "full", None),
+        (*done, RunOutcome(board, "not run", blocked_by="no evaluation run succeeded")),
+    )
+    assert outcome.counts() == "6 runs planned, 4 ran (2 succeeded, 2 failed), 2 not run"
+    assert outcome.not_run_lines() == [
+        "chunking recursive-120-20 failed, so 1 run did not start: evaluate recursive-120-20 x top2",
+        "no evaluation run succeeded, so 1 run did not start: leaderboard",
+    ]
+    assert outcome.exit_code == 2  # one failure is bad input
+    assert EvaluationOutcome(outcome.request, (done[0], done[1], done[3])).exit_code == 1
+    assert outcome.request.tags()["rag_eval/chunk_configs"] == "fixed-60-0,recursive-120-20"
+    assert EvaluationRequest.of_tags(outcome.request.tags()) == outcome.request
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -183,6 +231,56 @@ def test_status_and_list_group_runs_by_evaluation(tmp_path: Path) -> None:
             find_runs(instance, "nope")
 
 
+def started_run(instance: dg.DagsterInstance, name: str, tags: dict[str, str]) -> dg.DagsterRun:
+    """A run the instance has as STARTED, as a process leaves it that is killed while executing it."""
+    from dagster._core.utils import make_new_run_id
+
+    return instance.add_run(
+        dg.DagsterRun(job_name=name, run_id=make_new_run_id(), status=dg.DagsterRunStatus.STARTED, tags=tags)
+    )
+
+
+def test_resume_marks_dead_runs_failed_refuses_live_ones_and_replans_untagged_evaluations(
+    tiny_project: Path,
+) -> None:
+    configs = ProjectResource(root=str(tiny_project)).load_configs()
+    me = ProcessIdentity.current()
+    with dg.instance_for_test() as instance:
+        # the nightly schedule's evaluations carry no selection: they resume the runs they made
+        nightly = {EVALUATION_ID_TAG: "nightly-1", MODE_TAG: "quick"}
+        run(instance, "evaluation_job", nightly | partition("fixed-60-0|top2"))
+        run(instance, "evaluation_job", nightly | partition("fixed-60-0|top4"), ok=False)
+        resume = plan_resume(instance, "nightly-1", configs)
+        assert [r.label for r in resume.to_run] == ["evaluate fixed-60-0 x top4", "leaderboard"]
+        assert (resume.request.mode, resume.evaluated_before) == ("quick", True)
+        assert EvaluationRequest.of_tags(resume.request.tags()) is None  # still replanned from runs
+
+        # a run whose process is gone (here: the pid now belongs to a process started later) is failed
+        planned = EvaluationRequest("eval-k", "full", ("fixed-60-0",), ("top2",))
+        dead = dataclasses.replace(me, start_ticks=str(int(me.start_ticks) - 1)).to_text()
+        for job_name in ("ingestion_job", "chunking_job"):
+            run(
+                instance,
+                job_name,
+                planned.tags() | ({PARTITION_TAG: "fixed-60-0"} if "chunk" in job_name else {}),
+            )
+        killed = started_run(
+            instance, "evaluation_job", planned.tags() | partition("fixed-60-0|top2") | {PROCESS_TAG: dead}
+        )
+        resume = plan_resume(instance, "eval-k", configs)
+        assert [r.label for r in resume.to_run] == ["evaluate fixed-60-0 x top2", "leaderboard"]
+        assert resume.evaluated_before is False
+        assert instance.get_run_by_id(killed.run_id).status == dg.DagsterRunStatus.FAILURE
+        assert "is gone" in str(failure_of_run(instance, killed.run_id))
+
+        # a run whose process lives (this one) is in progress: no resume races it
+        started_run(instance, "leaderboard_job", planned.tags() | {PROCESS_TAG: me.to_text()})
+        with pytest.raises(InputError, match="still has 1 run"):
+            plan_resume(instance, "eval-k", configs)
+        with pytest.raises(UnknownReference, match="no evaluation 'eval-nope'"):
+            plan_resume(instance, "eval-nope", configs)
+
+
 def test_status_of_an_unknown_ref_exits_2_and_list_says_when_there_is_nothing(
     project: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -231,7 +329,8 @@ def test_quick_and_full_runs_are_evaluations_that_status_and_list_report(
     assert len(rows) == 2  # quick.sample_size of data/monitoring.yaml, of the 4 questions
     assert set(rows["evaluation_id"]) == {quick_id} and set(rows["evaluation_mode"]) == {"quick"}
 
-    assert main(["run", "--chunk-configs", "fixed-60-0", "--profiles", "top2,broken"]) == 1
+    # the reranker folder is bad input (a config error): exit 2, while the other partition still ran
+    assert main(["run", "--chunk-configs", "fixed-60-0", "--profiles", "top2,broken"]) == 2
     captured = capsys.readouterr()
     full_id = evaluation_id_in(captured.out)
     assert full_id != quick_id
@@ -319,7 +418,7 @@ def test_launch_submits_stage_by_stage_to_dagster_dev(project: Path, capsys: pyt
         stop_sensors(url)
         code = main(["run", "--launch", url, "--chunk-configs", "fixed-60-0", "--profiles", "top2,broken"])
         captured = capsys.readouterr()
-    assert code == 1, captured.err  # one partition failed; the others ran
+    assert code == 2, captured.err  # one partition failed on bad input (its profile); the others ran
     assert "FAILED: evaluate fixed-60-0 x broken" in captured.err and "models/missing" in captured.err
     evaluation_id = evaluation_id_in(captured.out)
     assert "submitted to " + url in captured.out.splitlines()[0]

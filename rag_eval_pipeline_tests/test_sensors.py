@@ -44,7 +44,7 @@ def test_sensor_refuses_invalid_names_with_the_file(tiny_project: Path):
     configs.write_text("chunk_configs:\n  - {name: 'bad|name', chunker: fixed, chunk_size: 30}\n")
     with (
         dg.instance_for_test() as instance,
-        pytest.raises(ConfigError, match="chunk_configs.yaml.*must match"),
+        pytest.raises(ConfigError, match="chunk_configs.yaml.*rename it"),
     ):
         tick(instance, tiny_project, None)
 

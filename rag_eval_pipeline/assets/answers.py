@@ -34,7 +34,9 @@ from ..evaluation_runs import EvaluationModeResource
 from ..io_managers import WarehouseResource
 from ..partitions import CHUNK_CONFIG, PROFILE, evaluation_key, evaluation_partitions
 from ..resources import EmbedderResource, LLMResource, ProjectResource
+from ..step_redaction import redacts_secrets
 from .common import (
+    configured_names,
     dataset_hashes,
     evaluated_questions,
     evaluation_columns,
@@ -103,6 +105,7 @@ def usage_metadata(client: LLMClient | None, prefix: str = "llm_") -> "dict[str,
 
 
 @dg.asset(group_name="ingestion", kinds={"python", "parquet"}, pool=LLM_POOL)
+@redacts_secrets
 def answer_calibration(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
@@ -194,6 +197,7 @@ def agreement_markdown(frame: pd.DataFrame) -> str:
     kinds={"openai", "parquet"},
     pool=LLM_POOL,
 )
+@redacts_secrets
 def answers(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
@@ -255,6 +259,14 @@ def answers(
         f"{chunk_config} x {profile_name}: {metadata['n_answered']} answered, {metadata['n_abstained']} "
         f"abstained, {metadata['n_failed']} failed ({answerer.model_id})"
     )
+    if not ok.all():
+        # the reason in the UI and the run log, not only in the table: a bad key fails every row alike
+        first = frame.loc[~ok].iloc[0]
+        metadata["first_failure"] = f"{first['question_id']}: {first['error']}"
+        context.log.warning(
+            f"{chunk_config} x {profile_name}: {metadata['n_failed']} of {len(frame)} answers failed and "
+            f"are kept as failed rows; the first: {metadata['first_failure']}"
+        )
     return dg.Output(frame, metadata=metadata)
 
 
@@ -264,6 +276,7 @@ def answers(
     kinds={"python", "parquet"},
     pool=LLM_POOL,
 )
+@redacts_secrets
 def answer_metrics(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
@@ -416,6 +429,7 @@ def answer_metrics_metadata(
     kinds={"openai", "parquet"},
     pool=LLM_POOL,
 )
+@redacts_secrets
 def answer_judgements(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
@@ -428,20 +442,40 @@ def answer_judgements(
     citation accuracy, each explained. The cost is estimated, logged and checked against the budget
     before any call; an unparseable judgement is asked again, then kept as failed (never as 0)."""
     settings = answer_settings(project)
-    ranking = rank_pairs(answer_metrics, settings.judge.rank_by)
+    # A removed chunk config or profile is no longer a choice: its pairs are not judged, and the top N
+    # is chosen among the configured pairs (their metrics and history stay on the leaderboard).
+    configured = configured_names(project, context.log)
+    removed: dict[str, str] = {}
+    for key, frame in answer_metrics.items():
+        if configured is not None and not frame.empty:
+            reason = configured.removal(str(frame["chunk_config"].iloc[0]), str(frame["profile"].iloc[0]))
+            if reason:
+                removed[key] = reason
+    if removed:
+        context.log.info(
+            "answer_judgements: not judged, no longer configured: "
+            + ", ".join(f"{pair_label(answer_metrics[k])} ({r})" for k, r in removed.items())
+        )
+    ranking = rank_pairs(
+        {k: f for k, f in answer_metrics.items() if k not in removed}, settings.judge.rank_by
+    )
     selected = ranking[ranking["selected_rank"].fillna(0).between(1, settings.judge.top_n)]
     answers_by_pair = {
         (str(f["chunk_config"].iloc[0]), str(f["profile"].iloc[0])): f
         for f in answers.values()
         if not f.empty
     }
+    # no judge configured: nothing to plan, and no profile is looked up
+    judging = judge_client(project, llm, settings) is not None
     plans: list[tuple[str, str, LLMJudge, list[JudgeItem]]] = []
-    for row in records(selected):
+    for row in records(selected) if judging else []:
         pair = (str(row["chunk_config"]), str(row["profile"]))
+        if pair not in answers_by_pair:
+            continue
         judge = judge_for(
             judge_client(project, llm, settings, profile_for(project, pair[1]).judge_model), settings
         )
-        if judge is None or pair not in answers_by_pair:
+        if judge is None:
             continue
         plans.append((*pair, judge, judge_items(answers_by_pair[pair])))
     estimates = [judge.estimate(items) for _, _, judge, items in plans]
@@ -463,21 +497,33 @@ def answer_judgements(
     judged = pd.concat(frames, ignore_index=True) if plans else empty_judgements(settings.judge.pass_score)
     frame = with_columns(judged, run_id=context.run.run_id, created_at=now_utc())
     if not plans:
-        reason = (
-            "no pair has answer metrics yet" if ranking.empty else "no judge LLM configured (llm_judging)"
-        )
+        if ranking.empty:
+            reason = "no configured pair has answer metrics yet"
+        elif not judging:
+            reason = "no judge LLM configured (llm_judging)"
+        else:
+            reason = "the selected pairs have no answers to judge"
         context.log.warning(f"answer_judgements: nothing judged: {reason}")
     metadata: dict[str, dg.RawMetadataValue] = {
         "rank_by": settings.judge.rank_by,
         "top_n": settings.judge.top_n,
         "pairs_judged": ", ".join(f"{c} x {p}" for c, p, _, _ in plans) or "none",
+        "pairs_removed": ", ".join(pair_label(answer_metrics[k]) for k in removed) or "none",
         "n_judged": int((frame["status"] == "ok").sum()) if len(frame) else 0,
         "n_failed": int((frame["status"] == "failed").sum()) if len(frame) else 0,
         "ranking": dg.MetadataValue.md(ranking_markdown(ranking, settings.judge.top_n)),
     }
     if estimates:
         metadata["llm_estimate"] = "; ".join(e.describe() for e in estimates)
+    usages = [usage_metadata(judge.client) for _, _, judge, _ in plans]  # calls, retries, failures, cost
+    for key in usages[0] if usages else {}:
+        values = [usage[key] for usage in usages]
+        metadata[key] = None if None in values else sum(v for v in values if isinstance(v, int | float))
     return dg.Output(frame, metadata=metadata)
+
+
+def pair_label(frame: pd.DataFrame) -> str:
+    return f"{frame['chunk_config'].iloc[0]} x {frame['profile'].iloc[0]}"
 
 
 def judge_items(frame: pd.DataFrame) -> list[JudgeItem]:

@@ -13,10 +13,12 @@ from ..core.types import sha256_hex
 from ..core.vector_store.base import collection_name
 from ..partitions import chunk_config_partitions
 from ..resources import EmbedderResource, ProjectResource, QdrantResource
+from ..step_redaction import redacts_secrets
 from .common import chunk_config_for, progress_for, with_columns
 
 
 @dg.asset(group_name="chunking", partitions_def=chunk_config_partitions, kinds={"python", "parquet"})
+@redacts_secrets
 def chunks(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
@@ -54,6 +56,7 @@ def chunks(
 
 
 @dg.asset(group_name="chunking", partitions_def=chunk_config_partitions, kinds={"qdrant", "bm25", "parquet"})
+@redacts_secrets
 def chunk_index(
     context: dg.AssetExecutionContext,
     project: ProjectResource,

@@ -14,12 +14,15 @@ import pandas as pd
 from ..core.configs import ChunkConfig, RetrievalProfile
 from ..core.datasets import TokenLevelDataset
 from ..core.errors import InputError
+from ..core.leaderboard import ConfiguredNames
 from ..core.progress import LogProgress, Progress, TqdmProgress, fan_out
 from ..core.tables import questions_from_frame
 from ..evaluation_runs import EvaluationModeResource, evaluation_id_of
 from ..resources import ProjectResource
 
 PROGRESS_BAR_ENV = "RAG_EVAL_PROGRESS_BAR"
+# Marks a step failure caused by bad user input: `rag-eval` then exits with 2, not 1 (run_failures.py).
+BAD_INPUT_METADATA = "rag_eval/bad_input"
 
 
 def progress_for(context: dg.AssetExecutionContext) -> Progress:
@@ -36,7 +39,12 @@ def input_errors_fail_the_step(prefix: str = "") -> Iterator[None]:
     try:
         yield
     except InputError as exc:
-        raise dg.Failure(f"{prefix}{exc}") from exc
+        raise bad_input_failure(f"{prefix}{exc}") from exc
+
+
+def bad_input_failure(message: str) -> dg.Failure:
+    """A step failure that says what the user must fix; `rag-eval` reports it with exit code 2."""
+    return dg.Failure(message, metadata={BAD_INPUT_METADATA: True})
 
 
 def chunk_config_for(project: ProjectResource, name: str) -> ChunkConfig:
@@ -47,6 +55,20 @@ def chunk_config_for(project: ProjectResource, name: str) -> ChunkConfig:
 def profile_for(project: ProjectResource, name: str) -> RetrievalProfile:
     with input_errors_fail_the_step():
         return project.load_configs().profile(name)
+
+
+def configured_names(project: ProjectResource, log: dg.DagsterLogManager) -> ConfiguredNames | None:
+    """The chunk configs and profiles configured now, for the summary assets that span every partition
+    (removed ones included: their partitions and history are kept). None, with a warning, when the
+    config files cannot be read: a summary still runs, it just cannot tell what was removed."""
+    try:
+        configs = project.load_configs()
+    except InputError as exc:
+        log.warning(f"the config files could not be read, so no partition counts as removed: {exc}")
+        return None
+    return ConfiguredNames(
+        frozenset(c.name for c in configs.chunk_configs), frozenset(p.name for p in configs.profiles)
+    )
 
 
 def now_utc() -> datetime:

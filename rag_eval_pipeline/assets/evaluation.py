@@ -10,6 +10,17 @@ from ..core.answers.board import leaderboard_answer_columns
 from ..core.configs import RetrievalProfile
 from ..core.evaluation import TOKEN_LEVEL_METRICS, question_group, score_token_level
 from ..core.langsmith.experiments import ExperimentRow
+from ..core.leaderboard import (
+    first_ranked,
+    footnotes,
+    has_notes,
+    is_not_comparable,
+    is_removed,
+    pairs_where,
+    rank_board,
+    rank_label,
+    row_note,
+)
 from ..core.metrics.aggregate import MetricSummary, summarize_table
 from ..core.report import write_report
 from ..core.retrieval.base import Query, RetrievalRun, RetrievedChunk
@@ -29,7 +40,9 @@ from ..io_managers import WarehouseResource
 from ..langsmith_sync import log_experiment
 from ..partitions import by_chunk_config, evaluation_key, evaluation_partitions
 from ..resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
+from ..step_redaction import redacts_secrets
 from .common import (
+    configured_names,
     dataset_hashes,
     evaluated_questions,
     evaluation_columns,
@@ -55,6 +68,7 @@ HEADLINE_ANSWER_METRICS = ("keyword", "semantic_dynamic", "hybrid", "llm_judge")
     },
     kinds={"qdrant", "bm25", "parquet"},
 )
+@redacts_secrets
 def retrieval_results(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
@@ -173,6 +187,7 @@ def retrieval_metadata(
     ins={"chunks": dg.AssetIn(partition_mapping=by_chunk_config)},
     kinds={"python", "parquet"},
 )
+@redacts_secrets
 def retrieval_metrics(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
@@ -294,8 +309,10 @@ def summary_markdown(summaries: dict[str, MetricSummary]) -> str:
     },
     kinds={"python", "parquet"},
 )
+@redacts_secrets
 def leaderboard(
     context: dg.AssetExecutionContext,
+    project: ProjectResource,
     warehouse: WarehouseResource,
     retrieval_metrics: dict[str, pd.DataFrame],
     answer_metrics: dict[str, pd.DataFrame],
@@ -304,7 +321,9 @@ def leaderboard(
     """The latest metrics of every evaluated partition, best span IoU first, with bootstrap 95% CIs;
     the answer columns (keyword, semantic, hybrid, production metrics, and the LLM judge for the pairs
     it judged) where answers were evaluated. Also an HTML report (table, recall vs precision scatter,
-    trends from history/retrieval_metrics_summary): reports/leaderboard.html and reports/history/<run>.html."""
+    trends from history/retrieval_metrics_summary): reports/leaderboard.html and reports/history/<run>.html.
+    Partitions of a removed chunk config or profile are listed, not ranked; rows on other questions or
+    with another answer threshold than most are marked (core/leaderboard.py says the rule)."""
     answer_columns = leaderboard_answer_columns(answer_metrics, answer_judgements)
     rows = []
     for _, frame in sorted(retrieval_metrics.items()):
@@ -341,18 +360,11 @@ def leaderboard(
         raise dg.Failure(
             "no retrieval_metrics partition has been materialized yet: evaluate a partition first"
         )
-    board = (
-        pd.DataFrame(rows)
-        .sort_values(
-            ["span_iou_mean", "span_recall_mean", "chunk_config", "profile"],
-            ascending=[False, False, True, True],
-            kind="stable",
-        )
-        .reset_index(drop=True)
-    )
-    board.insert(0, "rank", range(1, len(board) + 1))
+    board = rank_board(pd.DataFrame(rows), configured_names(project, context.log))
     board = with_columns(board, run_id=context.run.run_id, created_at=now_utc())
-    best = board.iloc[0]
+    for line in footnotes(board):
+        context.log.info(f"leaderboard: {line}")
+    best = first_ranked(board)
     report = write_report(
         board,
         Path(warehouse.base_dir) / "history" / "retrieval_metrics_summary",
@@ -363,12 +375,21 @@ def leaderboard(
     )
     for problem in report.problems:
         context.log.warning(problem)
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "n_partitions": len(board),
+        "n_ranked": int(board["rank"].notna().sum()),
+        "best": f"{best['chunk_config']} x {best['profile']}" if best is not None else "none ranked",
+    }
+    if best is not None:
+        metadata["best_span_iou"] = float(best["span_iou_mean"])
     return dg.Output(
         board,
         metadata={
-            "n_partitions": len(board),
-            "best": f"{best['chunk_config']} x {best['profile']}",
-            "best_span_iou": float(best["span_iou_mean"]),
+            **metadata,
+            # what the board cannot vouch for: no longer configured, or not comparable with the rest
+            "removed": ", ".join(pairs_where(board, is_removed))
+            or ("unknown: the config files could not be read" if board["removed"].isna().all() else "none"),
+            "not_comparable": ", ".join(pairs_where(board, is_not_comparable)) or "none",
             "leaderboard": dg.MetadataValue.md(leaderboard_markdown(board)),
             # this materialization's report (kept); reports/leaderboard.html is always the latest
             "report": dg.MetadataValue.url(report.snapshot.resolve().as_uri()),
@@ -386,14 +407,19 @@ def format_ci(row: pd.Series, metric: str) -> str:
 
 
 def leaderboard_markdown(board: pd.DataFrame) -> str:
+    """The board as a markdown table (the asset's metadata), with the rows' notes and their legend."""
+    notes = has_notes(board)
     header = ["rank", "chunk config", "profile", *HEADLINE_METRICS, *HEADLINE_ANSWER_METRICS]
+    header += ["note"] if notes else []
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in board.iterrows():
-        cells = [str(row["rank"]), str(row["chunk_config"]), profile_label(row)]
+        cells = [rank_label(row), str(row["chunk_config"]), profile_label(row)]
         cells += [format_ci(row, m) for m in HEADLINE_METRICS]
         cells += [format_mean(row.get(f"{m}_mean")) for m in HEADLINE_ANSWER_METRICS]
+        cells += [row_note(row)] if notes else []
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    legend = footnotes(board)
+    return "\n".join(lines + ([""] + [f"{line}  " for line in legend] if legend else []))
 
 
 def profile_label(row: pd.Series) -> str:

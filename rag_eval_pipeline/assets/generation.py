@@ -22,7 +22,15 @@ from ..io_managers import WarehouseResource
 from ..langsmith_sync import upload
 from ..partitions import CHUNK_CONFIG, chunk_config_partitions
 from ..resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource
-from .common import chunk_config_for, input_errors_fail_the_step, now_utc, progress_for, with_columns
+from ..step_redaction import redacts_secrets
+from .common import (
+    bad_input_failure,
+    chunk_config_for,
+    input_errors_fail_the_step,
+    now_utc,
+    progress_for,
+    with_columns,
+)
 
 LLM_POOL = "llm"
 
@@ -46,7 +54,7 @@ def required_llm_client(
     with input_errors_fail_the_step():
         client = llm.client(generation_settings(project).llm)
     if client is None:
-        raise dg.Failure(
+        raise bad_input_failure(
             f"{needed_by}, but no LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another "
             f"server), install the local model with `make local-llm`, or {otherwise}"
         )
@@ -73,6 +81,7 @@ def generation_metadata(
 
 
 @dg.asset(group_name="ingestion", kinds={"python", "parquet"}, pool=LLM_POOL)
+@redacts_secrets
 def synthetic_questions(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
@@ -117,6 +126,7 @@ def synthetic_questions(
     kinds={"python", "parquet"},
     pool=LLM_POOL,
 )
+@redacts_secrets
 def chunk_level_questions(
     context: dg.AssetExecutionContext,
     project: ProjectResource,

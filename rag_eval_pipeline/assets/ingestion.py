@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from ..core.datasets import TokenLevelDataset
+from ..core.paths import child_path
 from ..core.reanchor import (
     GroundTruthStatus,
     ReanchoredDataset,
@@ -24,10 +25,12 @@ from ..core.tables import (
 from ..io_managers import WarehouseResource
 from ..langsmith_sync import upload
 from ..resources import LangSmithResource, ProjectResource
-from .common import input_errors_fail_the_step
+from ..step_redaction import redacts_secrets
+from .common import bad_input_failure, input_errors_fail_the_step
 
 
 @dg.asset(group_name="ingestion", kinds={"python", "parquet"})
+@redacts_secrets
 def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Output[pd.DataFrame]:
     """Every markdown document of the corpus folder; doc id = path relative to it."""
     with input_errors_fail_the_step():
@@ -37,6 +40,9 @@ def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Ou
     context.log.info(
         f"loaded {len(loaded)} documents, {loaded.total_characters} characters from {loaded.root}"
     )
+    workload = project.workload(corpus=loaded)  # what embedding it will cost: warned of when large
+    for warning in workload.warnings():
+        context.log.warning(warning)
     return dg.Output(
         frame,
         metadata={
@@ -44,12 +50,16 @@ def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Ou
             "n_characters": loaded.total_characters,
             "groups": ", ".join(groups),
             "corpus_sha256": loaded.sha256,
+            "n_large_documents": len(workload.large_documents),
+            "estimated_chunks": workload.n_chunks,
+            "estimated_embedding_minutes": round(workload.embed_seconds / 60, 1),
         },
         data_version=dg.DataVersion(loaded.sha256[:16]),
     )
 
 
 @dg.asset(group_name="ingestion", kinds={"python", "parquet"})
+@redacts_secrets
 def eval_questions(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
@@ -76,7 +86,7 @@ def eval_questions(
     golden = reanchored.dataset if reanchored is not None else None
     synthetic = questions_from_frame(synthetic_questions) if settings.evaluate_on != "golden" else None
     if synthetic is not None and not len(synthetic):
-        raise dg.Failure(
+        raise bad_input_failure(
             "synthetic_questions holds no accepted question: see its rejected rows and their reasons, or "
             "set evaluate_on: golden in data/generation.yaml"
         )
@@ -92,7 +102,7 @@ def eval_questions(
         dataset = TokenLevelDataset(examples, name=settings.evaluate_on)
         every_row = TokenLevelDataset(examples + tuple(s.example for s in stale), name=settings.evaluate_on)
     if not len(dataset):
-        raise dg.Failure(
+        raise bad_input_failure(
             f"every question is stale, so nothing can be evaluated: update {project.golden_dataset} to "
             f"the edited documents ({'; '.join(f'{s.example.question_id}: {s.reason}' for s in stale)})"
         )
@@ -139,4 +149,4 @@ def eval_questions(
 def anchor_ledger_path(project: ProjectResource, warehouse: WarehouseResource) -> Path:
     """Which document versions the golden dataset's spans were last found valid against: what tells an
     edited document (re-anchor) from a wrong dataset (fail). Kept with the warehouse, per dataset file."""
-    return Path(warehouse.base_dir) / "anchors" / f"{Path(project.golden_dataset).stem}.json"
+    return child_path(Path(warehouse.base_dir) / "anchors", f"{Path(project.golden_dataset).stem}.json")

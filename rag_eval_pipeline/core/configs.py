@@ -1,7 +1,9 @@
 """Chunk configs and retrieval profiles: what users edit under ``data/`` and what partitions are named by.
 
 Names become Dagster dynamic partition keys, which are not validated by Dagster: a ``|`` makes a key
-vanish from a multi-partition and a ``,`` cannot be backfilled from the UI. So names are checked here.
+vanish from a multi-partition and a ``,`` cannot be backfilled from the UI. They also name folders
+(data/bm25/<chunk config>, the warehouse's partition folders), where ``.`` or ``..`` would reach the
+parent folder. So names are checked here, and every value's type by the shared settings-file reader.
 """
 
 from __future__ import annotations
@@ -12,16 +14,21 @@ import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 import yaml
 
 from .errors import ConfigError
+from .settings_file import build_settings
 from .types import ChunkConfigName, ProfileName, sha256_hex
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]+$")
+# One path component and one partition key: starts with a letter or digit (so never ".", ".." or a
+# hidden ".name"), then letters, digits, '_', '.', '-'; short enough for folder and collection names.
+NAME_MAX_LENGTH = 64
+NAME_PATTERN = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_.-]{{0,{NAME_MAX_LENGTH - 1}}}$")
 DEFAULT_MAX_CHUNK_CONFIGS = 10
 
+T = TypeVar("T")
 ChunkerKind = Literal["fixed", "recursive", "token", "semantic"]
 CHUNKER_KINDS: tuple[str, ...] = get_args(ChunkerKind)
 DEFAULT_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ". ", " ", "")
@@ -145,18 +152,11 @@ class RetrievalProfile:
                     f"the threshold or give vector_weight a positive value"
                 )
             object.__setattr__(self, "similarity_threshold", float(self.similarity_threshold))
-        if not isinstance(self.query_rewrite_enabled, bool):
-            raise ConfigError(f"{where}: query_rewrite_enabled must be true or false")
         for key in ("query_rewrite_prompt", "system_prompt"):
             if not isinstance(getattr(self, key), str) or not getattr(self, key).strip():
                 raise ConfigError(f"{where}: {key} must be a non-empty string")
         if isinstance(self.reranker, str) and self.reranker.strip().lower() in ("", "none"):
             object.__setattr__(self, "reranker", None)
-        if self.reranker is not None and not isinstance(self.reranker, str):
-            raise ConfigError(
-                f"{where}: reranker must be none or the path of a local cross-encoder folder, got "
-                f"{self.reranker!r}"
-            )
         if not _is_int(self.rerank_depth) or self.rerank_depth < self.top_k:
             raise ConfigError(
                 f"{where}: rerank_depth ({self.rerank_depth!r}) must be an integer >= top_k "
@@ -218,10 +218,11 @@ def _is_number(value: object) -> bool:
 
 
 def _check_name(name: object, where: str) -> None:
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise ConfigError(
-            f"{where}: the name must match {NAME_PATTERN.pattern} (letters, digits, '_', '.', '-'), "
-            f"because it becomes a Dagster partition key; rename it"
+            f"{where}: the name must start with a letter or digit and hold only letters, digits, '_', "
+            f"'.', '-' (at most {NAME_MAX_LENGTH} characters), because it becomes a Dagster partition key "
+            f"and a folder name; rename it, e.g. 'fixed-200-0' or 'top5'"
         )
 
 
@@ -251,29 +252,45 @@ class PipelineConfigs:
         )
 
 
+@dataclass(frozen=True)
+class ChunkConfigsFile:
+    """What data/chunk_configs.yaml holds."""
+
+    chunk_configs: tuple[ChunkConfig, ...]
+    max_chunk_configs: int = DEFAULT_MAX_CHUNK_CONFIGS
+
+    def __post_init__(self) -> None:
+        if self.max_chunk_configs < 1:
+            raise ConfigError(f"max_chunk_configs must be an integer >= 1, got {self.max_chunk_configs}")
+
+
+@dataclass(frozen=True)
+class ProfilesFile:
+    """What data/retrieval_profiles.yaml holds."""
+
+    profiles: tuple[RetrievalProfile, ...]
+
+
 def load_chunk_configs(path: str | Path, max_chunk_configs: int | None = None) -> tuple[ChunkConfig, ...]:
     """Read ``chunk_configs:`` from a YAML file; ``max_chunk_configs:`` in the file caps the count."""
     document = _read_yaml(path)
-    entries = _entries(document, "chunk_configs", path)
-    limit = max_chunk_configs or document.get("max_chunk_configs", DEFAULT_MAX_CHUNK_CONFIGS)
-    if len(entries) > limit:
+    _entries(document, "chunk_configs", path)
+    file = build_settings(ChunkConfigsFile, document, path)
+    limit = max_chunk_configs or file.max_chunk_configs
+    if len(file.chunk_configs) > limit:
         raise ConfigError(
-            f"{path}: {len(entries)} chunk configs exceed the maximum of {limit}; remove some or raise "
-            f"max_chunk_configs in the file"
+            f"{path}: {len(file.chunk_configs)} chunk configs exceed the maximum of {limit}; remove some or "
+            f"raise max_chunk_configs in the file"
         )
-    configs = tuple(
-        build_config_entry(ChunkConfig, entry, path, "chunk_configs", i) for i, entry in enumerate(entries)
-    )
-    _check_unique([c.name for c in configs], path, "chunk_configs")
-    return configs
+    _check_unique([c.name for c in file.chunk_configs], path, "chunk_configs")
+    return file.chunk_configs
 
 
 def load_profiles(path: str | Path) -> tuple[RetrievalProfile, ...]:
     """Read ``profiles:`` from a YAML file."""
-    entries = _entries(_read_yaml(path), "profiles", path)
-    profiles = tuple(
-        build_config_entry(RetrievalProfile, entry, path, "profiles", i) for i, entry in enumerate(entries)
-    )
+    document = _read_yaml(path)
+    _entries(document, "profiles", path)
+    profiles = build_settings(ProfilesFile, document, path).profiles
     _check_unique([p.name for p in profiles], path, "profiles")
     return profiles
 
@@ -305,27 +322,10 @@ def _entries(document: dict[str, Any], key: str, path: str | Path) -> list[Any]:
     return entries
 
 
-def build_config_entry(cls: Any, entry: Any, path: str | Path, key: str, index: int) -> Any:
+def build_config_entry(cls: type[T], entry: Any, path: str | Path, key: str, index: int) -> T:
     """One entry of a config file (or of a file `rag-eval chunk-configs apply` merges in) as ``cls``;
-    errors name the file, the list key and the index."""
-    where = f"{path}: {key}[{index}]"
-    if not isinstance(entry, dict):
-        raise ConfigError(f"{where} must be a mapping of fields")
-    known = set(cls.__dataclass_fields__)
-    unknown = sorted(set(entry) - known)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-        )
-    if "name" not in entry:
-        raise ConfigError(f"{where}: missing field 'name'")
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
-    try:
-        return cls(**values)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    except TypeError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+    errors name the file, the list key and the index (``chunk_configs[2].chunk_size``)."""
+    return build_settings(cls, entry, path, f"{key}[{index}]")
 
 
 def _check_unique(names: list[str], path: str | Path, key: str) -> None:

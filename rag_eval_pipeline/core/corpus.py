@@ -1,8 +1,15 @@
-"""Loading a folder of documents into a Corpus, refusing files that would give wrong offsets."""
+"""Loading a folder of documents into a Corpus, refusing files that would give wrong offsets and
+symbolic links that lead out of the folder.
+
+A link whose target lies outside the corpus folder is refused, never followed or skipped: what it
+points at (``/etc/passwd``, a private note) would otherwise go into chunks, vector payloads, LLM prompts
+and LangSmith. A link that stays inside the folder, and a corpus folder that is itself a link, are fine.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -32,7 +39,7 @@ class Corpus:
         root = Path(path)
         if not root.is_dir():
             raise CorpusError(f"corpus folder {root} does not exist or is not a folder")
-        files = sorted(p for p in root.glob(glob) if p.is_file())
+        files = corpus_files(root, glob)
         if not files:
             raise CorpusError(f"no file in {root} matches {glob!r}: add documents or change the glob")
         documents = []
@@ -69,6 +76,36 @@ class Corpus:
         for doc in sorted(self.documents, key=lambda d: d.doc_id):
             digest.update(f"{doc.doc_id}\0{doc.sha256}\n".encode())
         return digest.hexdigest()
+
+
+def corpus_files(root: Path, glob: str) -> list[Path]:
+    """The files under ``root`` matching ``glob``, sorted, as ``Corpus.from_folder`` and the document
+    sensor's scan see them; a CorpusError names a symbolic link whose target is outside ``root``."""
+    base = Path(os.path.realpath(root))
+    files = []
+    for file in sorted(p for p in root.glob(glob) if p.is_file()):
+        target = Path(os.path.realpath(file))
+        if base not in target.parents:
+            link = _first_link(root, file)
+            points_to = os.readlink(link) if link.is_symlink() else target
+            raise CorpusError(
+                f"{link} is a symbolic link to {points_to}, which leads outside the corpus folder "
+                f"{root} (to {target}): nothing outside the folder is loaded, so its content cannot reach "
+                f"chunks, vector payloads, LLM prompts or LangSmith; copy the document into {root} if it "
+                f"belongs to the corpus, or remove the link"
+            )
+        files.append(file)
+    return files
+
+
+def _first_link(root: Path, file: Path) -> Path:
+    """The link that leads out: ``file`` itself or the first linked folder on the way to it."""
+    current = root
+    for part in file.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return file
 
 
 def read_document_text(file: Path) -> str:

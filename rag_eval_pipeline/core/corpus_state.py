@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .corpus import corpus_files
 from .errors import CorpusError
 
 _BOM = b"\xef\xbb\xbf"
@@ -109,15 +110,16 @@ def scan_corpus_folder(
     root: str | Path, glob: str = "**/*.md", previous: CorpusState | None = None
 ) -> CorpusScan:
     """The files ``Corpus.from_folder(root, glob)`` would load, with hashes reused from ``previous``
-    where size and mtime are unchanged. A missing folder is an error; an empty one is an empty state
-    (the corpus asset then says what is wrong)."""
+    where size and mtime are unchanged. A missing folder is an error, and so is a symbolic link that
+    leads out of it (as for the corpus, so the sensor's tick names the link and reads nothing outside);
+    an empty folder is an empty state (the corpus asset then says what is wrong)."""
     folder = Path(root)
     if not folder.is_dir():
         raise CorpusError(f"corpus folder {folder} does not exist or is not a folder")
     known = previous.files if previous is not None else {}
     files: dict[str, FileState] = {}
     hashed: list[str] = []
-    for file in sorted(p for p in folder.glob(glob) if p.is_file()):
+    for file in corpus_files(folder, glob):
         rel = file.relative_to(folder).as_posix()
         stat = file.stat()
         before = known.get(rel)

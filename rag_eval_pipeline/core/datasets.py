@@ -31,6 +31,8 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from .corpus import Corpus
 from .errors import DatasetError
+from .files import write_atomically
+from .redaction import redact_value
 from .types import (
     CharacterSpan,
     ChunkId,
@@ -319,17 +321,18 @@ def read_chunk_level_jsonl(path: str | Path, chunker_fingerprint: str | None = N
 
 
 def write_jsonl(dataset: TokenLevelDataset | ChunkLevelDataset, path: str | Path) -> None:
-    """Write to a temporary name and rename, so a killed run never leaves half a dataset."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    with tmp.open("w", encoding="utf-8", newline="\n") as out:
-        for example in dataset.examples:
-            obj = example.to_json()
-            if isinstance(dataset, ChunkLevelDataset):
-                obj["metadata"]["chunker_fingerprint"] = dataset.chunker_fingerprint
-            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
-    tmp.replace(target)
+    """Write to a temporary name and rename, so a killed run never leaves half a dataset (a failed
+    write raises ``StorageError`` and leaves the old file)."""
+
+    def write(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8", newline="\n") as out:
+            for example in dataset.examples:
+                obj = example.to_json()
+                if isinstance(dataset, ChunkLevelDataset):
+                    obj["metadata"]["chunker_fingerprint"] = dataset.chunker_fingerprint
+                out.write(json.dumps(redact_value(obj), ensure_ascii=False) + "\n")  # no secret in a dataset
+
+    write_atomically(Path(path), write)
 
 
 def read_jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

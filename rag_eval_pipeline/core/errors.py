@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class InputError(ValueError):
     """Bad user input (corpus, dataset, config). The message names the place and the remedy."""
@@ -17,3 +19,31 @@ class ConfigError(InputError):
 
 class DatasetError(InputError):
     pass
+
+
+class StorageError(OSError):
+    """A file, folder or database could not be written (full disk, read-only file system, no permission).
+    Not bad input: the message names the path, the operation and the OS error, and what to do."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        operation: str,
+        reason: str,
+        remedy: str = "",
+        errno: int | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.operation = operation
+        self.reason = reason
+        self.remedy = remedy
+        super().__init__(f"cannot {operation} {self.path}: {reason}" + (f": {remedy}" if remedy else ""))
+        self.errno = errno  # str() stays the message above: OSError formats errno only with a strerror
+
+    def __reduce__(self) -> tuple[type[StorageError], tuple[str, str, str, str, int | None]]:
+        return type(self), (self.path, self.operation, self.reason, self.remedy, self.errno)
+
+    def or_else(self, alternative: str) -> StorageError:
+        """The same error with a further remedy the caller knows of (e.g. another folder)."""
+        remedy = f"{self.remedy} or {alternative}" if self.remedy else alternative
+        return StorageError(self.path, self.operation, self.reason, remedy, self.errno)

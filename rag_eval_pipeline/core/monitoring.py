@@ -6,13 +6,13 @@ Every key is optional; a project without the file gets the defaults below. Error
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
-from .settings_file import read_section, read_settings_file, require_integer, require_unit
+from .settings_file import build_settings, read_settings_file, require_integer, require_unit
 
 EvaluationMode = Literal["quick", "full"]
 EVALUATION_MODES: tuple[EvaluationMode, ...] = get_args(EvaluationMode)
@@ -61,20 +61,18 @@ class MonitoringSettings:
 
     def __post_init__(self) -> None:
         n, q, r, k = self.nightly, self.quick, self.regression, self.retention
-        if not isinstance(n.cron, str) or len(n.cron.split()) != 5:
+        if len(n.cron.split()) != 5:
             raise ConfigError(f"nightly.cron must be a five-field cron expression, got {n.cron!r}")
         try:
-            ZoneInfo(str(n.timezone))
+            ZoneInfo(n.timezone)
         except (ZoneInfoNotFoundError, ValueError):
             raise ConfigError(
                 f"nightly.timezone must be an IANA time zone such as UTC or Europe/Berlin, got {n.timezone!r}"
             ) from None
-        if n.mode not in EVALUATION_MODES:
-            raise ConfigError(f"nightly.mode must be one of {', '.join(EVALUATION_MODES)}, got {n.mode!r}")
         require_integer("quick.sample_size", q.sample_size, 1)
         require_integer("quick.seed", q.seed, 0)
         require_unit("regression.margin", r.margin)
-        if not isinstance(r.confidence, float) or not 0.5 <= r.confidence < 1:
+        if not 0.5 <= r.confidence < 1:
             raise ConfigError(f"regression.confidence must be in [0.5, 1), got {r.confidence!r}")
         _names("regression.metrics", r.metrics)
         _names("regression.answer_metrics", r.answer_metrics)
@@ -86,35 +84,14 @@ class MonitoringSettings:
         require_integer("retention.seed", k.seed, 0)
 
 
-_SECTIONS: dict[str, type] = {
-    "nightly": NightlySettings,
-    "quick": QuickSettings,
-    "regression": RegressionSettings,
-    "retention": RetentionSettings,
-}
-
-
 def load_monitoring_settings(path: str | Path) -> MonitoringSettings:
     path = Path(path)
-    document = read_settings_file(path, set(_SECTIONS))
+    document = read_settings_file(path)
     if document is None:
         return MonitoringSettings()
-    values: dict[str, Any] = {}
-    for key, cls in _SECTIONS.items():
-        raw = document.get(key)
-        if raw is None:
-            continue
-        section = read_section(path, key, raw, {f.name for f in fields(cls)})
-        confidence = section.get("confidence")
-        if isinstance(confidence, int) and not isinstance(confidence, bool):
-            section["confidence"] = float(confidence)
-        values[key] = cls(**section)
-    try:
-        return MonitoringSettings(**values, source=str(path))
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    return build_settings(MonitoringSettings, document, path, fixed={"source": str(path)})
 
 
-def _names(name: str, value: object) -> None:
-    if not isinstance(value, tuple) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{name} must be a list of metric names, got {value!r}")
+def _names(name: str, value: tuple[str, ...]) -> None:
+    if not all(value):
+        raise ConfigError(f"{name} must be a list of metric names, got {list(value)!r}")

@@ -19,7 +19,15 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
-from .files import write_text_atomically
+from .files import write_files_atomically
+from .leaderboard import (
+    first_ranked,
+    footnotes,
+    is_not_comparable,
+    is_removed,
+    rank_label,
+    row_note,
+)
 
 HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr", "ndcg_at_k")
 ANSWER_METRICS = ("keyword", "semantic_dynamic", "hybrid", "llm_judge")
@@ -153,8 +161,9 @@ def write_report(
     )
     snapshot = reports_dir / "history" / f"{run_id}.html"
     current = reports_dir / "leaderboard.html"
-    write_text_atomically(snapshot, html)
-    write_text_atomically(current, html)
+    write_files_atomically(
+        [(path, lambda tmp: tmp.write_text(html, encoding="utf-8")) for path in (current, snapshot)]
+    )
     return ReportFiles(current, snapshot, history.files, problems)
 
 
@@ -185,10 +194,11 @@ def render_report(
     ]
     if n_questions:
         facts.append(f"{'/'.join(str(n) for n in n_questions)} questions")
+    top = first_ranked(board)
     best = (
-        f'<p class="best-line">Best: <strong>{e(partitions[0][0])}</strong> &times; '
-        f"<strong>{e(partitions[0][1])}</strong> (span IoU {fmt(board['span_iou_mean'].iloc[0])})</p>"
-        if partitions and "span_iou_mean" in board.columns
+        f'<p class="best-line">Best: <strong>{e(top["chunk_config"])}</strong> &times; '
+        f"<strong>{e(top['profile'])}</strong> (span IoU {fmt(top['span_iou_mean'])})</p>"
+        if top is not None and "span_iou_mean" in board.columns
         else ""
     )
     parts = [
@@ -247,10 +257,12 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
     retrieval = [m for m in headline if f"{m}_mean" in board.columns]
     answer = [m for m in answers if f"{m}_mean" in board.columns]
     has_mode = "evaluation_mode" in board.columns
+    # the best of each column among the rows that compete: removed ones are no longer a choice
+    competing = board[[not is_removed(r) for _, r in board.iterrows()]] if len(board) else board
     best = {
-        m: board[f"{m}_mean"].astype("float64").max()
+        m: competing[f"{m}_mean"].astype("float64").max()
         for m in (*retrieval, *answer)
-        if board[f"{m}_mean"].notna().any()
+        if competing[f"{m}_mean"].notna().any()
     }
     head = ["rank", "chunk config", "profile", "k", "questions"]
     if has_mode:
@@ -264,8 +276,9 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
     ]
     for _, row in board.iterrows():
         version = str(row.get("profile_version", "") or "")
+        competes = not is_removed(row)
         tds = [
-            f'<td class="num">{e(row.get("rank", ""))}</td>',
+            f'<td class="num rank" data-column="rank">{e(rank_label(row))}</td>',
             f'<td class="name" data-column="chunk_config">{e(row["chunk_config"])}</td>',
             f'<td class="name" data-column="profile">{e(row["profile"])}'
             + (
@@ -273,6 +286,8 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
                 if version
                 else ""
             )
+            # what the board cannot vouch for, where the eye is: under the name (core/leaderboard.py)
+            + (f'<span class="note" data-column="note">{e(row_note(row))}</span>' if row_note(row) else "")
             + "</td>",
             f'<td class="num">{e(row.get("top_k", ""))}</td>',
             f'<td class="num">{e(row.get("n_questions", ""))}</td>',
@@ -288,18 +303,33 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
                 if low is not None and high is not None
                 else ""
             )
-            strong = ' class="num best"' if mean is not None and mean == best.get(m) else ' class="num"'
+            strong = (
+                ' class="num best"'
+                if competes and mean is not None and mean == best.get(m)
+                else ' class="num"'
+            )
             tds.append(f'<td{strong} data-metric="{e(m)}">{fmt(mean)}{ci}</td>')
         for m in answer:
             mean = number(row[f"{m}_mean"])
-            strong = ' class="num best"' if mean is not None and mean == best.get(m) else ' class="num"'
+            strong = (
+                ' class="num best"'
+                if competes and mean is not None and mean == best.get(m)
+                else ' class="num"'
+            )
             tds.append(f'<td{strong} data-metric="{e(m)}">{fmt(mean)}</td>')
         tds.append(f'<td class="when">{e(short_time(row.get("metrics_created_at")))}</td>')
+        marks = [
+            c for c, on in (("removed", is_removed(row)), ("not-comparable", is_not_comparable(row))) if on
+        ]
+        rank = row.get("rank")
         rows.append(
-            f'<tr data-rank="{e(row.get("rank", ""))}" data-chunk-config="{e(row["chunk_config"])}" '
-            f'data-profile="{e(row["profile"])}">{"".join(tds)}</tr>'
+            f'<tr data-rank="{e("" if rank is None or pd.isna(rank) else rank)}" '
+            f'data-chunk-config="{e(row["chunk_config"])}" data-profile="{e(row["profile"])}"'
+            + (f' class="{" ".join(marks)}"' if marks else "")
+            + f">{''.join(tds)}</tr>"
         )
     rows.append("</tbody></table></div>")
+    rows += [f'<p class="footnote">{e(line)}</p>' for line in footnotes(board)]
     if not answer:
         rows.append('<p class="hint">No answer metrics on this leaderboard.</p>')
     return "\n".join(rows)
@@ -656,6 +686,10 @@ td.best { font-weight: 700; }
 td.name { font-weight: 500; white-space: nowrap; }
 td.when { color: var(--muted); white-space: nowrap; }
 td.mode-quick { color: #b35c00; }
+tr.removed td { color: var(--muted); font-style: italic; }
+tr.not-comparable td.rank, .note { color: #8a4b00; }
+td .note { display: block; min-width: 16em; white-space: normal; font-size: 11px; font-style: normal; }
+p.footnote { margin: 6px 0 0; color: #8a4b00; font-size: 12px; }
 .table-wrap { overflow-x: auto; }
 .ci { display: block; font-size: 11px; color: var(--muted); font-weight: 400; }
 .version { font-size: 11px; color: var(--muted); }

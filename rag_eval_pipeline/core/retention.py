@@ -27,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .files import storage_error, write_atomically
 from .monitoring import RetentionSettings
 
 Action = Literal["keep", "sample", "delete"]
@@ -283,8 +284,11 @@ def apply_retention(plan: RetentionPlan) -> RetentionResult:
             continue
         size = d.path.stat().st_size
         if d.action == "delete":
-            d.path.unlink()
-            _remove_empty_folders(d.path.parent, plan.warehouse_dir / "history" / d.table)
+            try:
+                d.path.unlink()
+                _remove_empty_folders(d.path.parent, plan.warehouse_dir / "history" / d.table)
+            except OSError as exc:
+                raise storage_error(d.path, "delete", exc) from exc
             deleted.append(d.path)
             before, removed = before + size, removed + d.rows
             continue
@@ -318,9 +322,7 @@ def write_sample(path: Path, table: pa.Table, settings: RetentionSettings, now: 
     }
     metadata = {**(table.schema.metadata or {}), MARK: json.dumps(mark, sort_keys=True).encode()}
     sample = table.take(pa.array(positions, type=pa.int64())).replace_schema_metadata(metadata)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(sample, tmp)
-    tmp.replace(path)
+    write_atomically(path, lambda tmp: pq.write_table(sample, tmp))
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     return len(positions)
 

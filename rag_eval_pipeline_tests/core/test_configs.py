@@ -28,12 +28,31 @@ def test_loads_configs_and_hash_tracks_settings(tmp_path: Path):
             "{name: a, chunker: fixed, chunk_size: 100, chunk_overlap: 100}",
             "chunk_overlap \\(100\\) must be smaller",
         ),
-        ("{name: a, chunker: magic, chunk_size: 100}", "unknown chunker 'magic'"),
-        ("{name: 'a|b', chunker: fixed, chunk_size: 100}", "must match"),
-        ("{name: 'a,b', chunker: fixed, chunk_size: 100}", "partition key"),
+        (
+            "{name: a, chunker: magic, chunk_size: 100}",
+            "chunk_configs\\[0\\].chunker must be one of fixed, recursive, token, semantic; got 'magic'",
+        ),
+        ("{name: 'a|b', chunker: fixed, chunk_size: 100}", "chunk_configs\\[0\\]: chunk config 'a|b'"),
+        ("{name: 'a,b', chunker: fixed, chunk_size: 100}", "partition key and a folder name; rename it"),
+        ("{name: ., chunker: fixed, chunk_size: 100}", "chunk config '.': the name must start with"),
+        ("{name: '..', chunker: fixed, chunk_size: 100}", "chunk config '..': the name must start with"),
+        ("{name: .hidden, chunker: fixed, chunk_size: 100}", "'.hidden': the name must start with"),
+        (f"{{name: {'a' * 65}, chunker: fixed, chunk_size: 100}}", "at most 64 characters"),
+        ("{name: 7, chunker: fixed, chunk_size: 100}", "chunk_configs\\[0\\].name must be a string, got 7"),
         ("{name: a, chunker: fixed, chunk_size: 0}", "chunk_size must be a positive integer"),
-        ("{name: a, chunker: fixed, chunk_size: 10, colour: red}", "unknown field\\(s\\) colour"),
-        ("{chunker: fixed, chunk_size: 10}", "missing field 'name'"),
+        (
+            "{name: a, chunker: fixed, chunk_size: 10, colour: red}",
+            "unknown key\\(s\\) chunk_configs\\[0\\].colour",
+        ),
+        ("{chunker: fixed, chunk_size: 10}", "missing key\\(s\\) chunk_configs\\[0\\].name"),
+        (
+            "{name: a, chunker: recursive, chunk_size: 10, separators: abc}",
+            "chunk_configs\\[0\\].separators must be a list of strings, got 'abc'",
+        ),
+        (
+            "{name: a, chunker: fixed, chunk_size: '100'}",
+            "chunk_configs\\[0\\].chunk_size must be an integer",
+        ),
     ],
 )
 def test_bad_chunk_configs_name_the_file_and_key(tmp_path: Path, entry: str, message: str):
@@ -50,6 +69,25 @@ def test_duplicate_names_are_refused(tmp_path: Path):
     )
     with pytest.raises(ConfigError, match="two entries named 'a'"):
         load_chunk_configs(path)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("lots", "max_chunk_configs must be an integer, got 'lots'"),
+        ("null", "max_chunk_configs must be an integer, got null"),
+        ("true", "max_chunk_configs must be an integer, got true"),
+        ("0", "max_chunk_configs must be an integer >= 1, got 0"),
+    ],
+)
+def test_a_bad_maximum_names_the_file_and_key(tmp_path: Path, value: str, message: str):
+    path = write(
+        tmp_path,
+        f"max_chunk_configs: {value}\nchunk_configs:\n  - {{name: a, chunker: fixed, chunk_size: 9}}\n",
+    )
+    with pytest.raises(ConfigError) as err:
+        load_chunk_configs(path)
+    assert str(err.value) == f"{path}: {message}"
 
 
 def test_more_configs_than_the_maximum_are_refused(tmp_path: Path):
@@ -98,7 +136,6 @@ def test_hash_covers_settings_not_the_name():
     ("fields", "message"),
     [
         ("vector_weight: -0.1", "vector_weight must be a number >= 0"),
-        ("keyword_weight: many", "keyword_weight must be a number >= 0"),
         ("vector_weight: 0, keyword_weight: 0", "both 0, so nothing would be retrieved"),
         ("rrf_k: -1", "rrf_k must be a number >= 0"),
         ("similarity_threshold: 1.5", "must lie in \\[-1, 1\\]"),
@@ -107,18 +144,33 @@ def test_hash_covers_settings_not_the_name():
             "top_k: 8, reranker: models/ce, rerank_depth: 5",
             "rerank_depth \\(5\\) must be an integer >= top_k",
         ),
-        ("query_rewrite_enabled: 'yes'", "query_rewrite_enabled must be true or false"),
         ("query_rewrite_prompt: '  '", "query_rewrite_prompt must be a non-empty string"),
-        ("reranker: 3", "reranker must be none or the path"),
         ("version: 0", "version must be an integer >= 1"),
-        ("top_k: 2.5", "top_k must be an integer >= 1"),
     ],
 )
 def test_bad_profiles_name_the_file_profile_and_field(tmp_path: Path, fields: str, message: str):
     path = write(tmp_path, f"profiles:\n  - {{name: p, {fields}}}\n")
     with pytest.raises(ConfigError, match=message) as err:
         load_profiles(path)
-    assert str(path) in str(err.value) and "'p'" in str(err.value)
+    assert f"{path}: profiles[0]: retrieval profile 'p': " in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ("keyword_weight: many", "keyword_weight must be a number, got 'many'"),
+        ("query_rewrite_enabled: 'yes'", "query_rewrite_enabled must be true or false, got 'yes'"),
+        ("reranker: 3", "reranker must be a string or null, got 3"),
+        ("top_k: 2.5", "top_k must be an integer, got 2.5"),
+        ("similarity_threshold: .nan", "similarity_threshold must be a number or null, got nan"),
+        ("name: null", "name must be a string, got null"),
+    ],
+)
+def test_wrong_types_in_profiles_name_the_file_and_key(tmp_path: Path, fields: str, message: str):
+    path = write(tmp_path, f"profiles:\n  - {{name: p, {fields}}}\n")
+    with pytest.raises(ConfigError) as err:
+        load_profiles(path)
+    assert str(err.value) == f"{path}: profiles[0].{message}"
 
 
 def test_profile_fields_load_and_normalise(tmp_path: Path):

@@ -47,3 +47,32 @@ def test_missing_folder_and_no_match(tmp_path: Path):
         Corpus.from_folder(tmp_path / "nope")
     with pytest.raises(CorpusError, match="no file"):
         Corpus.from_folder(tmp_path)
+
+
+def test_a_link_leading_out_of_the_folder_is_refused_naming_it(tmp_path: Path):
+    corpus, outside = tmp_path / "corpus", tmp_path / "outside"
+    (corpus / "ops").mkdir(parents=True)
+    outside.mkdir()
+    (corpus / "a.md").write_text("inside", encoding="utf-8")
+    (outside / "secret.md").write_text("SECRET", encoding="utf-8")
+    (corpus / "x.md").symlink_to(outside / "secret.md")
+    with pytest.raises(CorpusError) as err:
+        Corpus.from_folder(corpus)
+    message = str(err.value)
+    assert f"{corpus / 'x.md'} is a symbolic link to {outside / 'secret.md'}" in message
+    assert "outside the corpus folder" in message and "remove the link" in message
+    (corpus / "x.md").unlink()
+    (corpus / "ops" / "linked").symlink_to(outside)  # a linked folder leads out as well
+    with pytest.raises(CorpusError, match="ops/linked is a symbolic link to"):
+        Corpus.from_folder(corpus, glob="ops/*/*.md")
+
+
+def test_links_inside_the_folder_and_a_linked_folder_are_fine(tmp_path: Path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "a.md").write_text("alpha", encoding="utf-8")
+    (real / "alias.md").symlink_to("a.md")
+    (tmp_path / "corpus").symlink_to(real)
+    corpus = Corpus.from_folder(tmp_path / "corpus")
+    assert [d.doc_id for d in corpus] == ["a.md", "alias.md"]
+    assert corpus["alias.md"].text == "alpha"

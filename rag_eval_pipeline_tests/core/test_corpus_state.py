@@ -90,3 +90,11 @@ def test_cursor_round_trips_and_refuses_garbage_with_a_remedy(folder: Path):
 def test_missing_folder_is_an_error(tmp_path: Path):
     with pytest.raises(CorpusError, match="does not exist"):
         scan_corpus_folder(tmp_path / "nowhere")
+
+
+def test_the_scan_refuses_a_link_leading_out_as_the_corpus_does(folder: Path, tmp_path: Path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("SECRET", encoding="utf-8")
+    (folder / "x.md").symlink_to(outside)
+    with pytest.raises(CorpusError, match="x.md is a symbolic link to .*outside the corpus folder"):
+        scan_corpus_folder(folder)

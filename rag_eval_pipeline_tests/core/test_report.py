@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.leaderboard import ConfiguredNames, footnotes, rank_board
 from rag_eval_pipeline.core.report import (
     ANSWER_METRICS,
     HEADLINE_METRICS,
@@ -252,6 +253,39 @@ def test_a_board_without_answer_or_ci_columns_still_renders():
     assert len(dom.find("svg", id="scatter").find_all("circle", class_="point")) == len(BOARD)
     assert not dom.find("svg", id="scatter").find_all("line", class_="whisker")
     assert "No answer metrics on this leaderboard." in dom.text()
+
+
+def test_removed_and_not_comparable_rows_are_marked_and_a_removed_row_is_never_best():
+    rows = board_frame().drop(columns="rank")
+    rows["dataset_sha256"] = ["d1", "d1", "d2", "d1"]
+    # two ranked rows, one on each dataset: the tie goes to the newer one's
+    rows["metrics_created_at"] = [NOW - timedelta(hours=h) for h in (1, 1, 5, 1)]
+    # recursive-120-20 x top2 (the best span recall and keyword) is no longer configured
+    board = rank_board(
+        rows, ConfiguredNames(frozenset({"recursive-120-20", "fixed-60-0"}), frozenset({"top4"}))
+    )
+    board["run_id"] = "board-run"
+    dom = parse_dom(render_report(board, pd.DataFrame(), generated_at=NOW))
+    body = dom.find("table", id="leaderboard").find("tbody")
+    shown = {
+        (r.attrs["data-chunk-config"], r.attrs["data-profile"]): (
+            r.find("td", data_column="rank").text(),
+            r.attrs.get("class", ""),
+            r.find_all(data_column="note")[0].text() if r.find_all(data_column="note") else "",
+        )
+        for r in body.find_all("tr")
+    }
+    assert shown == {
+        ("recursive-120-20", "top4"): ("1*", "not-comparable", "other questions: dataset d2 vs d1"),
+        ("fixed-60-0", "top4"): ("2", "", ""),
+        ("recursive-120-20", "top2"): ("-", "removed", "profile removed"),
+        ("fixed-60-0", "top2"): ("-", "removed", "profile removed"),
+    }
+    removed = body.find("tr", data_chunk_config="recursive-120-20", data_profile="top2")
+    assert "best" not in removed.find("td", data_metric="keyword").attrs["class"].split()
+    best = dom.find("p", class_="best-line")
+    assert [s.text() for s in best.find_all("strong")] == ["recursive-120-20", "top4"]
+    assert [p.text() for p in dom.find_all("p", class_="footnote")] == footnotes(board)
 
 
 def test_without_chromium_the_browser_tests_skip_locally_and_fail_in_ci(monkeypatch: pytest.MonkeyPatch):

@@ -28,6 +28,10 @@ ANSWER_COLUMNS = (
     "grounded_rate",
     "escalated_fraction",
     *JUDGE_COLUMNS,
+    # the semantic_dynamic threshold the rows were judged with: the leaderboard marks a pair whose
+    # threshold differs from the others' (core/leaderboard.py)
+    "answer_threshold",
+    "answer_threshold_how",
 )
 
 Pair = tuple[str, str]
@@ -44,6 +48,9 @@ def leaderboard_answer_columns(
         pair = (str(first["chunk_config"]), str(first["profile"]))
         row: dict[str, object] = {name: float("nan") for name in ANSWER_COLUMNS}
         row["answerer"] = str(first["answerer"])
+        if "threshold" in frame.columns:
+            row["answer_threshold"] = float(first["threshold"])
+            row["answer_threshold_how"] = str(first["threshold_how"])
         for metric in ANSWER_MEANS:
             row[f"{metric}_mean"] = ok_mean(frame, metric)
         validated = frame["semantic_validation"].isin(["pass", "fail"])

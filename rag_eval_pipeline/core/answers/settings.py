@@ -8,12 +8,12 @@ of data/generation.yaml. Errors name the file and the key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Literal
 
 from ..errors import ConfigError
-from ..settings_file import read_section, read_settings_file, require_integer, require_unit
+from ..settings_file import build_settings, read_settings_file, require_integer, require_unit
 
 AnswererChoice = Literal["auto", "llm", "extractive"]
 LLMJudging = Literal["auto", "on", "off"]
@@ -63,52 +63,24 @@ class AnswerSettings:
     source: str = field(default="(defaults)", compare=False)
 
     def __post_init__(self) -> None:
-        _choice("answerer", self.answerer, get_args(AnswererChoice))
-        _choice("llm_judging", self.llm_judging, get_args(LLMJudging))
         require_integer("max_context_chars", self.max_context_chars, 200)
         s, j = self.semantic, self.judge
         require_unit("semantic.threshold", s.threshold)
-        _choice("semantic.objective", s.objective, get_args(ThresholdObjective))
         require_integer("semantic.min_labels", s.min_labels, 2)
         require_integer("semantic.folds", s.folds, 2)
-        if not isinstance(s.labels, str) or not s.labels:
+        if not s.labels:
             raise ConfigError(f"semantic.labels must be a path relative to the project, got {s.labels!r}")
         require_integer("judge.top_n", j.top_n, 0)
-        _choice("judge.rank_by", j.rank_by, get_args(RankBy))
         require_unit("judge.pass_score", j.pass_score)
         require_integer("judge.repair_attempts", j.repair_attempts, 0)
         require_unit("hybrid.margin", self.hybrid.margin)
         require_unit("production.recall_threshold", self.production.recall_threshold)
 
 
-_SECTIONS: dict[str, type] = {
-    "semantic": SemanticSettings,
-    "judge": JudgeSettings,
-    "hybrid": HybridSettings,
-    "production": ProductionSettings,
-}
-_SCALARS = ("answerer", "max_context_chars", "llm_judging")
-
-
 def load_answer_settings(path: str | Path) -> AnswerSettings:
+    """The file's settings (a bare on/off, which YAML 1.1 reads as a boolean, means "on"/"off")."""
     path = Path(path)
-    document = read_settings_file(path, {*_SCALARS, *_SECTIONS})
+    document = read_settings_file(path)
     if document is None:
         return AnswerSettings()
-    values: dict[str, Any] = {key: document[key] for key in _SCALARS if key in document}
-    if isinstance(values.get("llm_judging"), bool):  # YAML 1.1 reads a bare on/off as a boolean
-        values["llm_judging"] = "on" if values["llm_judging"] else "off"
-    for key, cls in _SECTIONS.items():
-        raw = document.get(key)
-        if raw is None:
-            continue
-        values[key] = cls(**read_section(path, key, raw, {f.name for f in fields(cls)}))
-    try:
-        return AnswerSettings(**values, source=str(path))
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-
-
-def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ConfigError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return build_settings(AnswerSettings, document, path, fixed={"source": str(path)})

@@ -7,13 +7,13 @@ deterministic known-item generator, which needs no LLM). Errors name the file an
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from ..errors import ConfigError
 from ..llm.accounting import Price
-from ..settings_file import check_known_keys, read_settings_file
+from ..settings_file import Converter, build_settings, check_value, read_settings_file
 
 DatasetChoice = Literal["golden", "synthetic", "both"]
 TokenLevelGenerator = Literal["known-item", "llm", "excerpt-first"]
@@ -40,7 +40,6 @@ class TokenLevelSettings:
     retrievability_top_n: int = 20  # 0 switches the filter off
 
     def __post_init__(self) -> None:
-        _check_choice(self, "generator", get_args(TokenLevelGenerator))
         for name in ("n_questions", "questions_per_document", "max_document_chars", "passage_min_chars"):
             _check_int(self, name, minimum=1)
         _check_int(self, "passage_max_chars", minimum=self.passage_min_chars)
@@ -61,7 +60,6 @@ class ChunkLevelSettings:
     retrievability_top_n: int = 20
 
     def __post_init__(self) -> None:
-        _check_choice(self, "generator", get_args(ChunkLevelGenerator))
         _check_int(self, "max_chunks", minimum=1)
         _check_int(self, "questions_per_chunk", minimum=1)
         _check_int(self, "seed", minimum=0)
@@ -85,7 +83,6 @@ class LLMSettings:
     prices: Mapping[str, Price] = field(default_factory=dict)  # $ per million tokens, over the defaults
 
     def __post_init__(self) -> None:
-        _check_choice(self, "provider", get_args(LLMProvider))
         for name in ("max_tokens", "max_concurrency", "max_attempts"):
             _check_int(self, name, minimum=1)
         _check_int(self, "repair_attempts", minimum=0)
@@ -105,6 +102,10 @@ class LangSmithNames:
 
     dataset_prefix: str = "rag-eval"
 
+    def __post_init__(self) -> None:
+        if not self.dataset_prefix.strip():
+            raise ConfigError("langsmith.dataset_prefix must be a non-empty string")
+
     def dataset(self, kind: str) -> str:
         return f"{self.dataset_prefix}-{kind}"
 
@@ -118,62 +119,37 @@ class GenerationSettings:
     langsmith: LangSmithNames = field(default_factory=LangSmithNames)
     source: str = field(default="(defaults)", compare=False)
 
-    def __post_init__(self) -> None:
-        _check_choice(self, "evaluate_on", get_args(DatasetChoice))
-
-
-_SECTIONS: dict[str, type] = {
-    "token_level": TokenLevelSettings,
-    "chunk_level": ChunkLevelSettings,
-    "llm": LLMSettings,
-    "langsmith": LangSmithNames,
-}
-
 
 def load_generation_settings(path: str | Path) -> GenerationSettings:
     path = Path(path)
-    document = read_settings_file(path, {"evaluate_on", *_SECTIONS})
+    document = read_settings_file(path)
     if document is None:
         return GenerationSettings()
-    values: dict[str, Any] = {"source": str(path)}
-    if "evaluate_on" in document:
-        values["evaluate_on"] = document["evaluate_on"]
-    for key, cls in _SECTIONS.items():
-        if key in document:
-            values[key] = _section(cls, document[key], key, path)
-    try:
-        return GenerationSettings(**values)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    return build_settings(
+        GenerationSettings, document, path, fixed={"source": str(path)}, convert={"llm.prices": _prices(path)}
+    )
 
 
-def _section(cls: type, raw: Any, key: str, path: Path) -> Any:
-    if raw is None:
-        return cls()
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: {key} must be a mapping of settings")
-    check_known_keys(path, f"{key}.", raw, {f.name for f in fields(cls)})
-    values = dict(raw)
-    if key == "llm" and "prices" in values:
-        values["prices"] = _prices(values["prices"], path)
-    try:
-        return cls(**values)
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+def _prices(path: Path) -> Converter:
+    """``llm.prices`` as written ({model: {input: $, output: $}}) read into Price objects."""
 
+    def read(raw: Any, key: str) -> dict[str, Price]:
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: {key} must map model names to {{input: ..., output: ...}}")
+        prices = {}
+        for model, price in raw.items():
+            where = f"{key}.{model}"
+            if not isinstance(price, dict) or set(price) != {"input", "output"}:
+                raise ConfigError(
+                    f"{path}: {where} must be {{input: <$ per million>, output: <$ per million>}}"
+                )
+            cost = {side: check_value(float, price[side], path, f"{where}.{side}") for side in price}
+            if min(cost.values()) < 0:
+                raise ConfigError(f"{path}: {where}: prices must be numbers >= 0")
+            prices[str(model)] = Price(cost["input"], cost["output"])
+        return prices
 
-def _prices(raw: Any, path: Path) -> dict[str, Price]:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: llm.prices must map model names to {{input: ..., output: ...}}")
-    prices = {}
-    for model, price in raw.items():
-        where = f"{path}: llm.prices.{model}"
-        if not isinstance(price, dict) or set(price) != {"input", "output"}:
-            raise ConfigError(f"{where} must be {{input: <$ per million>, output: <$ per million>}}")
-        if not all(_is_number(v) and v >= 0 for v in price.values()):
-            raise ConfigError(f"{where}: prices must be numbers >= 0")
-        prices[str(model)] = Price(float(price["input"]), float(price["output"]))
-    return prices
+    return read
 
 
 def _section_name(obj: object) -> str:
@@ -182,12 +158,6 @@ def _section_name(obj: object) -> str:
         ChunkLevelSettings: "chunk_level.",
         LLMSettings: "llm.",
     }.get(type(obj), "")
-
-
-def _check_choice(obj: object, name: str, choices: tuple[str, ...]) -> None:
-    value = getattr(obj, name)
-    if value not in choices:
-        raise ConfigError(f"{_section_name(obj)}{name} must be one of {', '.join(choices)}; got {value!r}")
 
 
 def _check_int(obj: object, name: str, minimum: int) -> None:

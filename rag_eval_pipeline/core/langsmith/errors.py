@@ -15,6 +15,7 @@ import requests
 from langsmith import utils as ls_utils
 
 from ..errors import DatasetError
+from ..redaction import redact
 
 _DETAIL_MAX = 300
 _STATUS = re.compile(r"\b([45]\d\d) (?:Client|Server) Error")
@@ -41,7 +42,8 @@ def langsmith_errors(action: str, api_url: str, api_key: str | None) -> Iterator
 
 
 def describe_failure(action: str, api_url: str, api_key: str | None, exc: BaseException) -> str:
-    return f"LangSmith: {action} failed: {_advice(exc, api_url)} [{_scrub(exc, api_key)}]"
+    # redact: every configured secret, including a password inside LANGSMITH_ENDPOINT
+    return redact(f"LangSmith: {action} failed: {_advice(exc, api_url)} [{_scrub(exc, api_key)}]")
 
 
 def _advice(exc: BaseException, api_url: str) -> str:

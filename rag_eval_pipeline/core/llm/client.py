@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from ..progress import Progress, no_progress
+from ..redaction import redact, redact_exception
 from .accounting import CostEstimate, PriceTable, Usage, UsageSnapshot, estimate_prompt_tokens
 from .base import ChatMessage, ChatModel, Completion, CompletionParams, LLMError, TransientLLMError
 from .cache import ResponseCache, request_key
@@ -25,6 +26,12 @@ Y = TypeVar("Y")
 
 class RetriesExhausted(LLMError):
     pass
+
+
+class UnexpectedLLMError(LLMError):
+    """The chat model raised something other than an ``LLMError`` (a backend bug, a fault nobody
+    classified): recorded with its type and message like any failed call, not retried, since nothing
+    says a retry would help."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +82,11 @@ class LLMClient:
         return self.cache is not None and request_key(self.model_id, messages, params) in self.cache
 
     def complete(self, messages: Sequence[ChatMessage], params: CompletionParams) -> Completion:
-        """A reply from the cache, or from the model with retries; ``LLMError`` when neither works."""
+        """A reply from the cache, or from the model with retries; ``LLMError`` when neither works.
+
+        Whatever the model raises ends here as a counted ``LLMError`` with no secret in its message:
+        transient faults after the retries (``RetriesExhausted``), permanent ones at once, and anything
+        else as ``UnexpectedLLMError`` naming its type, so every caller keeps a failed row for it."""
         key = request_key(self.model_id, messages, params)
         if self.cache is not None:
             cached = self.cache.get(key)
@@ -92,15 +103,20 @@ class LLMClient:
                 failures += 1
                 if failures >= self.retry.max_attempts:
                     self.usage.add(failures=1)
-                    raise RetriesExhausted(f"gave up after {failures} attempts: {exc}") from None
+                    raise RetriesExhausted(redact(f"gave up after {failures} attempts: {exc}")) from None
                 self.usage.add(retries=1)
                 with self._rng_lock:
                     wait = self.retry.delay(failures, exc.retry_after, self._rng)
                 self._sleep(wait)
                 continue
-            except LLMError:
+            except LLMError as exc:
                 self.usage.add(failures=1)
-                raise
+                raise _redacted(exc) from None
+            except Exception as exc:  # never an escape: the caller keeps the row, failed, with the reason
+                self.usage.add(failures=1)
+                raise UnexpectedLLMError(
+                    redact(f"{self.model_id} raised {type(exc).__name__}: {exc}")
+                ) from redact_exception(exc)
             self.usage.add(
                 prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens
             )
@@ -196,3 +212,12 @@ class LLMClient:
             completion_tokens=completion,
             cost_usd=price.cost(prompt, completion) if price else None,
         )
+
+
+def _redacted(exc: LLMError) -> LLMError:
+    """The same error (type, retry hint) with any secret the server echoed taken out of its message."""
+    message = str(exc)
+    clean = redact(message)
+    if clean != message:
+        exc.args = (clean,)
+    return exc

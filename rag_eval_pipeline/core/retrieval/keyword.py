@@ -10,8 +10,6 @@ ties are broken by chunk id, as on the dense side.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ import numpy as np
 import pandas as pd
 import Stemmer
 
+from ..files import replace_folder_atomically
 from ..progress import Progress, no_progress
 from ..tables import chunks_from_frame, chunks_to_frame
 from ..types import PositionAwareChunk, sha256_hex
@@ -100,22 +99,16 @@ class KeywordIndex:
         return cls(chunks, fingerprint, retriever)
 
     def save(self, folder: str | Path) -> None:
-        """Write to a fresh folder and swap it in, so a killed run never leaves a half index."""
-        folder = Path(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
+        """Write to a fresh folder and swap it in, so a killed run never leaves a half index (a failed
+        write raises ``StorageError`` and leaves the old index)."""
+        replace_folder_atomically(Path(folder), self._write)
+
+    def _write(self, staging: Path) -> None:
         if self.chunks:
             self._bm25.save(str(staging / _BM25), show_progress=False)
         chunks_to_frame(self.chunks).to_parquet(staging / _CHUNKS, index=False)
         manifest = {"fingerprint": self.fingerprint, "n_chunks": len(self.chunks), **TOKENIZER, **BM25_PARAMS}
         (staging / _MANIFEST).write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
-        retired = folder.with_name(f".{folder.name}.{os.getpid()}.old")
-        if folder.exists():
-            folder.rename(retired)
-        staging.rename(folder)
-        shutil.rmtree(retired, ignore_errors=True)
 
     def search(self, queries: Sequence[str], k: int) -> list[list[ScoredChunk]]:
         """Top ``k`` chunks by BM25 score per query, best first; only chunks sharing a term score."""

@@ -7,17 +7,23 @@ and runs on the same collection wait for the folder lock (bounded) instead of fa
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from qdrant_client import QdrantClient, models
 
 from ..embedding.base import Vectors
+from ..errors import StorageError
+from ..files import make_folder
+from ..paths import child_path
 from ..progress import Progress, no_progress
+from ..redaction import redact_exception
+from ..sqlite_store import storage_errors_name
 from ..types import ChunkId, DocumentId, PositionAwareChunk
 from .base import ScoredChunk
 
@@ -58,15 +64,23 @@ class QdrantVectorStore:
     @contextmanager
     def _client(self, name: str) -> Iterator[QdrantClient]:
         if self.url is not None:
-            if self._server_client is None:
-                self._server_client = QdrantClient(url=self.url, api_key=self._api_key)
-            yield self._server_client
+            failure: BaseException | None = None
+            try:
+                if self._server_client is None:
+                    self._server_client = QdrantClient(url=self.url, api_key=self._api_key)
+                yield self._server_client
+            except Exception as exc:  # the server's error text may quote the key or the URL's password
+                failure = redact_exception(exc)
+                if failure is exc:
+                    raise
+            if failure is not None:
+                raise failure  # outside the except block: the unredacted original is not chained
             return
         if name in self._pinned:
             yield self._pinned[name]
             return
         assert self.path is not None
-        client = self._open_local(self.path / name)
+        client = self._open_local(child_path(self.path, name))
         try:
             yield client
         finally:
@@ -80,19 +94,20 @@ class QdrantVectorStore:
             yield
             return
         assert self.path is not None
-        self._pinned[name] = self._open_local(self.path / name)
+        self._pinned[name] = self._open_local(child_path(self.path, name))
         try:
             yield
         finally:
             self._pinned.pop(name).close()
 
     def _open_local(self, folder: Path) -> QdrantClient:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder)
         deadline = time.monotonic() + self.lock_timeout
         delay = 0.2
         while True:
             try:
-                return QdrantClient(path=str(folder))
+                with _local_storage(folder):
+                    return QdrantClient(path=str(folder))
             except RuntimeError as exc:
                 if "already accessed" not in str(exc) or time.monotonic() > deadline:
                     raise RuntimeError(
@@ -105,7 +120,7 @@ class QdrantVectorStore:
                 delay = min(delay * 2, 5.0)
 
     def collection_exists(self, name: str) -> bool:
-        if self.path is not None and not (self.path / name).exists():
+        if self.path is not None and not child_path(self.path, name).exists():
             return False
         with self._client(name) as client:
             return bool(client.collection_exists(name))
@@ -122,7 +137,8 @@ class QdrantVectorStore:
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors for collection {name}")
         dimension = int(vectors.shape[1]) if len(vectors) else 0
-        with self._client(name) as client:
+        storage = _local_storage(child_path(self.path, name)) if self.path is not None else nullcontext()
+        with self._client(name) as client, storage:
             if client.collection_exists(name):
                 client.delete_collection(name)
             client.create_collection(
@@ -171,6 +187,23 @@ class QdrantVectorStore:
         if self._server_client is not None:
             self._server_client.close()
             self._server_client = None
+
+
+@contextmanager
+def _local_storage(folder: Path) -> Iterator[None]:
+    """A full or read-only disk raises ``StorageError`` naming the folder; qdrant-client's half-written
+    ``meta.json.tmp`` is removed."""
+    try:
+        with storage_errors_name(folder, "local Qdrant folder"):
+            yield
+    except StorageError as exc:
+        leftover = folder / "meta.json.tmp"
+        if os.path.lexists(leftover):
+            try:
+                leftover.unlink()
+            except OSError as cleanup:
+                exc.add_note(f"{leftover} could not be removed: {cleanup}")
+        raise
 
 
 def _top_k(points: Sequence[Any], k: int) -> list[ScoredChunk]:

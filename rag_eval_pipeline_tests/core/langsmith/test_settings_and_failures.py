@@ -21,6 +21,7 @@ from rag_eval_pipeline.core.langsmith import (
     log_experiment,
     upload_dataset,
 )
+from rag_eval_pipeline.core.langsmith.errors import describe_failure
 from rag_eval_pipeline_tests.langsmith_server import API_KEY, Fault, LangSmithState, langsmith_server
 
 OTHER_KEY = "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"
@@ -167,6 +168,16 @@ def test_every_failure_is_one_quick_langsmith_error_without_the_key(
         assert secret not in caplog.text
     assert "API Key" not in message  # the SDK's masked-key line stays out
     assert raised.value.__cause__ is None and raised.value.__suppress_context__  # no chained SDK error
+
+
+def test_a_password_in_the_endpoint_url_never_reaches_a_failure_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    endpoint = "https://team:Gw7pass-Wq92xZ@langsmith.example.com/api"
+    monkeypatch.setenv("LANGSMITH_ENDPOINT", endpoint)
+    message = describe_failure("upload", endpoint, API_KEY, ConnectionError(f"cannot reach {endpoint}"))
+    assert "Gw7pass-Wq92xZ" not in message and "Gw7pass" not in message
+    assert "https://team:[redacted LANGSMITH_ENDPOINT]@langsmith.example.com/api" in message
 
 
 def test_gateway_errors_are_retried_a_bounded_number_of_times(

@@ -13,12 +13,12 @@ import pytest
 from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price, PriceTable, check_budget
 from rag_eval_pipeline.core.llm.base import ChatMessage, CompletionParams, PermanentLLMError
 from rag_eval_pipeline.core.llm.cache import ResponseCache
-from rag_eval_pipeline.core.llm.client import LLMClient, RetriesExhausted
+from rag_eval_pipeline.core.llm.client import LLMClient, RetriesExhausted, UnexpectedLLMError
 from rag_eval_pipeline.core.llm.json_reply import InvalidReply, parse_json_object
 from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
 from rag_eval_pipeline.core.llm.rate_limit import RateLimiter
 from rag_eval_pipeline.core.llm.retry import RetryPolicy
-from rag_eval_pipeline_tests.openai_server import Slow, openai_server
+from rag_eval_pipeline_tests.openai_server import BROKEN_REPLIES, RawReply, Slow, openai_server
 
 ASK = [ChatMessage("system", "You write JSON."), ChatMessage("user", "Give me a number.")]
 PARAMS = CompletionParams(max_tokens=50, json_mode=True)
@@ -112,6 +112,43 @@ def test_permanent_errors_are_not_retried(tmp_path: Path) -> None:
             client.complete(ASK, PARAMS)
         assert len(script.chat_requests) == 1
     assert "sk-test-secret" not in str(caught.value)
+
+
+@pytest.mark.parametrize("broken", BROKEN_REPLIES, ids=["truncated-json", "html-page", "empty-body"])
+def test_a_malformed_200_reply_is_a_transient_fault_retried_with_backoff(
+    tmp_path: Path, broken: RawReply
+) -> None:
+    with openai_server() as (url, script):
+        script.faults = [broken]
+        sleeps = Sleeps()
+        client = make_client(url, tmp_path, sleeps)
+        assert client.complete(ASK, PARAMS).text.startswith("echo:")
+        script.fault_for = lambda body: broken  # always broken: a failed call that says why
+        with pytest.raises(RetriesExhausted, match="malformed reply") as caught:
+            client.complete([ChatMessage("user", "another question")], PARAMS)
+    usage = client.usage_snapshot()
+    assert (usage.calls, usage.retries, usage.failures) == (6, 4, 1) and len(sleeps.waits) == 4
+    assert "4 attempts" in str(caught.value)
+
+
+class Exploding:
+    """A ChatModel whose backend raises what no one classified."""
+
+    model_id = "test:exploding"
+    model_name = "exploding"
+
+    def complete(self, messages: Any, params: CompletionParams) -> Any:
+        raise KeyError("choices")
+
+
+def test_an_unexpected_exception_from_a_chat_model_is_a_counted_failed_call(tmp_path: Path) -> None:
+    client = LLMClient(Exploding(), retry=RetryPolicy(max_attempts=3, base_delay_s=0.01), sleep=Sleeps())
+    with pytest.raises(UnexpectedLLMError, match="test:exploding raised KeyError: 'choices'"):
+        client.complete(ASK, PARAMS)
+    outcome = client.complete_json(ASK, PARAMS, number, '{"n": <integer>}')
+    assert outcome.failure == "llm_failed" and outcome.error is not None and "KeyError" in outcome.error
+    usage = client.usage_snapshot()
+    assert (usage.calls, usage.retries, usage.failures) == (2, 0, 2)
 
 
 def test_broken_json_is_repaired_with_a_second_prompt(tmp_path: Path) -> None:

@@ -132,3 +132,39 @@ def test_server_mode_sends_the_api_key_to_the_url(tmp_path: Path):
         server.shutdown()
     assert seen and seen[0] == ("/collections/rag_eval__fixed__minilm/exists", "qdrant-secret")
     assert not list(tmp_path.iterdir())  # nothing written locally in server mode
+
+
+def test_a_server_error_that_quotes_the_api_key_is_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A gateway in front of a Qdrant server answers 403 quoting the key: the error the step raises (and
+    so the step-failure message) carries the marker instead."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    key = "qdrant-Kx72mVq9Lp41ZtR8"
+    monkeypatch.setenv("QDRANT_API_KEY", key)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = json.dumps(
+                {"status": {"error": f"forbidden: api-key {self.headers.get('api-key')}"}}
+            ).encode()
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        store = QdrantVectorStore(url=f"http://127.0.0.1:{server.server_address[1]}", api_key=key)
+        with pytest.raises(Exception) as raised:
+            store.collection_exists("rag_eval__fixed__minilm")
+        store.close()
+    finally:
+        server.shutdown()
+    assert "forbidden: api-key [redacted QDRANT_API_KEY]" in str(raised.value)
+    assert key[:10] not in str(raised.value)
