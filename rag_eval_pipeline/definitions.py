@@ -1,4 +1,4 @@
-"""The Dagster code location: assets, jobs, the partition sync sensor, resources and IO."""
+"""The Dagster code location: the definitions of defs/ (a folder per stage) with the resources of lib/."""
 
 from __future__ import annotations
 
@@ -10,22 +10,24 @@ import dagster as dg
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
 warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
-from .assets.answers import answer_calibration, answer_judgements, answer_metrics, answers  # noqa: E402
-from .assets.chunking import chunk_index, chunks  # noqa: E402
-from .assets.evaluation import leaderboard, retrieval_metrics, retrieval_results  # noqa: E402
-from .assets.generation import chunk_level_questions, synthetic_questions  # noqa: E402
-from .assets.ingestion import corpus, eval_questions  # noqa: E402
-from .automation import automation_sensor, with_automation  # noqa: E402
-from .checks import REGRESSION_CHECKS  # noqa: E402
 from .core.redaction import install_log_redaction  # noqa: E402
-from .document_sensor import document_sensor  # noqa: E402
-from .evaluation_runs import EvaluationModeResource  # noqa: E402
-from .io_managers import ParquetIOManagerFactory, WarehouseResource  # noqa: E402
-from .jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job  # noqa: E402
-from .resources import default_resources  # noqa: E402
-from .retention import retention_job, retention_schedule  # noqa: E402
-from .schedules import nightly_evaluation_schedule  # noqa: E402
-from .sensors import partition_sync_sensor  # noqa: E402
+from .defs.answers.assets import answer_calibration, answer_judgements, answer_metrics, answers  # noqa: E402
+from .defs.answers.checks import answer_metrics_regression  # noqa: E402
+from .defs.automation import automation_sensor, with_automation  # noqa: E402
+from .defs.chunking.assets import chunk_index, chunks  # noqa: E402
+from .defs.evaluation.assets import retrieval_metrics, retrieval_results  # noqa: E402
+from .defs.evaluation.checks import retrieval_metrics_regression  # noqa: E402
+from .defs.evaluation.nightly_schedule import nightly_evaluation_schedule  # noqa: E402
+from .defs.ingestion.assets import corpus, eval_questions  # noqa: E402
+from .defs.ingestion.document_sensor import document_sensor  # noqa: E402
+from .defs.ingestion.partition_sync_sensor import partition_sync_sensor  # noqa: E402
+from .defs.jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job  # noqa: E402
+from .defs.maintenance.retention import retention_job, retention_schedule  # noqa: E402
+from .defs.questions.assets import chunk_level_questions, synthetic_questions  # noqa: E402
+from .defs.reporting.assets import leaderboard  # noqa: E402
+from .lib.evaluation_runs import EvaluationModeResource  # noqa: E402
+from .lib.io_managers import ParquetIOManagerFactory, WarehouseResource  # noqa: E402
+from .lib.resources import default_resources  # noqa: E402
 
 
 def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Definitions:
@@ -57,7 +59,7 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
                 leaderboard,
             ]
         ),
-        asset_checks=list(REGRESSION_CHECKS),
+        asset_checks=[retrieval_metrics_regression, answer_metrics_regression],
         jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job, retention_job],
         sensors=[partition_sync_sensor, document_sensor, automation_sensor],
         schedules=[nightly_evaluation_schedule, retention_schedule],

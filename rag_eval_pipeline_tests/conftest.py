@@ -142,9 +142,9 @@ def tiny_project(tmp_path: Path) -> Path:
 
 def tiny_resources(project: Path, work: Path) -> dict[str, object]:
     """Resources that keep every file of a test run under tmp: inputs, cache, Qdrant, warehouse."""
-    from rag_eval_pipeline.evaluation_runs import EvaluationModeResource
-    from rag_eval_pipeline.io_managers import ParquetIOManagerFactory, WarehouseResource
-    from rag_eval_pipeline.resources import (
+    from rag_eval_pipeline.lib.evaluation_runs import EvaluationModeResource
+    from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, WarehouseResource
+    from rag_eval_pipeline.lib.resources import (
         EmbedderResource,
         LangSmithResource,
         LLMResource,

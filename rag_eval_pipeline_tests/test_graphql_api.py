@@ -62,7 +62,8 @@ def evaluated_tiny_project(tiny_project: Path, monkeypatch: pytest.MonkeyPatch) 
     """The tiny project with its partitions added and fixed-60-0 x top2 evaluated once (full mode), on
     the instance `dagster dev` started in the project folder uses: its dagster.yaml, storage under
     .dagster/ (relative to the working directory, as for `dagster dev`)."""
-    from rag_eval_pipeline.main_job import project_instance, run_main_job
+    from rag_eval_pipeline.runner.in_process import run_main_job
+    from rag_eval_pipeline.runner.instance import project_instance
 
     for name in ("DAGSTER_HOME", "RAG_EVAL_WAREHOUSE_DIR", "RAG_EVAL_GOLDEN_DATASET", "QDRANT_URL"):
         monkeypatch.delenv(name, raising=False)

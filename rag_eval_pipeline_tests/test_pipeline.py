@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline.main_job import format_leaderboard, run_main_job
+from rag_eval_pipeline.lib.leaderboard_tables import format_leaderboard
+from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 
 pytestmark = pytest.mark.slow

@@ -25,9 +25,9 @@ import pytest
 import yaml
 from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage
 
-from rag_eval_pipeline.assets.ingestion import corpus
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline.main_job import run_main_job
+from rag_eval_pipeline.defs.ingestion.assets import corpus
+from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import REPO, tiny_resources
 
 POSTGRES_YAML = REPO / "dagster.postgres.yaml"

@@ -1,6 +1,6 @@
 """Which run each partition is held to: a pinned baseline, or else the previous full run on the same data.
 
-Pins live in ``<warehouse>/baselines/baselines.json`` (written to a temporary name and renamed, under a
+Pins live in the warehouse's ``baselines/baselines.json`` (written to a temporary name and renamed, under a
 lock), one per chunk config x profile, with every change ever made kept in the same file, so a team can
 see when and from what a baseline moved.
 """
@@ -17,6 +17,7 @@ from typing import Any, Literal
 from .errors import ConfigError
 from .files import locked, write_text_atomically
 from .history import EvaluationId, HistoryStore, PartitionKey, RunId, RunRecord
+from .warehouse import Warehouse
 
 BaselineSource = Literal["pinned", "previous_run", "none"]
 _FORMAT = 1
@@ -45,7 +46,7 @@ class BaselineChange:
 
 class BaselineStore:
     def __init__(self, warehouse_dir: str | Path) -> None:
-        self.path = Path(warehouse_dir) / "baselines" / "baselines.json"
+        self.path = Warehouse(Path(warehouse_dir)).baselines_path
 
     def pinned(self) -> tuple[Baseline, ...]:
         """Every pinned baseline, by partition."""

@@ -1,4 +1,4 @@
-"""The user-facing evaluation API, usable from a notebook without Dagster (the assets call the same code).
+"""The user-facing evaluation API, usable from a notebook without Dagster.
 
 corpus = Corpus.from_folder("./knowledge_base")
 dataset = read_token_level_jsonl("golden.jsonl", corpus)
@@ -8,6 +8,13 @@ result.metrics["span_recall"].mean
 
 Pass ``profile=RetrievalProfile(...)`` instead of ``k`` for hybrid BM25 + dense retrieval, thresholds,
 reranking or query rewriting (``rewriter=``).
+
+One code path: ``run`` is the four steps the Dagster assets call one by one, so a notebook and the
+pipeline give the same numbers on the same inputs:
+1. cut: ``chunking.base.cut_corpus`` (asset ``chunks``)
+2. index: ``retrieval.indexes.build_indexes`` (``chunk_index``; ``open_indexes`` in ``retrieval_results``)
+3. retrieve: ``retrieval.profile_retriever.retrieve`` (``retrieval_results``)
+4. score: ``token_level_result`` / ``chunk_level_result`` below (``retrieval_metrics``)
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from .chunking.base import Chunker, chunk_corpus
+from .chunking.base import Chunker, ChunkSet, cut_corpus
 from .configs import RetrievalProfile
 from .corpus import Corpus
 from .datasets import ChunkLevelDataset, ChunkLevelExample, TokenLevelDataset, TokenLevelExample
@@ -26,13 +33,13 @@ from .metrics.aggregate import MetricSummary, summarize_by_group, summarize_tabl
 from .metrics.chunk_metrics import chunk_metrics
 from .metrics.span_metrics import ChunkSpanIndex, precision_omega, span_metrics
 from .progress import Progress, no_progress
-from .retrieval.base import Query, RetrievedChunk, index_chunks
-from .retrieval.keyword import KeywordIndex
-from .retrieval.profile_retriever import DenseIndex, ProfileRetriever
+from .retrieval.base import Query, RetrievalRun, RetrievedChunk
+from .retrieval.indexes import build_indexes
+from .retrieval.profile_retriever import retrieve
 from .retrieval.rerank import Reranker, load_reranker
 from .retrieval.rewrite import QueryRewriter
-from .types import ChunkId, EvaluationType, PositionAwareChunk, ProfileName, QuestionId, sha256_hex
-from .vector_store.base import VectorStore, collection_name
+from .types import ChunkId, EvaluationType, PositionAwareChunk, ProfileName, QuestionId
+from .vector_store.base import VectorStore
 
 SPAN_METRICS = ("span_recall", "span_precision", "span_iou", "precision_chroma", "iou_chroma")
 OMEGA_METRICS = ("precision_omega", "precision_omega_chroma")
@@ -134,6 +141,78 @@ def _chunk_scores(retrieved: Sequence[ChunkId], relevant: Sequence[ChunkId], k: 
     return {name: float(getattr(m, name)) for name in CHUNK_METRICS}
 
 
+def token_level_result(
+    examples: Sequence[TokenLevelExample],
+    hits: Mapping[QuestionId, Sequence[RetrievedChunk]],
+    chunks: Sequence[PositionAwareChunk] | ChunkSpanIndex[PositionAwareChunk],
+    k: int,
+    corpus: Corpus,
+    metrics: Sequence[str] | None = None,
+) -> EvaluationResult:
+    """Step 4 of a token-level evaluation (``run`` and the ``retrieval_metrics`` asset both call it): every
+    question scored against the chunk set its hits came from, grouped by document group, summarized.
+    A question without hits scores 0."""
+    names = selected_metrics(TOKEN_LEVEL_METRICS, metrics)
+    scores = score_token_level(examples, hits, chunks, k)
+    results = tuple(
+        QuestionResult(
+            e.question_id,
+            e.query,
+            question_group(e, corpus),
+            tuple(hits.get(e.question_id, ())),
+            {n: scores[e.question_id][n] for n in names},
+        )
+        for e in examples
+    )
+    return _summarized("token-level", results, names)
+
+
+def chunk_level_result(
+    examples: Sequence[ChunkLevelExample],
+    hits: Mapping[QuestionId, Sequence[RetrievedChunk]],
+    k: int,
+    metrics: Sequence[str] | None = None,
+) -> EvaluationResult:
+    """Step 4 of a chunk-level evaluation: every question scored against its chunk ids, summarized."""
+    names = selected_metrics(CHUNK_METRICS, metrics)
+    scores = score_chunk_level(examples, hits, k)
+    results = tuple(
+        QuestionResult(
+            e.question_id,
+            e.query,
+            "",
+            tuple(hits.get(e.question_id, ())),
+            {n: scores[e.question_id][n] for n in names},
+        )
+        for e in examples
+    )
+    return _summarized("chunk-level", results, names)
+
+
+def selected_metrics(available: Sequence[str], wanted: Sequence[str] | None) -> list[str]:
+    """The metrics asked for (all when None), refusing a name that does not exist."""
+    if wanted is None:
+        return list(available)
+    unknown = [m for m in wanted if m not in available]
+    if unknown:
+        raise ConfigError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(available)}")
+    return list(wanted)
+
+
+def _summarized(
+    evaluation_type: EvaluationType, results: tuple[QuestionResult, ...], names: list[str]
+) -> EvaluationResult:
+    rows: list[dict[str, float | str]] = [{"group": r.group, **r.metrics} for r in results]
+    groups = {r.group for r in results}
+    return EvaluationResult(
+        evaluation_type=evaluation_type,
+        metrics=summarize_table(rows, names),
+        experiment_url=None,
+        raw_results=results,
+        by_group=summarize_by_group(rows, "group", names) if len(groups) > 1 else {},
+    )
+
+
 @dataclass(frozen=True)
 class Retrieval:
     """How an evaluation retrieves: a profile, plus the reranker and rewriter objects it needs."""
@@ -166,6 +245,12 @@ class Retrieval:
             )
         return cls(profile, reranker, rewriter)
 
+    def loaded_reranker(self) -> Reranker | None:
+        """The reranker given, else the one the profile names (a local cross-encoder folder)."""
+        if self.reranker is None and self.profile.reranker is not None:
+            return load_reranker(self.profile.reranker)
+        return self.reranker
+
 
 class _Evaluation:
     evaluation_type: EvaluationType
@@ -182,32 +267,26 @@ class _Evaluation:
         vector_store: VectorStore,
         retrieval: Retrieval,
         collection: str | None,
-    ) -> tuple[list[PositionAwareChunk], dict[QuestionId, list[RetrievedChunk]]]:
-        chunks = chunk_corpus(chunker, self.corpus)
-        label = "chunker-" + sha256_hex(chunker.fingerprint)[:10]
-        profile = retrieval.profile
-        dense = None
-        if "knn" in profile.retrievers:
-            name = collection or collection_name(label, embedder.model_id)
-            index_chunks(chunks, embedder, vector_store, name, label)
-            dense = DenseIndex(embedder, vector_store, name)
-        keyword = KeywordIndex.build(chunks, self.progress) if "bm25" in profile.retrievers else None
-        reranker = retrieval.reranker
-        if reranker is None and profile.reranker is not None:
-            reranker = load_reranker(profile.reranker)
-        retriever = ProfileRetriever(
-            profile, dense=dense, keyword=keyword, reranker=reranker, rewriter=retrieval.rewriter
+    ) -> tuple[ChunkSet, RetrievalRun]:
+        """Steps 1 to 3: cut, index (only the sides the profile searches), retrieve."""
+        chunk_set = cut_corpus(chunker, self.corpus)
+        indexes = build_indexes(
+            chunk_set,
+            embedder,
+            vector_store,
+            collection=collection,
+            retrievers=retrieval.profile.retrievers,
+            progress=self.progress,
         )
-        return chunks, retriever.run(queries, self.progress).hits
-
-    @staticmethod
-    def _select(metric_names: Sequence[str], metrics: Sequence[str] | None) -> list[str]:
-        if metrics is None:
-            return list(metric_names)
-        unknown = [m for m in metrics if m not in metric_names]
-        if unknown:
-            raise ConfigError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(metric_names)}")
-        return list(metrics)
+        run = retrieve(
+            retrieval.profile,
+            indexes,
+            queries,
+            reranker=retrieval.loaded_reranker(),
+            rewriter=retrieval.rewriter,
+            progress=self.progress,
+        )
+        return chunk_set, run
 
 
 class TokenLevelEvaluation(_Evaluation):
@@ -233,22 +312,13 @@ class TokenLevelEvaluation(_Evaluation):
         rewriter: QueryRewriter | None = None,
     ) -> EvaluationResult:
         retrieval = Retrieval.of(k, profile, reranker, rewriter)
-        k = retrieval.profile.top_k
-        names = self._select(TOKEN_LEVEL_METRICS, metrics)
+        names = selected_metrics(TOKEN_LEVEL_METRICS, metrics)  # a bad name fails before any work
         queries = [Query(e.question_id, e.query) for e in self.dataset]
-        chunks, retrieved = self._retrieve(queries, chunker, embedder, vector_store, retrieval, collection)
-        scores = score_token_level(self.dataset.examples, retrieved, chunks, k)
-        results = tuple(
-            QuestionResult(
-                e.question_id,
-                e.query,
-                question_group(e, self.corpus),
-                tuple(retrieved[e.question_id]),
-                {n: scores[e.question_id][n] for n in names},
-            )
-            for e in self.dataset
+        chunk_set, run = self._retrieve(queries, chunker, embedder, vector_store, retrieval, collection)
+        result = token_level_result(
+            self.dataset.examples, run.hits, chunk_set.chunks, retrieval.profile.top_k, self.corpus, names
         )
-        return _result(self.evaluation_type, results, names, experiment)
+        return _logged(result, experiment)
 
 
 class ChunkLevelEvaluation(_Evaluation):
@@ -274,43 +344,19 @@ class ChunkLevelEvaluation(_Evaluation):
         rewriter: QueryRewriter | None = None,
     ) -> EvaluationResult:
         retrieval = Retrieval.of(k, profile, reranker, rewriter)
-        k = retrieval.profile.top_k
         if chunker.fingerprint != self.dataset.chunker_fingerprint:
             raise ConfigError(
                 f"chunk-level dataset {self.dataset.name!r} was made with chunker "
                 f"{self.dataset.chunker_fingerprint!r}, not {chunker.fingerprint!r}: its chunk IDs mean nothing "
                 f"for another chunker. Use that chunker, or evaluate token-level ground truth instead"
             )
-        names = self._select(CHUNK_METRICS, metrics)
+        names = selected_metrics(CHUNK_METRICS, metrics)
         queries = [Query(e.question_id, e.query) for e in self.dataset]
-        _, retrieved = self._retrieve(queries, chunker, embedder, vector_store, retrieval, collection)
-        scores = score_chunk_level(self.dataset.examples, retrieved, k)
-        results = tuple(
-            QuestionResult(
-                e.question_id,
-                e.query,
-                "",
-                tuple(retrieved[e.question_id]),
-                {n: scores[e.question_id][n] for n in names},
-            )
-            for e in self.dataset
-        )
-        return _result(self.evaluation_type, results, names, experiment)
+        _, run = self._retrieve(queries, chunker, embedder, vector_store, retrieval, collection)
+        result = chunk_level_result(self.dataset.examples, run.hits, retrieval.profile.top_k, names)
+        return _logged(result, experiment)
 
 
-def _result(
-    evaluation_type: EvaluationType,
-    results: tuple[QuestionResult, ...],
-    names: list[str],
-    experiment: ExperimentSink | None,
-) -> EvaluationResult:
-    rows: list[dict[str, float | str]] = [{"group": r.group, **r.metrics} for r in results]
-    groups = {r.group for r in results}
-    result = EvaluationResult(
-        evaluation_type=evaluation_type,
-        metrics=summarize_table(rows, names),
-        experiment_url=None,
-        raw_results=results,
-        by_group=summarize_by_group(rows, "group", names) if len(groups) > 1 else {},
-    )
+def _logged(result: EvaluationResult, experiment: ExperimentSink | None) -> EvaluationResult:
+    """The result with the experiment's URL, when a sink logged it."""
     return replace(result, experiment_url=experiment(result)) if experiment is not None else result

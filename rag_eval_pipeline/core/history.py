@@ -1,9 +1,9 @@
 """The Parquet history as SQL tables: every materialization ever written, one DuckDB view per table.
 
-``<warehouse>/history/<table>/chunk_config=<c>/profile=<p>/<run_id>.parquet`` (hive style) becomes the
-view ``<table>``, with ``chunk_config`` and ``profile`` as columns; files written before a column existed
-read as NULL there (``union_by_name``). Rows from before evaluations were tagged get ``evaluation_id`` =
-their run id and ``evaluation_mode`` = ``full``, so every query sees one shape.
+A table's history files (core/warehouse.py says where they are) become the view ``<table>``, with the
+partition dimensions (``chunk_config``, ``profile``) as columns; files written before a column existed
+read as NULL there. Rows from before evaluations were tagged get the warehouse's defaults (their run's
+own evaluation, full mode), so every query sees one shape.
 
 An *evaluation* is the set of Dagster runs (one per partition) that share an evaluation id; a run
 launched on its own is an evaluation of one partition.
@@ -22,14 +22,14 @@ import pandas as pd
 
 from .errors import InputError
 from .monitoring import EvaluationMode
+from .warehouse import RETRIEVAL_SUMMARY, SUMMARY_TABLES, Warehouse, evaluation_defaults_sql
 
 RunId = NewType("RunId", str)
 EvaluationId = NewType("EvaluationId", str)
 
 # Tables written once per run and partition; together they say which runs and evaluations exist
 # (summaries outlive per-question rows once retention thins those out).
-RUN_TABLES = ("retrieval_metrics_summary", "answer_metrics_summary", "retrieval_metrics", "answer_metrics")
-SUMMARY_TABLES = ("retrieval_metrics_summary", "answer_metrics_summary")
+RUN_TABLES = (*SUMMARY_TABLES, "retrieval_metrics", "answer_metrics")
 _SHOWN_CANDIDATES = 8
 
 
@@ -92,11 +92,12 @@ class ResolvedRef:
 
 
 class HistoryStore:
-    """Read-only SQL over ``<warehouse_dir>/history``. Views are made on first use per table, so a check
+    """Read-only SQL over the warehouse's history. Views are made on first use per table, so a check
     that needs one table does not read the schemas of every file of every other table."""
 
     def __init__(self, warehouse_dir: str | Path) -> None:
-        self.root = Path(warehouse_dir) / "history"
+        self.warehouse = Warehouse(Path(warehouse_dir))
+        self.root = self.warehouse.history_dir  # named in messages
         self._connection = duckdb.connect()
         self._connection.execute("SET TimeZone = 'UTC'")
         self._views: dict[str, list[str]] = {}
@@ -116,12 +117,7 @@ class HistoryStore:
         """Table folders holding at least one Parquet file (the history of every asset and summary), as
         found when first asked: a store reads one consistent set of tables."""
         if self._tables is None:
-            folders = sorted(self.root.iterdir()) if self.root.is_dir() else []
-            self._tables = tuple(
-                p.name
-                for p in folders
-                if p.is_dir() and not p.name.startswith(".") and next(p.rglob("*.parquet"), None)
-            )
+            self._tables = self.warehouse.history_tables()
         return self._tables
 
     def has_table(self, table: str) -> bool:
@@ -271,7 +267,7 @@ class HistoryStore:
         return [c.removesuffix("_mean") for c in self.columns(table) if c.endswith("_mean")]
 
     def trend(
-        self, metric: str, table: str = "retrieval_metrics_summary", partition: PartitionKey | None = None
+        self, metric: str, table: str = RETRIEVAL_SUMMARY, partition: PartitionKey | None = None
     ) -> pd.DataFrame:
         """The metric's mean per run, per partition over time: partition, created_at, evaluation and run,
         mode, n (questions it averages over) and its confidence interval where the table has one."""
@@ -329,36 +325,14 @@ class HistoryStore:
             raise HistoryError(
                 f"no history table {table!r} in {self.root}; tables: {', '.join(self.tables) or 'none yet'}"
             )
-        glob = str(self.root / table / "**" / "*.parquet").replace("'", "''")
-        source = (
-            f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true, "
-            "hive_types_autocast = false)"
-        )
+        source = self.warehouse.history_source_sql(table)
         try:
             described = self._connection.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()
         except duckdb.Error as exc:
             raise HistoryError(
-                f"cannot read the history of {table} under {self.root / table}: {exc}"
+                f"cannot read the history of {table} under {self.warehouse.history_table_dir(table)}: {exc}"
             ) from None
-        raw = [str(row[0]) for row in described]
-        replace, extra = [], []
-        if "run_id" in raw:
-            # rows written before runs were tagged with their evaluation: an evaluation of one run, full
-            if "evaluation_id" in raw:
-                replace.append(
-                    "coalesce(nullif(CAST(evaluation_id AS VARCHAR), ''), run_id) AS evaluation_id"
-                )
-            else:
-                extra.append("run_id AS evaluation_id")
-            if "evaluation_mode" in raw:
-                replace.append(
-                    "coalesce(nullif(CAST(evaluation_mode AS VARCHAR), ''), 'full') AS evaluation_mode"
-                )
-            else:
-                extra.append("'full' AS evaluation_mode")
-        select = (
-            "*" + (f" REPLACE ({', '.join(replace)})" if replace else "") + "".join(f", {e}" for e in extra)
-        )
+        select = evaluation_defaults_sql([str(row[0]) for row in described])
         self._connection.execute(f'CREATE OR REPLACE VIEW "{table}" AS SELECT {select} FROM {source}')
         self._views[table] = [str(row[0]) for row in self._connection.sql(f'DESCRIBE "{table}"').fetchall()]
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from .files import write_files_atomically
 from .leaderboard import (
@@ -28,6 +27,7 @@ from .leaderboard import (
     rank_label,
     row_note,
 )
+from .warehouse import read_history_folder
 
 HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr", "ndcg_at_k")
 ANSWER_METRICS = ("keyword", "semantic_dynamic", "hybrid", "llm_judge")
@@ -63,7 +63,7 @@ PALETTE = (
 )
 DASHES = ("", "6 3", "2 3", "8 3 2 3")
 
-# What the trend chart reads from history/retrieval_metrics_summary.
+# What the trend chart reads from the history of retrieval_metrics_summary.
 HISTORY_COLUMNS = (
     "run_id",
     "created_at",
@@ -77,53 +77,6 @@ HISTORY_COLUMNS = (
 
 def label(metric: str) -> str:
     return LABELS.get(metric, metric.replace("_", " "))
-
-
-@dataclass(frozen=True)
-class HistoryRead:
-    """A history table read file by file (old files may lack newer columns); unreadable files are
-    listed, not skipped silently."""
-
-    frame: pd.DataFrame
-    files: int
-    unreadable: tuple[str, ...]
-
-
-def read_history(folder: Path, columns: Sequence[str]) -> HistoryRead:
-    """The wanted columns of every ``*.parquet`` under ``folder`` (hive layout), one row per stored row.
-
-    Missing folder -> empty frame. A file without a column gets NaN there; a file without
-    ``chunk_config``/``profile`` takes them from its ``name=value`` folders; a missing ``evaluation_id``
-    is the run id and a missing ``evaluation_mode`` is ``full`` (files written before both existed)."""
-    frames: list[pd.DataFrame] = []
-    unreadable: list[str] = []
-    paths = (
-        sorted(p for p in folder.rglob("*.parquet") if not p.name.startswith(".")) if folder.is_dir() else []
-    )
-    for path in paths:
-        try:
-            present = set(pq.read_schema(path).names)
-            frame = pq.read_table(path, columns=[c for c in columns if c in present]).to_pandas()
-        except (OSError, ValueError) as exc:  # pyarrow raises ArrowInvalid (a ValueError) on a corrupt file
-            unreadable.append(f"{path}: {exc}")
-            continue
-        for part in path.relative_to(folder).parts[:-1]:
-            name, _, value = part.partition("=")
-            if name in columns and name not in frame.columns:
-                frame[name] = value
-        if "run_id" in columns and "run_id" not in frame.columns:
-            frame["run_id"] = path.stem
-        frames.append(frame)
-    frames = [f for f in frames if not f.empty]
-    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    for column in columns:
-        if column not in frame.columns:
-            frame[column] = pd.Series(float("nan"), index=frame.index, dtype="float64")
-    if "evaluation_id" in frame.columns and "run_id" in frame.columns:
-        frame["evaluation_id"] = frame["evaluation_id"].where(frame["evaluation_id"].notna(), frame["run_id"])
-    if "evaluation_mode" in frame.columns:
-        frame["evaluation_mode"] = frame["evaluation_mode"].where(frame["evaluation_mode"].notna(), "full")
-    return HistoryRead(frame[list(columns)], len(paths), tuple(unreadable))
 
 
 @dataclass(frozen=True)
@@ -148,7 +101,7 @@ def write_report(
     """Render the report with the trends of ``history_dir`` (history/retrieval_metrics_summary) and write
     it atomically as the run's snapshot and as the current report."""
     columns = (*HISTORY_COLUMNS, *(f"{m}_mean" for m in trend_metrics))
-    history = read_history(history_dir, columns)
+    history = read_history_folder(history_dir, columns)
     problems = tuple(f"unreadable history file {u}" for u in history.unreadable)
     html = render_report(
         board,
@@ -178,7 +131,7 @@ def render_report(
     notes: Sequence[str] = (),
 ) -> str:
     """One HTML page. ``board`` is the leaderboard table (one row per chunk config x profile, in rank
-    order); ``history`` the rows of history/retrieval_metrics_summary (see ``read_history``)."""
+    order); ``history`` the rows of history/retrieval_metrics_summary (see ``Warehouse.read_history``)."""
     when = (generated_at or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     board = board.reset_index(drop=True)
     partitions = [(str(r["chunk_config"]), str(r["profile"])) for _, r in board.iterrows()]

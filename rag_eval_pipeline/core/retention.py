@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from .files import storage_error, write_atomically
 from .monitoring import RetentionSettings
+from .warehouse import Warehouse
 
 Action = Literal["keep", "sample", "delete"]
 AgeSource = Literal["created_at", "mtime", "none"]
@@ -146,22 +147,18 @@ def plan_retention(
     """Decide, without changing anything, what happens to every history file of the warehouse. The
     files of ``keep_run_ids`` (the pinned baselines: the regression checks compare with their rows)
     are kept whole at any age."""
-    base = Path(warehouse_dir)
+    warehouse = Warehouse(Path(warehouse_dir))
     now = now or datetime.now(UTC)
     decisions: list[FileDecision] = []
-    history = base / "history"
-    for path in _files(history, ".parquet"):
-        decisions.append(_decide(path, path.relative_to(history).parts[0], settings, now, keep_run_ids))
-    datasets = base / "datasets"
-    for path in _files(datasets, ".jsonl"):
-        if path.parent.name != "history":
-            continue  # current.jsonl is the current version, not history
+    for path in warehouse.history_files():
+        decisions.append(_decide(path, warehouse.table_of(path), settings, now, keep_run_ids))
+    for path in warehouse.dataset_history_files():  # current.jsonl is the current version, not history
         with path.open("rb") as handle:
             rows = sum(1 for line in handle if line.strip())
         decisions.append(
             FileDecision(
                 path,
-                f"datasets/{path.relative_to(datasets).parts[0]}",
+                f"datasets/{warehouse.dataset_of(path)}",
                 "keep",
                 "generated dataset: an input of the history, kept whole",
                 math.nan,
@@ -171,14 +168,7 @@ def plan_retention(
                 path.stat().st_size,
             )
         )
-    return RetentionPlan(base, settings, now, tuple(decisions))
-
-
-def _files(folder: Path, suffix: str) -> list[Path]:
-    """Finished files only: a temporary ``.<name>.<pid>.tmp`` of a running write is not ours."""
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.rglob(f"*{suffix}") if p.is_file() and not p.name.startswith("."))
+    return RetentionPlan(warehouse.base_dir, settings, now, tuple(decisions))
 
 
 def _decide(
@@ -276,6 +266,7 @@ def apply_retention(plan: RetentionPlan) -> RetentionResult:
     deleted: list[Path] = []
     skipped: list[str] = []
     before = after = removed = 0
+    warehouse = Warehouse(plan.warehouse_dir)
     for d in plan.decisions:
         if d.action == "keep":
             continue
@@ -286,7 +277,7 @@ def apply_retention(plan: RetentionPlan) -> RetentionResult:
         if d.action == "delete":
             try:
                 d.path.unlink()
-                _remove_empty_folders(d.path.parent, plan.warehouse_dir / "history" / d.table)
+                _remove_empty_folders(d.path.parent, warehouse.history_table_dir(d.table))
             except OSError as exc:
                 raise storage_error(d.path, "delete", exc) from exc
             deleted.append(d.path)

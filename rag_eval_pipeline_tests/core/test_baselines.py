@@ -11,6 +11,7 @@ import pytest
 from rag_eval_pipeline.core.baselines import BaselineStore, choose_baseline
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.history import HistoryStore, PartitionKey
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline_tests.history_files import at, constant, retrieval_rows, write_run
 
 P1, P2 = PartitionKey("c", "p1"), PartitionKey("c", "p2")
@@ -115,7 +116,7 @@ def test_a_pinned_baseline_wins_and_a_pin_without_rows_is_reported(tmp_path: Pat
     assert (source, run) == ("pinned", "pinned") and "pinned on" in detail
 
     # the pinned run's files are gone (retention): the check must say so, not fall back silently
-    for path in (tmp_path / "history").rglob("pinned.parquet"):
+    for path in (p for p in Warehouse(tmp_path).history_files() if p.stem == "pinned"):
         path.unlink()
     source, run, detail = choose(tmp_path, "now", 2)
     assert (source, run) == ("pinned", None)

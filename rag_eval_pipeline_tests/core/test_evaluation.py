@@ -4,7 +4,15 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval_pipeline.core.chunking import FixedSizeChunker, RecursiveCharacterChunker
+from rag_eval_pipeline.core.chunking import (
+    ChunkSet,
+    FixedSizeChunker,
+    RecursiveCharacterChunker,
+    build_chunker,
+    chunk_corpus,
+    cut_corpus,
+)
+from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import read_token_level_jsonl
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
@@ -12,9 +20,26 @@ from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.evaluation import (
     CHUNK_METRICS,
+    SPAN_METRICS,
     TOKEN_LEVEL_METRICS,
     ChunkLevelEvaluation,
     TokenLevelEvaluation,
+    chunk_level_result,
+    token_level_result,
+)
+from rag_eval_pipeline.core.metrics.aggregate import summarize_by_group, summarize_table
+from rag_eval_pipeline.core.retrieval.base import Query, RetrievedChunk
+from rag_eval_pipeline.core.retrieval.indexes import build_indexes, open_indexes
+from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
+from rag_eval_pipeline.core.tables import (
+    chunks_from_frame,
+    chunks_to_frame,
+    corpus_from_frame,
+    corpus_to_frame,
+    questions_from_frame,
+    questions_to_frame,
+    retrieved_from_frame,
+    retrieved_to_frame,
 )
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
 from rag_eval_pipeline_tests.fakes import HashingEmbedder
@@ -77,8 +102,6 @@ def test_metric_selection_and_bad_k(tiny_project: Path, tmp_path: Path):
 def test_chunk_level_evaluation_runs_with_its_chunker_and_refuses_another(tiny_project: Path, tmp_path: Path):
     corpus, dataset = load(tiny_project)
     chunker = FixedSizeChunker(60, 0)
-    from rag_eval_pipeline.core.chunking import chunk_corpus
-
     chunk_level = dataset.to_chunk_level(chunk_corpus(chunker, corpus), chunker.fingerprint)
     evaluation = ChunkLevelEvaluation(corpus=corpus, dataset=chunk_level)
     store = QdrantVectorStore(path=tmp_path / "q")
@@ -96,8 +119,6 @@ def test_chunk_level_evaluation_runs_with_its_chunker_and_refuses_another(tiny_p
 def test_a_profile_runs_hybrid_and_keyword_retrieval_from_the_notebook_api(
     tiny_project: Path, tmp_path: Path
 ):
-    from rag_eval_pipeline.core.configs import RetrievalProfile
-
     corpus, dataset = load(tiny_project)
     evaluation = TokenLevelEvaluation(corpus, dataset)
 
@@ -122,3 +143,71 @@ def test_a_profile_runs_hybrid_and_keyword_retrieval_from_the_notebook_api(
             k=3,
             profile=RetrievalProfile("kw", 2),
         )  # type: ignore[arg-type]
+
+
+def test_the_score_step_keeps_question_order_and_scores_a_question_without_hits_zero(tiny_project: Path):
+    corpus, dataset = load(tiny_project)
+    chunks = chunk_corpus(FixedSizeChunker(60, 0), corpus)
+    span = dataset.examples[0].relevant_spans[0]
+    hit = next(c for c in chunks if c.doc_id == span.doc_id and c.start < span.end and span.start < c.end)
+    qid = dataset.examples[0].question_id
+    hits = {qid: [RetrievedChunk(qid, 1, hit.chunk_id, hit.doc_id, hit.start, hit.end, 1.0, hit.text)]}
+    result = token_level_result(dataset.examples, hits, chunks, 2, corpus)
+    assert [r.question_id for r in result.raw_results] == [e.question_id for e in dataset]
+    first, *rest = result.raw_results
+    assert first.retrieved == tuple(hits[first.question_id]) and first.metrics["span_recall"] > 0
+    for r in rest:  # nothing retrieved: every retrieval metric is 0, the chunk set's best precision is not
+        assert r.retrieved == () and all(r.metrics[m] == 0.0 for m in SPAN_METRICS + CHUNK_METRICS)
+        assert r.metrics["precision_omega"] > 0
+    rows = [{"group": r.group, **r.metrics} for r in result.raw_results]
+    assert result.metrics == summarize_table(rows, TOKEN_LEVEL_METRICS)
+    assert result.by_group == summarize_by_group(rows, "group", TOKEN_LEVEL_METRICS)
+    assert list(token_level_result(dataset.examples, hits, chunks, 2, corpus, ["mrr"]).metrics) == ["mrr"]
+    with pytest.raises(ConfigError, match="unknown metric"):
+        token_level_result(dataset.examples, hits, chunks, 2, corpus, ["accuracy"])
+    chunk_level = dataset.to_chunk_level(chunks, "fixed")
+    by_chunk = chunk_level_result(chunk_level.examples, hits, 2)
+    assert by_chunk.evaluation_type == "chunk-level" and list(by_chunk.metrics) == list(CHUNK_METRICS)
+    assert [r.metrics for r in by_chunk.raw_results] == [
+        {m: r.metrics[m] for m in CHUNK_METRICS} for r in result.raw_results
+    ]
+
+
+def test_run_equals_the_steps_taken_one_by_one_through_stored_tables(tiny_project: Path, tmp_path: Path):
+    """What the assets do: each step in its own process, its output stored as a table and read back,
+    the indexes opened again rather than rebuilt. The notebook's result must be the same, row by row."""
+    corpus, dataset = load(tiny_project)
+    config = ChunkConfig("fixed-60-0", "fixed", 60)  # type: ignore[arg-type]
+    profile = RetrievalProfile("hybrid", 3, vector_weight=0.6, keyword_weight=0.4)  # type: ignore[arg-type]
+    embedder = CachedEmbedder(HashingEmbedder(), EmbeddingCache(tmp_path / "cache.sqlite"))
+    notebook = TokenLevelEvaluation(corpus, dataset).run(
+        build_chunker(config), embedder, QdrantVectorStore(path=tmp_path / "notebook"), profile=profile
+    )
+
+    documents = corpus_from_frame(corpus_to_frame(corpus))
+    chunks_table = chunks_to_frame(cut_corpus(build_chunker(config), documents, config.name).chunks)
+    chunk_set = ChunkSet(config.name, tuple(chunks_from_frame(chunks_table)))
+    keyword_folder = tmp_path / "bm25" / config.name
+    store = QdrantVectorStore(path=tmp_path / "pipeline")
+    built = build_indexes(chunk_set, embedder, store, keyword_folder=keyword_folder)
+    opened = open_indexes(
+        chunk_set,
+        CachedEmbedder(HashingEmbedder(), EmbeddingCache(tmp_path / "cache.sqlite")),
+        QdrantVectorStore(path=tmp_path / "pipeline"),
+        collection=built.collection,
+        keyword_folder=keyword_folder,
+        retrievers=profile.retrievers,
+    )
+    questions = questions_from_frame(questions_to_frame(dataset))
+    run = retrieve(profile, opened, [Query(e.question_id, e.query) for e in questions])
+    retrieved = retrieved_from_frame(retrieved_to_frame(run.hits, run.traces))
+    pipeline = token_level_result(
+        questions.examples, retrieved, chunks_from_frame(chunks_table), profile.top_k, documents
+    )
+
+    assert any(h.found_by == "both" for r in notebook.raw_results for h in r.retrieved)  # both sides ran
+    for ours, theirs in zip(pipeline.raw_results, notebook.raw_results, strict=True):
+        assert ours.question_id == theirs.question_id and ours.group == theirs.group
+        assert ours.retrieved == theirs.retrieved  # chunk ids, ranks, every score, who found them
+        assert ours.metrics == theirs.metrics
+    assert pipeline.metrics == notebook.metrics and pipeline.by_group == notebook.by_group

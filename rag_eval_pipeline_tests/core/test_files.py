@@ -21,6 +21,7 @@ from rag_eval_pipeline.core.files import (
     write_files_atomically,
     write_text_atomically,
 )
+from rag_eval_pipeline_tests.conftest import REPO
 from rag_eval_pipeline_tests.faults.disk import UNSHARE, WRITERS, require_private_mounts
 
 NO_SPACE = "[Errno 28] No space left on device"
@@ -142,6 +143,7 @@ def test_every_writer_on_a_real_full_and_read_only_disk(tmp_path: Path):
     folder.mkdir()
     done = subprocess.run(
         [*UNSHARE, sys.executable, "-m", "rag_eval_pipeline_tests.faults.disk", str(folder)],
+        cwd=REPO,  # `-m` finds the tests package from the working directory, whatever a test left it at
         capture_output=True,
         text=True,
         timeout=300,

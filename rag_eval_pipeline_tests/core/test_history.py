@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.history import HistoryError, HistoryStore, PartitionKey
-from rag_eval_pipeline.io_managers import write_parquet_atomically
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline_tests.history_files import at, retrieval_rows, write_run
 
 
@@ -43,9 +43,11 @@ def warehouse(tmp_path: Path) -> Path:
                 run, config, profile, values(0.7, 0.3), at(hour), evaluation_id="eval-b", mode="quick"
             ),
         )
-    write_parquet_atomically(
+    Warehouse(base).write_history(
         pd.DataFrame({"rank": [1], "chunk_config": ["fixed-1"], "run_id": ["board-1"]}),
-        base / "history" / "leaderboard" / "board-1.parquet",
+        "leaderboard",
+        {},
+        "board-1",
     )
     return base
 

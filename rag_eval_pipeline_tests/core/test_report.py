@@ -15,11 +15,10 @@ from rag_eval_pipeline.core.report import (
     HEADLINE_METRICS,
     HISTORY_COLUMNS,
     TREND_METRICS,
-    read_history,
     render_report,
     write_report,
 )
-from rag_eval_pipeline.io_managers import history_path, write_parquet_atomically
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline_tests import chromium as chromium_module
 from rag_eval_pipeline_tests.chromium import Node, parse_dom, rendered_dom
 
@@ -71,6 +70,7 @@ def trend_value(metric: str, run: str) -> float:
 
 
 def write_history(warehouse: Path) -> None:
+    w = Warehouse(warehouse)
     for (config, profile), runs in RUNS.items():
         for days, run, mode in runs:
             row: dict[str, object] = {
@@ -83,33 +83,7 @@ def write_history(warehouse: Path) -> None:
             }
             if mode is not None:  # newer files: both columns
                 row |= {"evaluation_id": f"eval-{run}", "evaluation_mode": mode}
-            write_parquet_atomically(
-                pd.DataFrame([row]),
-                history_path(warehouse, SUMMARY, {"chunk_config": config, "profile": profile}, run),
-            )
-
-
-def test_history_reads_old_files_fills_new_columns_and_lists_unreadable_files(tmp_path: Path):
-    columns = (*HISTORY_COLUMNS, "span_iou_mean")
-    missing = read_history(tmp_path / "history" / SUMMARY, columns)
-    assert missing.frame.empty and list(missing.frame.columns) == list(columns) and missing.files == 0
-
-    write_history(tmp_path)
-    broken = tmp_path / "history" / SUMMARY / "chunk_config=fixed-60-0" / "profile=top2" / "broken.parquet"
-    broken.write_bytes(b"not parquet")
-    # a file without a metric column and without the partition columns (they come from its folders)
-    lean = history_path(tmp_path, SUMMARY, {"chunk_config": "fixed-60-0", "profile": "top4"}, "lean")
-    write_parquet_atomically(pd.DataFrame([{"run_id": "lean", "created_at": NOW}]), lean)
-
-    history = read_history(tmp_path / "history" / SUMMARY, columns)
-    frame = history.frame.set_index("run_id")
-    assert history.files == 11 and len(frame) == 10
-    assert len(history.unreadable) == 1 and history.unreadable[0].startswith(str(broken))
-    assert frame.loc["r1", "evaluation_id"] == "r1" and frame.loc["r1", "evaluation_mode"] == "full"
-    assert frame.loc["r2", "evaluation_id"] == "eval-r2" and frame.loc["f2", "evaluation_mode"] == "quick"
-    assert (frame.loc["lean", "chunk_config"], frame.loc["lean", "profile"]) == ("fixed-60-0", "top4")
-    assert pd.isna(frame.loc["lean", "span_iou_mean"])
-    assert frame.loc["r3", "span_iou_mean"] == pytest.approx(trend_value("span_iou", "r3"))
+            w.write_history(pd.DataFrame([row]), SUMMARY, {"chunk_config": config, "profile": profile}, run)
 
 
 def series_of(panel: Node) -> dict[tuple[str, str], Node]:
@@ -122,13 +96,12 @@ def series_of(panel: Node) -> dict[tuple[str, str], Node]:
 def test_the_report_shows_the_table_the_scatter_and_the_trends_in_chromium(tmp_path: Path):
     warehouse = tmp_path / "warehouse"
     write_history(warehouse)
-    (
-        warehouse / "history" / SUMMARY / "chunk_config=fixed-60-0" / "profile=top2" / "broken.parquet"
-    ).write_bytes(b"not parquet")
-    board = board_frame()
-    files = write_report(
-        board, warehouse / "history" / SUMMARY, warehouse / "reports", "board-run", generated_at=NOW
+    w = Warehouse(warehouse)
+    w.history_path(SUMMARY, {"chunk_config": "fixed-60-0", "profile": "top2"}, "broken").write_bytes(
+        b"not parquet"
     )
+    board = board_frame()
+    files = write_report(board, w.history_table_dir(SUMMARY), w.reports_dir, "board-run", generated_at=NOW)
     assert files.current == warehouse / "reports" / "leaderboard.html"
     assert files.snapshot == warehouse / "reports" / "history" / "board-run.html"
     assert files.current.read_bytes() == files.snapshot.read_bytes()
@@ -225,8 +198,8 @@ def test_names_from_user_files_are_escaped_in_the_browser(tmp_path: Path):
 
 def test_the_same_inputs_give_the_same_page_apart_from_the_time(tmp_path: Path):
     write_history(tmp_path)
-    history = read_history(
-        tmp_path / "history" / SUMMARY, (*HISTORY_COLUMNS, *(f"{m}_mean" for m in TREND_METRICS))
+    history = Warehouse(tmp_path).read_history(
+        SUMMARY, (*HISTORY_COLUMNS, *(f"{m}_mean" for m in TREND_METRICS))
     )
     board = board_frame()
     first = render_report(board, history.frame, generated_at=NOW)

@@ -23,7 +23,7 @@ from rag_eval_pipeline.core.retention import (
     read_mark,
     sample_positions,
 )
-from rag_eval_pipeline.io_managers import history_path, write_parquet_atomically
+from rag_eval_pipeline.core.warehouse import Warehouse
 
 NOW = datetime(2026, 6, 1, 3, 0, tzinfo=UTC)
 SETTINGS = RetentionSettings(full_rows_days=30, sampled_rows_days=90, sampled_rows=6, seed=11)
@@ -59,28 +59,27 @@ def results_rows(run: str, now: datetime = NOW) -> pd.DataFrame:
 
 
 def write_warehouse(base: Path, now: datetime = NOW) -> dict[str, Path]:
+    w = Warehouse(base)
     paths: dict[str, Path] = {}
     for run in AGES:
-        paths[f"metrics/{run}"] = history_path(base, "retrieval_metrics", PARTITION, run)
-        write_parquet_atomically(metrics_rows(run, now), paths[f"metrics/{run}"])
-        paths[f"results/{run}"] = history_path(base, "retrieval_results", PARTITION, run)
-        write_parquet_atomically(results_rows(run, now), paths[f"results/{run}"])
+        paths[f"metrics/{run}"] = w.write_history(metrics_rows(run, now), "retrieval_metrics", PARTITION, run)
+        paths[f"results/{run}"] = w.write_history(results_rows(run, now), "retrieval_results", PARTITION, run)
         summary = pd.DataFrame([{"run_id": run, "created_at": now - timedelta(days=AGES[run]), **PARTITION}])
-        paths[f"summary/{run}"] = history_path(base, "retrieval_metrics_summary", PARTITION, run)
-        write_parquet_atomically(summary, paths[f"summary/{run}"])
-    paths["leaderboard/old"] = history_path(base, "leaderboard", {}, "old")
-    write_parquet_atomically(metrics_rows("old", now), paths["leaderboard/old"])
+        paths[f"summary/{run}"] = w.write_history(summary, "retrieval_metrics_summary", PARTITION, run)
+    w.write_table(metrics_rows("old", now), "leaderboard", {}, "old")  # current/ is not history
+    paths["leaderboard/old"] = w.history_path("leaderboard", {}, "old")
     # no created_at: the age is the file's modification time
-    paths["corpus/middle"] = history_path(base, "corpus", {}, "middle")
-    write_parquet_atomically(
-        pd.DataFrame({"doc_id": [f"d{i}" for i in range(20)], "text": "x"}), paths["corpus/middle"]
-    )
+    corpus = pd.DataFrame({"doc_id": [f"d{i}" for i in range(20)], "text": "x"})
+    paths["corpus/middle"] = w.write_history(corpus, "corpus", {}, "middle")
     stamp = (now - timedelta(days=40)).timestamp()
     os.utime(paths["corpus/middle"], (stamp, stamp))
-    paths["dataset/old"] = base / "datasets" / "synthetic_questions" / "history" / "old.jsonl"
+    # a generated dataset's current file and its copy of the run: the copy is history, kept whole
+    dataset = w.dataset_folder("synthetic_questions")
+    paths["dataset/old"] = dataset / "history" / "old.jsonl"
     paths["dataset/old"].parent.mkdir(parents=True)
-    paths["dataset/old"].write_text('{"a": 1}\n{"a": 2}\n', encoding="utf-8")
-    os.utime(paths["dataset/old"], (0, 0))
+    for path in (paths["dataset/old"], dataset / "current.jsonl"):
+        path.write_text('{"a": 1}\n{"a": 2}\n', encoding="utf-8")
+        os.utime(path, (0, 0))
     return paths
 
 
@@ -98,6 +97,7 @@ def test_files_are_kept_sampled_or_deleted_by_age_and_aggregates_are_untouched(t
         k: p.read_bytes() for k, p in paths.items() if k.startswith(("summary/", "leaderboard/"))
     }
     plan = plan_retention(tmp_path, SETTINGS, NOW)
+    assert {d.path for d in plan.decisions} == set(paths.values())  # no current file, no current.jsonl
     actions = {k: next(d.action for d in plan.decisions if d.path == p) for k, p in paths.items()}
     assert actions == {
         "metrics/young": "keep",
@@ -186,9 +186,11 @@ def test_a_dry_run_changes_nothing_and_applying_twice_changes_nothing_more(tmp_p
     # past sampled_rows_days even the sampled files go; the aggregates stay
     much_later = plan_retention(tmp_path, SETTINGS, NOW + timedelta(days=91))
     apply_retention(much_later)
-    remaining = {str(p.relative_to(tmp_path).parts[1]) for p in (tmp_path / "history").rglob("*.parquet")}
-    assert remaining == {"retrieval_metrics_summary", "leaderboard"}
-    assert not (tmp_path / "history" / "retrieval_metrics" / "chunk_config=fixed-60-0").exists()
+    w = Warehouse(tmp_path)
+    assert {w.table_of(p) for p in w.history_files()} == {"retrieval_metrics_summary", "leaderboard"}
+    # emptied partition folders go too, the table folder stays
+    assert not (w.history_table_dir("retrieval_metrics") / "chunk_config=fixed-60-0").exists()
+    assert w.history_table_dir("retrieval_metrics").is_dir()
 
 
 def test_a_file_that_changed_since_the_plan_is_skipped_and_listed(tmp_path: Path):

@@ -110,7 +110,7 @@ def _read_jsonl(folder: Path) -> object:
 def _parquet(folder: Path, version: int) -> None:
     import pandas as pd
 
-    from rag_eval_pipeline.io_managers import write_parquet_atomically
+    from rag_eval_pipeline.lib.io_managers import write_parquet_atomically
 
     rows = 5_000 * version
     frame = pd.DataFrame({"version": [version] * rows, "row": [f"row {i}" for i in range(rows)]})

@@ -22,9 +22,9 @@ import pytest
 
 from rag_eval_pipeline.cli import main
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline.io_managers import ParquetIOManagerFactory, WarehouseResource
-from rag_eval_pipeline.main_job import project_instance
-from rag_eval_pipeline.resources import LLMResource, default_resources
+from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, WarehouseResource
+from rag_eval_pipeline.lib.resources import LLMResource, default_resources
+from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.chromium import Node, rendered_dom
 from rag_eval_pipeline_tests.conftest import (
     TINY_CHUNK_CONFIGS,

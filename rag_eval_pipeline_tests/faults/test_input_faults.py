@@ -12,7 +12,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from rag_eval_pipeline.assets.ingestion import corpus as corpus_asset
+from rag_eval_pipeline.defs.ingestion.assets import corpus as corpus_asset
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
 
@@ -207,8 +207,8 @@ def test_every_folder_built_from_a_name_stays_under_its_parent(tmp_path: Path, n
     the name it is refused too."""
     from rag_eval_pipeline.core.errors import ConfigError
     from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
-    from rag_eval_pipeline.io_managers import WarehouseResource, history_path
-    from rag_eval_pipeline.resources import ProjectResource
+    from rag_eval_pipeline.lib.io_managers import WarehouseResource, history_path
+    from rag_eval_pipeline.lib.resources import ProjectResource
 
     warehouse = tmp_path / "warehouse"
     builders = [

@@ -18,9 +18,11 @@ import pytest
 from dagster._serdes import serialize_value
 
 from rag_eval_pipeline.core.answers.judge import SYSTEM_PROMPT as JUDGE_PROMPT
-from rag_eval_pipeline.main_job import project_instance, run_main_job
-from rag_eval_pipeline.resources import LLMResource
+from rag_eval_pipeline.lib.resources import LLMResource
+from rag_eval_pipeline.runner.in_process import run_main_job
+from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
+from rag_eval_pipeline_tests.defs.answers.test_answer_assets import current, llm_project, scripted
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
 from rag_eval_pipeline_tests.openai_server import (
     EMPTY_BODY,
@@ -30,7 +32,6 @@ from rag_eval_pipeline_tests.openai_server import (
     Fault,
     openai_server,
 )
-from rag_eval_pipeline_tests.test_answer_assets import current, llm_project, scripted
 
 pytestmark = pytest.mark.slow
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from rag_eval_pipeline.evaluation_runs import EVALUATION_ID_TAG
-from rag_eval_pipeline.main_job import project_instance
+from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
+from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
 
 GOLDEN = Path("data/datasets/golden_token_level.jsonl")
@@ -91,7 +91,7 @@ def test_corpus_error_exits_2_naming_the_file(tiny_project: Path) -> None:
 def test_a_failure_in_an_io_manager_shows_its_root_cause(tmp_path: Path) -> None:
     """Dagster wraps what an IO manager raises ("Error occurred while handling output ..."): the
     message `rag-eval` shows is the cause chain under the wrapper, with the path and the OS error."""
-    from rag_eval_pipeline.run_failures import failure_of_result
+    from rag_eval_pipeline.runner.run_failures import failure_of_result
 
     target = tmp_path / "missing" / "table.parquet"
 

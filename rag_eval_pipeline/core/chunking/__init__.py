@@ -6,13 +6,14 @@ from ..configs import ChunkConfig
 from ..embedding.base import Embedder
 from ..errors import ConfigError
 from .adapter import ChunkerPositionAdapter
-from .base import Chunker, chunk_corpus, chunks_from_spans
+from .base import Chunker, ChunkSet, chunk_corpus, chunks_from_spans, cut_corpus
 from .fixed import FixedSizeChunker
 from .recursive import RecursiveCharacterChunker
 from .semantic import SemanticChunker
 from .token import TokenChunker
 
 __all__ = [
+    "ChunkSet",
     "Chunker",
     "ChunkerPositionAdapter",
     "FixedSizeChunker",
@@ -22,6 +23,7 @@ __all__ = [
     "build_chunker",
     "chunk_corpus",
     "chunks_from_spans",
+    "cut_corpus",
 ]
 
 

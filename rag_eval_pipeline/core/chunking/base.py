@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..types import Document, PositionAwareChunk, assign_chunk_ids
+from ..types import Document, PositionAwareChunk, assign_chunk_ids, sha256_hex
 
 
 @runtime_checkable
@@ -34,3 +35,19 @@ def chunks_from_spans(document: Document, spans: Iterable[tuple[int, int]]) -> l
 
 def chunk_corpus(chunker: Chunker, documents: Iterable[Document]) -> list[PositionAwareChunk]:
     return [chunk for doc in documents for chunk in chunker.chunk_document(doc)]
+
+
+@dataclass(frozen=True)
+class ChunkSet:
+    """A corpus cut by one chunker: what an evaluation indexes, retrieves from and scores against.
+    ``name`` labels its vector collection and the points in it: the chunk config's name in the pipeline,
+    ``chunker-<hash of the fingerprint>`` for a bare chunker (a notebook)."""
+
+    name: str
+    chunks: tuple[PositionAwareChunk, ...]
+
+
+def cut_corpus(chunker: Chunker, documents: Iterable[Document], name: str | None = None) -> ChunkSet:
+    """Step 1 of an evaluation (the notebook API and the ``chunks`` asset both call it)."""
+    label = name if name is not None else "chunker-" + sha256_hex(chunker.fingerprint)[:10]
+    return ChunkSet(label, tuple(chunk_corpus(chunker, documents)))

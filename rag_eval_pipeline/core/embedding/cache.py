@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -107,3 +108,24 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([cached[d] for d in digests]).astype(np.float32, copy=False)
+
+
+@dataclass(frozen=True)
+class EmbeddingCounts:
+    """Texts sent to the model and texts served from the cache, as a ``CachedEmbedder`` counts them:
+    what a step reports about its embedding cost."""
+
+    texts_embedded: int = 0
+    cache_hits: int = 0
+
+    @classmethod
+    def of(cls, embedder: Embedder) -> EmbeddingCounts:
+        """The counts so far; zero for an embedder without a cache, which counts nothing."""
+        if isinstance(embedder, CachedEmbedder):
+            return cls(embedder.texts_embedded, embedder.cache_hits)
+        return cls()
+
+    def since(self, earlier: EmbeddingCounts) -> EmbeddingCounts:
+        return EmbeddingCounts(
+            self.texts_embedded - earlier.texts_embedded, self.cache_hits - earlier.cache_hits
+        )

@@ -7,16 +7,16 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from ..configs import RetrievalProfile, Retriever
-from ..embedding.base import Embedder
+from ..embedding.cache import EmbeddingCounts
 from ..errors import ConfigError
 from ..progress import Progress, no_progress
 from ..types import QuestionId
-from ..vector_store.base import ScoredChunk, VectorStore
+from ..vector_store.base import ScoredChunk
 from .base import FoundBy, Query, QueryTrace, RetrievalRun, RetrievedChunk
 from .fusion import FusedHit, RankedList, weighted_rrf
+from .indexes import ChunkIndexes, DenseIndex
 from .keyword import KeywordIndex
 from .rerank import Reranker
 from .rewrite import QueryRewriter, not_rewritten
@@ -24,15 +24,6 @@ from .rewrite import QueryRewriter, not_rewritten
 SEARCH_BATCH = 64
 RERANK_BATCH = 8  # a cross-encoder takes about a second a query: report progress more often
 _RERANK_DECIMALS = 6
-
-
-@dataclass(frozen=True)
-class DenseIndex:
-    """The dense side: a vector store collection and the embedder its vectors came from."""
-
-    embedder: Embedder
-    store: VectorStore
-    collection: str
 
 
 class ProfileRetriever:
@@ -71,6 +62,7 @@ class ProfileRetriever:
 
     def run(self, queries: Sequence[Query], progress: Progress = no_progress) -> RetrievalRun:
         self._seconds = {}
+        embedded_before = self._embedding_counts()
         originals = [q.text for q in queries]
         with self._timed("rewrite"):
             rewritten = (
@@ -104,7 +96,17 @@ class ProfileRetriever:
                     bm25_candidates=len(keyword_hits[offset]) if keyword_hits is not None else 0,
                 )
             progress(stage, block.stop, len(queries))
-        return RetrievalRun(hits, traces, dict(self._seconds))
+        return RetrievalRun(
+            hits,
+            traces,
+            dict(self._seconds),
+            self._embedding_counts().since(embedded_before),
+            self.reranker.model_id if self.reranker is not None else "",
+            self.rewriter.model_id if self.rewriter is not None else "",
+        )
+
+    def _embedding_counts(self) -> EmbeddingCounts:
+        return EmbeddingCounts.of(self.dense.embedder) if self.dense is not None else EmbeddingCounts()
 
     def _dense(self, texts: list[str], progress: Progress) -> tuple[list[list[ScoredChunk]], list[int]]:
         """Dense candidates per query above the threshold, and how many the threshold removed."""
@@ -156,6 +158,23 @@ class ProfileRetriever:
             _retrieved(query.question_id, rank, hit, self.profile.is_fused, rerank_scores.get(rank - 1))
             for rank, hit in enumerate(fused[: self.profile.top_k], start=1)
         ]
+
+
+def retrieve(
+    profile: RetrievalProfile,
+    indexes: ChunkIndexes,
+    queries: Sequence[Query],
+    *,
+    reranker: Reranker | None = None,
+    rewriter: QueryRewriter | None = None,
+    progress: Progress = no_progress,
+) -> RetrievalRun:
+    """Step 3 of an evaluation (the notebook API and the ``retrieval_results`` asset both call it): the
+    profile's top_k per query from the chunk set's indexes, with traces, timings and what ran."""
+    retriever = ProfileRetriever(
+        profile, dense=indexes.dense, keyword=indexes.keyword, reranker=reranker, rewriter=rewriter
+    )
+    return retriever.run(queries, progress)
 
 
 def _retrieved(

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rag_eval_pipeline.core.chunking import build_chunker, chunk_corpus
+from rag_eval_pipeline.core.chunking import FixedSizeChunker, build_chunker, chunk_corpus, cut_corpus
 from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile
+from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache, EmbeddingCounts
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.retrieval.base import Query, RetrievedChunk, index_chunks
+from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, DenseIndex, build_indexes
 from rag_eval_pipeline.core.retrieval.keyword import KeywordIndex
-from rag_eval_pipeline.core.retrieval.profile_retriever import DenseIndex, ProfileRetriever
+from rag_eval_pipeline.core.retrieval.profile_retriever import ProfileRetriever, retrieve
 from rag_eval_pipeline.core.retrieval.rewrite import RewrittenQuery
 from rag_eval_pipeline.core.types import PositionAwareChunk, QuestionId
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
 from rag_eval_pipeline_tests.conftest import TINY_QUESTIONS, tiny_corpus
+from rag_eval_pipeline_tests.fakes import HashingEmbedder
 
 QUERIES = [Query(QuestionId(qid), text) for qid, text, _ in TINY_QUESTIONS]
 
@@ -177,3 +181,30 @@ def test_missing_pieces_are_named(sides: Any):
         ProfileRetriever(profile(reranker="ce"), dense=dense)
     with pytest.raises(ConfigError, match="rewrites queries but no query rewriter"):
         ProfileRetriever(profile(query_rewrite_enabled=True), dense=dense)
+
+
+def test_retrieve_runs_the_profile_on_the_indexes_and_names_what_ran(sides: Any):
+    dense, keyword, _ = sides
+    indexes = ChunkIndexes(dense, keyword)
+    p = profile(vector_weight=0.6, keyword_weight=0.4, reranker="scripted", query_rewrite_enabled=True)
+    got = retrieve(p, indexes, QUERIES, reranker=ScriptedReranker(), rewriter=ScriptedRewriter())
+    expected = run(sides, p, reranker=ScriptedReranker(), rewriter=ScriptedRewriter())
+    assert got.hits == expected.hits and got.traces == expected.traces
+    assert (got.reranker, got.rewriter) == ("scripted:length", "scripted:upper")
+    # given, but the profile neither reranks nor rewrites: neither ran, and the run says so
+    plain = retrieve(profile(), indexes, QUERIES, reranker=ScriptedReranker(), rewriter=ScriptedRewriter())
+    assert (plain.reranker, plain.rewriter) == ("", "")
+    assert plain.hits == run(sides, profile()).hits
+
+
+def test_a_run_counts_only_its_own_query_embeddings(tmp_path: Path):
+    embedder = CachedEmbedder(HashingEmbedder(), EmbeddingCache(tmp_path / "embeddings.sqlite"))
+    cut = cut_corpus(FixedSizeChunker(60, 0), tiny_corpus(), "f")  # type: ignore[arg-type]
+    indexes = build_indexes(cut, embedder, QdrantVectorStore(path=tmp_path / "q"))  # embeds the chunks
+    first = retrieve(profile(), indexes, QUERIES)
+    again = retrieve(profile(), indexes, QUERIES)
+    keyword_only = retrieve(profile(vector_weight=0, keyword_weight=1), indexes, QUERIES)
+    assert first.query_embedding == EmbeddingCounts(texts_embedded=len(QUERIES), cache_hits=0)
+    assert again.query_embedding == EmbeddingCounts(texts_embedded=0, cache_hits=len(QUERIES))
+    assert keyword_only.query_embedding == EmbeddingCounts()
+    assert again.hits == first.hits

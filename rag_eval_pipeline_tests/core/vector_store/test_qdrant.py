@@ -102,7 +102,7 @@ def test_server_mode_sends_the_api_key_to_the_url(tmp_path: Path):
     import json
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from rag_eval_pipeline.resources import QdrantResource
+    from rag_eval_pipeline.lib.resources import QdrantResource
 
     seen: list[tuple[str, str | None]] = []
 

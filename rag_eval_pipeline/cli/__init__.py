@@ -1,0 +1,109 @@
+"""`rag-eval` (also `python -m rag_eval_pipeline`): the pipeline from a terminal, on the project's Dagster
+instance, so every run it makes shows up in the UI too.
+
+  run [--mode quick|full] [--chunk-configs a,b] [--profiles p] [--launch [URL]]   evaluate, print the board
+  status REF | list [--limit N] | regenerate-questions [--generator G]            cli/runs.py
+  profiles list|show NAME | chunk-configs list|apply FILE [--run]                 cli/configs.py
+  query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
+  leaderboard | dataset import|push|pull                                          here, cli/datasets.py
+
+cli/runs.py builds on runner/: plan.py (the plan), in_process.py (run here), launch.py (the plan
+submitted to `dagster dev` by GraphQL) and run_status.py (what the instance knows about an
+evaluation's runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..core.errors import InputError, StorageError
+from ..project import project_dir
+
+RUNS_COMMANDS = frozenset({"run", "status", "list", "regenerate-questions"})
+CONFIG_COMMANDS = frozenset({"profiles", "chunk-configs"})
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .configs import add_config_commands
+    from .datasets import add_dataset_commands
+    from .history import add_history_commands
+    from .runs import add_runs_commands
+
+    parser = argparse.ArgumentParser(
+        prog="rag-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_runs_commands(commands)
+    commands.add_parser("leaderboard", help="print the current leaderboard")
+    add_config_commands(commands)
+    add_dataset_commands(commands)
+    add_history_commands(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Exit codes: 0 done, 1 a run failed (or there was nothing to show), 2 bad input: a file, key or
+    argument the user must fix (argparse's usage errors are 2 as well)."""
+    from ..core.redaction import install_log_redaction, install_stream_redaction
+
+    install_stream_redaction()  # what the terminal shows (logs, tracebacks, output) holds no secret
+    install_log_redaction()
+    args = build_parser().parse_args(argv)
+    warnings.filterwarnings("ignore")
+    root = project_dir()
+    if not root.is_dir():
+        print(
+            f"error: the project folder {root} does not exist: set RAG_EVAL_PROJECT_DIR to the folder "
+            f"that holds data/ (data/corpus, the config files)",
+            file=sys.stderr,
+        )
+        return 2
+    os.chdir(root)  # dagster.yaml's relative storage paths are relative to the project root
+    try:
+        return run_command(args, root)
+    except InputError as exc:  # the commands catch their own; this is the net under all of them
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except StorageError as exc:  # a full or read-only disk: the path, the OS error, the remedy
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def run_command(args: argparse.Namespace, root: Path) -> int:
+    if args.command in RUNS_COMMANDS:
+        from .runs import run_runs_command
+
+        return run_runs_command(args, root)
+    if args.command in CONFIG_COMMANDS:
+        from .configs import run_config_command
+
+        return run_config_command(args, root)
+    if args.command == "dataset":
+        from ..lib.resources import ProjectResource
+        from .datasets import run_dataset_command
+
+        return run_dataset_command(args, ProjectResource(root=str(root)))
+    from .history import HISTORY_COMMANDS, run_history_command
+
+    if args.command in HISTORY_COMMANDS:
+        from ..lib.io_managers import default_warehouse_dir
+        from ..lib.resources import ProjectResource
+
+        project = ProjectResource(root=str(root))
+        return run_history_command(args, default_warehouse_dir(), project.path(project.monitoring_file))
+    if args.command == "leaderboard":
+        from ..lib.io_managers import read_current_leaderboard
+        from ..lib.leaderboard_tables import format_leaderboard
+
+        board = read_current_leaderboard(None)
+        if board is None:
+            print("no leaderboard yet: run `rag-eval run` first", file=sys.stderr)
+            return 1
+        print(format_leaderboard(board))
+        return 0
+    raise AssertionError(f"unhandled command {args.command!r}")  # argparse only accepts the ones above

@@ -1,0 +1,288 @@
+"""`rag-eval query | compare | baseline | history`: the evaluation history from a terminal.
+
+``query`` runs DuckDB SQL over every history table; ``compare A B`` tells per partition and metric whether
+B is better than A (paired bootstrap over shared questions); ``baseline set|list`` pins what the
+regression checks compare with; ``history METRIC`` shows a metric's trend per partition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..core.baselines import BaselineStore
+from ..core.comparison import Comparison, compare
+from ..core.errors import InputError
+from ..core.history import HistoryError, HistoryStore, PartitionKey
+from ..core.monitoring import RegressionSettings, load_monitoring_settings
+from ..core.text_table import format_number, format_table
+
+HISTORY_COMMANDS = ("query", "compare", "baseline", "history")
+FORMATS = ("table", "csv", "json")
+COMPARE_TABLES = ("retrieval_metrics", "answer_metrics")
+
+
+def add_history_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    query = commands.add_parser(
+        "query",
+        help="run DuckDB SQL over the history (tables: retrieval_metrics, ..._summary, leaderboard, ...)",
+    )
+    query.add_argument(
+        "sql", help='e.g. "select chunk_config, profile, avg(span_iou) from retrieval_metrics group by all"'
+    )
+    query.add_argument("--format", choices=FORMATS, default="table")
+
+    compared = commands.add_parser(
+        "compare", help="per-metric differences B - A with paired bootstrap intervals and a verdict"
+    )
+    compared.add_argument("a", help="evaluation id, run id, or a unique prefix of either")
+    compared.add_argument("b", help="evaluation id, run id, or a unique prefix of either")
+    compared.add_argument(
+        "--metrics", help="comma-separated metrics (default: regression.metrics / answer_metrics)"
+    )
+    compared.add_argument("--table", choices=COMPARE_TABLES, default="retrieval_metrics")
+
+    baseline = commands.add_parser("baseline", help="pin or list the baselines the regression checks use")
+    actions = baseline.add_subparsers(dest="action", required=True)
+    pinned = actions.add_parser("set", help="pin an evaluation's (or run's) partitions as baselines")
+    pinned.add_argument("ref", help="evaluation id, run id, or a unique prefix of either")
+    pinned.add_argument("--partition", help="only this partition, written CHUNK_CONFIG|PROFILE")
+    listed = actions.add_parser(
+        "list", help="the pinned baselines (partitions without one use the previous full run)"
+    )
+    listed.add_argument("--changes", action="store_true", help="every change ever made, oldest first")
+
+    trend = commands.add_parser("history", help="a metric's mean and interval per partition over time")
+    trend.add_argument("metric", help="e.g. span_iou, mrr, keyword")
+    trend.add_argument("--partition", help="only this partition, written CHUNK_CONFIG|PROFILE")
+    trend.add_argument("--table", help="summary table (default: the one holding the metric, retrieval first)")
+
+
+def run_history_command(
+    args: argparse.Namespace, warehouse_dir: str | Path, monitoring_file: str | Path | None = None
+) -> int:
+    """Exit code 0, or 2 with a message on stderr for an unknown run, metric, table, bad SQL or a bad
+    settings file. ``compare`` takes its confidence, resamples and seed from ``regression`` in
+    ``monitoring_file`` (data/monitoring.yaml; defaults without it)."""
+    try:
+        settings = (
+            load_monitoring_settings(monitoring_file).regression if monitoring_file else RegressionSettings()
+        )
+        with HistoryStore(warehouse_dir) as history:
+            if args.command == "query":
+                print(render(history.query(args.sql), args.format))
+            elif args.command == "compare":
+                metrics = _metrics(args.metrics, args.table, settings)
+                comparison = compare(
+                    history,
+                    args.a,
+                    args.b,
+                    metrics,
+                    table=args.table,
+                    confidence=settings.confidence,
+                    n_resamples=settings.n_resamples,
+                    seed=settings.seed,
+                )
+                print(format_comparison(comparison))
+            elif args.command == "baseline":
+                print(_baseline(args, history, BaselineStore(warehouse_dir)))
+            elif args.command == "history":
+                partition = PartitionKey.parse(args.partition) if args.partition else None
+                table = args.table or history.summary_table_for(args.metric)
+                print(format_trend(history.trend(args.metric, table, partition), args.metric, table))
+            else:
+                raise HistoryError(
+                    f"unknown history command {args.command!r}; known: {', '.join(HISTORY_COMMANDS)}"
+                )
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _metrics(option: str | None, table: str, settings: RegressionSettings) -> tuple[str, ...]:
+    if option:
+        return tuple(m.strip() for m in option.split(",") if m.strip())
+    return settings.answer_metrics if table == "answer_metrics" else settings.metrics
+
+
+def _baseline(args: argparse.Namespace, history: HistoryStore, store: BaselineStore) -> str:
+    if args.action == "list":
+        if args.changes:
+            changes = store.changes()
+            if not changes:
+                return "no baseline was ever pinned"
+            return render(
+                pd.DataFrame(
+                    [
+                        {
+                            "at": c.at,
+                            "partition": str(c.partition),
+                            "run_id": c.run_id,
+                            "evaluation_id": c.evaluation_id,
+                            "replaced_run_id": c.replaced_run_id or "",
+                        }
+                        for c in changes
+                    ]
+                ),
+                "table",
+            )
+        pinned = store.pinned()
+        if not pinned:
+            return "no pinned baseline: each partition is compared with its previous full run on the same dataset"
+        return render(
+            pd.DataFrame(
+                [
+                    {
+                        "partition": str(b.partition),
+                        "evaluation_id": b.evaluation_id,
+                        "run_id": b.run_id,
+                        "mode": b.mode,
+                        "dataset_sha256": b.dataset_sha256,
+                        "pinned_at": b.pinned_at,
+                    }
+                    for b in pinned
+                ]
+            ),
+            "table",
+        )
+    resolved = history.resolve(args.ref)
+    runs = resolved.runs
+    if args.partition:
+        partition = PartitionKey.parse(args.partition)
+        runs = tuple(r for r in runs if r.partition == partition)
+        if not runs:
+            raise HistoryError(
+                f"{resolved.describe()} did not evaluate {partition}; it has {', '.join(map(str, resolved.partitions))}"
+            )
+    changes = store.pin(runs)
+    lines = []
+    by_partition = {c.partition: c for c in changes}
+    for run in runs:
+        change = by_partition.get(run.partition)
+        if change is None:
+            lines.append(f"{run.partition}: already pinned to run {run.run_id}")
+            continue
+        replaced = f", replacing run {change.replaced_run_id}" if change.replaced_run_id else ""
+        lines.append(
+            f"{run.partition}: baseline is run {run.run_id} (evaluation {run.evaluation_id}, {run.mode}){replaced}"
+        )
+        if run.mode == "quick":
+            lines.append(
+                "  note: a quick-mode baseline holds a sample; later runs are compared on the questions it has"
+            )
+    lines.append(f"baselines: {store.path}")
+    return "\n".join(lines)
+
+
+def format_comparison(comparison: Comparison) -> str:
+    """One line per partition and metric: A, B, delta, the interval and the verdict."""
+    confidence = f"{comparison.runs[0].result.deltas[0].confidence:.0%} CI" if comparison.runs else "CI"
+    rows = [["partition", "metric", "n", "A", "B", "delta", confidence, "verdict"]]
+    for run in comparison.runs:
+        for d in run.result.deltas:
+            ci = "n/a" if math.isnan(d.ci_low) else f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}]"
+            rows.append(
+                [
+                    run.label,
+                    d.metric,
+                    str(d.n_paired),
+                    format_number(d.mean_a),
+                    format_number(d.mean_b),
+                    format_number(d.delta, "+"),
+                    ci,
+                    d.verdict,
+                ]
+            )
+    lines = [
+        f"A: {comparison.a.describe()}",
+        f"B: {comparison.b.describe()}",
+        f"table: {comparison.table}",
+        "",
+    ]
+    lines.append(format_table(rows[0], rows[1:]))
+    for run in comparison.runs:
+        r = run.result
+        if r.n_shared < max(r.n_a, r.n_b):
+            lines.append(
+                f"{run.label}: {r.n_shared} questions in both runs (A has {r.n_a}, B has {r.n_b}); only those are compared"
+            )
+    if comparison.only_a:
+        lines.append(f"not compared, only in A: {', '.join(map(str, comparison.only_a))}")
+    if comparison.only_b:
+        lines.append(f"not compared, only in B: {', '.join(map(str, comparison.only_b))}")
+    return "\n".join(lines)
+
+
+def format_trend(frame: pd.DataFrame, metric: str, table: str) -> str:
+    rows = [["partition", "created_at", "evaluation_id", "run_id", "mode", "n", metric, "CI"]]
+    for r in frame.to_dict("records"):
+        ci = (
+            "n/a"
+            if pd.isna(r["ci_low"]) or pd.isna(r["ci_high"])
+            else f"[{r['ci_low']:.4f}, {r['ci_high']:.4f}]"
+        )
+        rows.append(
+            [
+                f"{r['chunk_config']}|{r['profile']}",
+                _cell(r["created_at"]),
+                str(r["evaluation_id"]),
+                str(r["run_id"]),
+                str(r["evaluation_mode"]),
+                _cell(r["n"]),
+                format_number(float(r["mean"])) if not pd.isna(r["mean"]) else "n/a",
+                ci,
+            ]
+        )
+    return f"{metric} from {table}\n" + format_table(rows[0], rows[1:])
+
+
+def render(frame: pd.DataFrame, fmt: str) -> str:
+    """A query result as an aligned text table, CSV or JSON records."""
+    if fmt == "csv":
+        return str(frame.to_csv(index=False)).rstrip("\n")
+    if fmt == "json":
+        return json.dumps(
+            [{k: _json(v) for k, v in row.items()} for row in frame.to_dict("records")],
+            indent=2,
+            ensure_ascii=False,
+            default=str,
+        )
+    if frame.empty:
+        return (
+            format_table(list(map(str, frame.columns)), []) + "\n(0 rows)"
+            if len(frame.columns)
+            else "(0 rows)"
+        )
+    rows = [[str(c) for c in frame.columns]]
+    rows += [[_cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
+    return format_table(rows[0], rows[1:]) + f"\n({len(frame)} row{'s' * (len(frame) != 1)})"
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ", timespec="seconds")
+    return str(value)
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return value.tolist()
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value

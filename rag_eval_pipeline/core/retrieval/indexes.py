@@ -1,0 +1,113 @@
+"""The searchable sides of one chunk set: a vector collection (dense) and a BM25 index (keyword).
+
+Step 2 of an evaluation. ``build_indexes`` makes them (the notebook API, the ``chunk_index`` asset);
+``open_indexes`` takes them up again in a later process without re-embedding (``retrieval_results``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..chunking.base import ChunkSet
+from ..configs import Retriever
+from ..embedding.base import Embedder
+from ..embedding.cache import EmbeddingCounts
+from ..progress import Progress, no_progress
+from ..types import PositionAwareChunk
+from ..vector_store.base import VectorStore, collection_name
+from .base import index_chunks
+from .keyword import KeywordIndex
+
+BOTH_SIDES: tuple[Retriever, ...] = ("knn", "bm25")
+
+
+@dataclass(frozen=True)
+class DenseIndex:
+    """The dense side: a vector store collection and the embedder its vectors came from."""
+
+    embedder: Embedder
+    store: VectorStore
+    collection: str
+
+
+@dataclass(frozen=True)
+class ChunkIndexes:
+    """What a retrieval profile searches; a side the caller did not ask for is None. The rest says what
+    getting them cost: points written, texts embedded or found in the embedding cache, and whether the
+    BM25 index was built now (False: a saved index of exactly these chunks was reused)."""
+
+    dense: DenseIndex | None
+    keyword: KeywordIndex | None
+    n_points: int = 0
+    embedding: EmbeddingCounts = field(default_factory=EmbeddingCounts)
+    keyword_built: bool = False
+
+    @property
+    def collection(self) -> str:
+        """The dense collection's name, '' without a dense side."""
+        return self.dense.collection if self.dense is not None else ""
+
+    @property
+    def keyword_fingerprint(self) -> str:
+        """The fingerprint of the chunk set the BM25 index was built from, '' without a keyword side."""
+        return self.keyword.fingerprint if self.keyword is not None else ""
+
+
+def build_indexes(
+    chunk_set: ChunkSet,
+    embedder: Embedder,
+    store: VectorStore,
+    *,
+    collection: str | None = None,
+    keyword_folder: Path | None = None,
+    retrievers: Collection[Retriever] = BOTH_SIDES,
+    progress: Progress = no_progress,
+) -> ChunkIndexes:
+    """Make the collection (``rag_eval__<chunk set>__<embedder>`` unless named) hold exactly the chunk
+    set, embedding through whatever cache the embedder has, and index the chunks for BM25: in memory, or
+    saved under ``keyword_folder`` and reused while the chunks are the same. Only the ``retrievers``
+    sides are built: a keyword-only evaluation never touches the vector store."""
+    dense = None
+    n_points = 0
+    before = EmbeddingCounts.of(embedder)
+    if "knn" in retrievers:
+        name = collection or collection_name(chunk_set.name, embedder.model_id)
+        n_points = index_chunks(chunk_set.chunks, embedder, store, name, chunk_set.name)
+        dense = DenseIndex(embedder, store, name)
+    keyword, built = _keyword_side(chunk_set.chunks, keyword_folder, retrievers, progress)
+    return ChunkIndexes(dense, keyword, n_points, EmbeddingCounts.of(embedder).since(before), built)
+
+
+def open_indexes(
+    chunk_set: ChunkSet,
+    embedder: Embedder,
+    store: VectorStore,
+    *,
+    collection: str | None = None,
+    keyword_folder: Path | None = None,
+    retrievers: Collection[Retriever] = BOTH_SIDES,
+    progress: Progress = no_progress,
+) -> ChunkIndexes:
+    """The indexes ``build_indexes`` made for this chunk set, as they are: the collection is searched
+    without writing a point; the saved BM25 index is loaded, or rebuilt (``keyword_built``) when it is
+    missing or was made from other chunks. ``embedder`` must be the one the collection was built with."""
+    dense = None
+    if "knn" in retrievers:
+        dense = DenseIndex(embedder, store, collection or collection_name(chunk_set.name, embedder.model_id))
+    keyword, built = _keyword_side(chunk_set.chunks, keyword_folder, retrievers, progress)
+    return ChunkIndexes(dense, keyword, keyword_built=built)
+
+
+def _keyword_side(
+    chunks: tuple[PositionAwareChunk, ...],
+    folder: Path | None,
+    retrievers: Collection[Retriever],
+    progress: Progress,
+) -> tuple[KeywordIndex | None, bool]:
+    if "bm25" not in retrievers:
+        return None, False
+    if folder is None:
+        return KeywordIndex.build(chunks, progress), True
+    return KeywordIndex.load_or_build(folder, chunks, progress)

@@ -1,0 +1,557 @@
+"""Answers built from each partition's retrieved chunks, the threshold that judges them, their metrics,
+and the LLM judge on the best pairs only."""
+
+import dagster as dg
+import pandas as pd
+
+from ...core.answers.agreement import LabelledQuestion, method_agreement, no_labels_report
+from ...core.answers.answering import AnswerItem, ExtractiveAnswerer, LLMAnswerer
+from ...core.answers.judge import JudgeItem, LLMJudge
+from ...core.answers.labels import load_labels
+from ...core.answers.methods import ScoringItem, score_answers
+from ...core.answers.pairs import rank_pairs
+from ...core.answers.production import LLMRecallJudge, ProductionItem, ProductionRun, production_metrics
+from ...core.answers.settings import AnswerSettings
+from ...core.answers.tables import (
+    answer_metrics_frame,
+    answers_from_frame,
+    answers_to_frame,
+    calibration_to_frame,
+    cited_texts_from_frame,
+    judgements_to_frame,
+    outcome_summary,
+    threshold_from_frame,
+    traces_from_frame,
+)
+from ...core.answers.threshold import ThresholdChoice
+from ...core.configs import RetrievalProfile
+from ...core.embedding.cache import CachedEmbedder
+from ...core.llm.accounting import check_total_budget
+from ...core.llm.client import LLMClient
+from ...core.tables import questions_from_frame, records, retrieved_from_frame, stale_question_count
+from ...core.types import ChunkId, QuestionId
+from ...lib.evaluation_runs import EvaluationModeResource
+from ...lib.io_managers import WarehouseResource
+from ...lib.partitions import CHUNK_CONFIG, PROFILE, evaluation_key, evaluation_partitions
+from ...lib.provenance import dataset_hashes, evaluation_columns, now_utc, with_columns
+from ...lib.resources import EmbedderResource, LLMResource, ProjectResource
+from ...lib.step_failures import input_errors_fail_the_step
+from ...lib.step_inputs import (
+    LLM_POOL,
+    configured_names,
+    evaluated_questions,
+    generation_settings,
+    profile_for,
+    required_llm_client,
+)
+from ...lib.step_progress import progress_for
+from ...lib.step_redaction import redacts_secrets
+
+CORRECTNESS_METRICS = ("keyword", "semantic_similarity", "semantic_fixed", "semantic_dynamic", "hybrid")
+PRODUCTION_METRICS = (
+    "context_relevance",
+    "context_precision",
+    "cited_precision_at_k",
+    "context_recall_heuristic",
+    "context_recall_llm",
+    "aggregated_confidence",
+    "multi_source_agreement",
+)
+
+
+def answer_settings(project: ProjectResource) -> AnswerSettings:
+    with input_errors_fail_the_step():
+        return project.load_answer_settings()
+
+
+def judge_client(
+    project: ProjectResource, llm: LLMResource, settings: AnswerSettings, model: str | None = None
+) -> LLMClient | None:
+    with input_errors_fail_the_step():
+        return llm.judge_client(generation_settings(project).llm, settings.llm_judging, model)
+
+
+def judge_for(client: LLMClient | None, settings: AnswerSettings) -> LLMJudge | None:
+    if client is None:
+        return None
+    return LLMJudge(
+        client, repair_attempts=settings.judge.repair_attempts, pass_score=settings.judge.pass_score
+    )
+
+
+def answerer_for(
+    project: ProjectResource,
+    llm: LLMResource,
+    embedder: CachedEmbedder,
+    profile: RetrievalProfile,
+    settings: AnswerSettings,
+) -> LLMAnswerer | ExtractiveAnswerer:
+    """The LLM when chosen (or on ``auto`` with an OpenAI-protocol endpoint), else the extractive one."""
+    llm_settings = generation_settings(project).llm
+    if settings.answerer == "extractive" or (settings.answerer == "auto" and not llm.is_remote(llm_settings)):
+        return ExtractiveAnswerer(embedder)
+    client = required_llm_client(
+        project,
+        llm,
+        f"answerer: llm in {project.answer_evaluation_file} asks an LLM to answer",
+        "set answerer: auto",
+    )
+    return LLMAnswerer(client, profile.system_prompt, max_context_chars=settings.max_context_chars)
+
+
+def usage_metadata(client: LLMClient | None, prefix: str = "llm_") -> "dict[str, dg.RawMetadataValue]":
+    return dict(client.usage_snapshot().as_metadata(prefix)) if client is not None else {}
+
+
+@dg.asset(group_name="ingestion", kinds={"python", "parquet"}, pool=LLM_POOL)
+@redacts_secrets
+def answer_calibration(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
+    eval_questions: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """The threshold semantic_dynamic uses, fitted on the human labels file (0.50 to 0.90 in steps of
+    0.05), or the fixed one with the reason; and how well each method agrees with the labels (accuracy,
+    Cohen's kappa; semantic_dynamic cross-validated; the judge and hybrid when judging is on)."""
+    settings = answer_settings(project)
+    semantic = settings.semantic
+    questions = questions_from_frame(eval_questions)
+    labels_file = project.path(semantic.labels)
+    known = {
+        e.question_id: LabelledQuestion(e.query, e.reference_answer, e.expected_keywords) for e in questions
+    }
+    if not labels_file.is_file():
+        context.log.warning(f"no labels file at {labels_file}: semantic_dynamic uses the fixed threshold")
+        report = no_labels_report(semantic.threshold, f"no labels file at {labels_file}", semantic.objective)
+        n_labels = n_unmatched = 0
+        client = None
+    else:
+        with input_errors_fail_the_step():
+            labels = load_labels(labels_file)
+        matched = [label for label in labels if label.question_id in known]
+        n_labels, n_unmatched = len(labels), len(labels) - len(matched)
+        if n_unmatched:
+            context.log.warning(
+                f"{n_unmatched} of {len(labels)} labels in {labels_file} are for questions outside the "
+                f"evaluated set ({questions.name}); they are not used"
+            )
+        client = judge_client(project, llm, settings)
+        with input_errors_fail_the_step("answer_calibration: "):
+            report = method_agreement(
+                matched,
+                known,
+                embedder.get(progress_for(context)),
+                fixed_threshold=semantic.threshold,
+                objective=semantic.objective,
+                min_labels=semantic.min_labels,
+                folds=semantic.folds,
+                judge=judge_for(client, settings),
+                hybrid_margin=settings.hybrid.margin,
+                budget_usd=generation_settings(project).llm.budget_usd,
+                progress=progress_for(context),
+                source=str(labels_file),
+            )
+    frame = with_columns(
+        calibration_to_frame(report, str(labels_file), n_labels, n_unmatched),
+        run_id=context.run.run_id,
+        created_at=now_utc(),
+        dataset_sha256=questions.sha256,
+        answers_sha256=questions.answers_sha256,
+    )
+    threshold = report.threshold
+    context.log.info(f"semantic_dynamic threshold {threshold.threshold:.2f}: {threshold.reason}")
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "threshold": dg.MetadataValue.float(threshold.threshold),
+        "threshold_how": threshold.how,
+        "threshold_reason": threshold.reason,
+        "n_labels": n_labels,
+        "n_labels_unmatched": n_unmatched,
+        "agreement": dg.MetadataValue.md(agreement_markdown(frame)),
+    }
+    for agreement in report.agreements:
+        if agreement.accuracy is not None:
+            metadata[f"{agreement.method}_accuracy"] = dg.MetadataValue.float(agreement.accuracy)
+        if agreement.cohen_kappa is not None:
+            metadata[f"{agreement.method}_kappa"] = dg.MetadataValue.float(agreement.cohen_kappa)
+    metadata.update(usage_metadata(client))
+    return dg.Output(frame, metadata=metadata)
+
+
+def agreement_markdown(frame: pd.DataFrame) -> str:
+    lines = ["| method | n | accuracy | Cohen's kappa |", "|---|---|---|---|"]
+    for row in records(frame):
+        accuracy, kappa = row["accuracy"], row["cohen_kappa"]
+        lines.append(
+            f"| {row['method']} | {row['n']} | {'n/a' if pd.isna(accuracy) else f'{accuracy:.3f}'} | "
+            f"{'n/a' if pd.isna(kappa) else f'{kappa:.3f}'} |"
+        )
+    return "\n".join(lines)
+
+
+@dg.asset(
+    group_name="evaluation",
+    partitions_def=evaluation_partitions,
+    kinds={"openai", "parquet"},
+    pool=LLM_POOL,
+)
+@redacts_secrets
+def answers(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
+    evaluation: EvaluationModeResource,
+    eval_questions: pd.DataFrame,
+    retrieval_results: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """An answer to every question from its retrieved chunks, in the profile's system prompt, citing the
+    chunk ids it used; offline the extractive answerer quotes the closest retrieved sentence. A failed
+    answer keeps its row with the error."""
+    chunk_config, profile_name = evaluation_key(context)
+    profile = profile_for(project, profile_name)
+    settings = answer_settings(project)
+    progress = progress_for(context)
+    answerer = answerer_for(project, llm, embedder.get(progress), profile, settings)
+    questions = evaluated_questions(project, evaluation, eval_questions)
+    hits = retrieved_from_frame(retrieval_results)
+    items = [AnswerItem(e.question_id, e.query, tuple(hits.get(e.question_id, []))) for e in questions]
+    with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
+        answered = answerer.answer_all(items, progress, generation_settings(project).llm.budget_usd)
+    if answerer.last_estimate is not None:
+        context.log.info(f"answers: {answerer.last_estimate.describe()}")
+    by_id = {e.question_id: e for e in questions}
+    frame = answers_to_frame(answered, hits)
+    frame.insert(1, "query", [by_id[QuestionId(q)].query for q in frame["question_id"]])
+    frame["reference_answer"] = [by_id[QuestionId(q)].reference_answer for q in frame["question_id"]]
+    frame = with_columns(
+        frame,
+        run_id=context.run.run_id,
+        **evaluation_columns(context, evaluation),
+        created_at=now_utc(),
+        chunk_config=chunk_config,
+        profile=profile_name,
+        profile_version=profile.version,
+        profile_hash=profile.config_hash,
+        retrieval_run_id=str(retrieval_results["run_id"].iloc[0]) if len(retrieval_results) else "",
+        corpus_sha256=str(eval_questions["corpus_sha256"].iloc[0]),
+        **dataset_hashes(eval_questions),
+    )
+    ok = frame["status"] == "ok"
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "n_questions": len(frame),
+        "answerer": answerer.model_id,
+        "n_answered": int((ok & ~frame["abstained"]).sum()),
+        "n_abstained": int((ok & frame["abstained"]).sum()),
+        "n_failed": int((~ok).sum()),
+        "mean_citations": dg.MetadataValue.float(
+            round(float(frame.loc[ok, "n_cited"].mean()), 3) if ok.any() else 0.0
+        ),
+        "invalid_citations": int(frame["invalid_citations"].map(len).sum()),
+    }
+    if answerer.last_estimate is not None:
+        metadata["llm_estimate"] = answerer.last_estimate.describe()
+    if isinstance(answerer, LLMAnswerer):
+        metadata.update(usage_metadata(answerer.client))
+    context.log.info(
+        f"{chunk_config} x {profile_name}: {metadata['n_answered']} answered, {metadata['n_abstained']} "
+        f"abstained, {metadata['n_failed']} failed ({answerer.model_id})"
+    )
+    if not ok.all():
+        # the reason in the UI and the run log, not only in the table: a bad key fails every row alike
+        first = frame.loc[~ok].iloc[0]
+        metadata["first_failure"] = f"{first['question_id']}: {first['error']}"
+        context.log.warning(
+            f"{chunk_config} x {profile_name}: {metadata['n_failed']} of {len(frame)} answers failed and "
+            f"are kept as failed rows; the first: {metadata['first_failure']}"
+        )
+    return dg.Output(frame, metadata=metadata)
+
+
+@dg.asset(
+    group_name="evaluation",
+    partitions_def=evaluation_partitions,
+    kinds={"python", "parquet"},
+    pool=LLM_POOL,
+)
+@redacts_secrets
+def answer_metrics(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
+    warehouse: WarehouseResource,
+    evaluation: EvaluationModeResource,
+    eval_questions: pd.DataFrame,
+    retrieval_results: pd.DataFrame,
+    answers: pd.DataFrame,
+    answer_calibration: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """Per question: keyword, semantic (fixed and fitted threshold) and hybrid correctness, and the
+    production-style metrics, with context_recall_llm only where the heuristic flags a concern. A metric
+    that fails on a row is marked failed there and never fails the partition. A summary row per run."""
+    chunk_config, profile_name = evaluation_key(context)
+    profile = profile_for(project, profile_name)
+    settings = answer_settings(project)
+    budget = generation_settings(project).llm.budget_usd
+    progress = progress_for(context)
+    model = embedder.get(progress)
+    questions = evaluated_questions(project, evaluation, eval_questions)
+    answered = {a.question_id: a for a in answers_from_frame(answers)}
+    cited = cited_texts_from_frame(answers)
+    hits = retrieved_from_frame(retrieval_results)
+    traces = traces_from_frame(retrieval_results, {e.question_id: e.query for e in questions})
+    threshold = threshold_from_frame(answer_calibration)
+    client = judge_client(project, llm, settings, profile.judge_model)
+    with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
+        scores = score_answers(
+            [
+                ScoringItem(
+                    e.question_id,
+                    e.query,
+                    answered[e.question_id],
+                    e.reference_answer,
+                    e.expected_keywords,
+                    cited.get(e.question_id, ()),
+                )
+                for e in questions
+            ],
+            model,
+            fixed_threshold=settings.semantic.threshold,
+            threshold=threshold,
+            hybrid_margin=settings.hybrid.margin,
+            judge=judge_for(client, settings),
+            budget_usd=budget,
+            progress=progress,
+        )
+        production = production_metrics(
+            [
+                ProductionItem(
+                    e.question_id,
+                    e.query,
+                    answered[e.question_id],
+                    tuple(hits.get(e.question_id, [])),
+                    traces[e.question_id],
+                )
+                for e in questions
+            ],
+            model,
+            top_k=profile.top_k,
+            candidate_depth=profile.candidate_depth,
+            retrievers=profile.retrievers,
+            recall_threshold=settings.production.recall_threshold,
+            recall_judge=LLMRecallJudge(client, repair_attempts=settings.judge.repair_attempts)
+            if client is not None
+            else None,
+            budget_usd=budget,
+            progress=progress,
+        )
+    provenance: dict[str, object] = {
+        "run_id": context.run.run_id,
+        **evaluation_columns(context, evaluation),
+        "created_at": now_utc(),
+        "chunk_config": chunk_config,
+        "profile": profile_name,
+        "top_k": profile.top_k,
+        "n_stale_questions": stale_question_count(eval_questions),
+        "profile_version": profile.version,
+        "profile_hash": profile.config_hash,
+        "answerer": str(answers["answerer"].iloc[0]) if len(answers) else "",
+        "answers_run_id": str(answers["run_id"].iloc[0]) if len(answers) else "",
+        "judge_model": client.model_id if client is not None else "",
+        "threshold": threshold.threshold,
+        "threshold_how": threshold.how,
+        "embedder_model_id": model.model_id,
+        "corpus_sha256": str(eval_questions["corpus_sha256"].iloc[0]),
+        **dataset_hashes(eval_questions),
+    }
+    frame = with_columns(answer_metrics_frame(scores, production.rows), **provenance)
+    summary = {
+        **provenance,
+        "n_questions": len(frame),
+        "n_answers_failed": int((answers["status"] != "ok").sum()),
+        **outcome_summary(frame, CORRECTNESS_METRICS + PRODUCTION_METRICS),
+        **{f"semantic_validation_{v}": int((frame["semantic_validation"] == v).sum()) for v in VERDICTS},
+        **{f"agreement_{p}": int((frame["agreement_pattern"] == p).sum()) for p in PATTERNS},
+        **production.as_metadata(),
+        "threshold_reason": threshold.reason,
+    }
+    warehouse.write_history(
+        pd.DataFrame([summary]),
+        "answer_metrics_summary",
+        {CHUNK_CONFIG: chunk_config, PROFILE: profile_name},
+        context.run.run_id,
+    )
+    context.log.info(
+        f"{chunk_config} x {profile_name}: "
+        + ", ".join(f"{m} {summary[f'{m}_mean']:.3f}" for m in CORRECTNESS_METRICS)
+        + f"; {production.n_escalated} of {production.n_questions} questions escalated to context_recall_llm"
+    )
+    return dg.Output(frame, metadata=answer_metrics_metadata(summary, threshold, production, client))
+
+
+VERDICTS = ("pass", "fail", "skipped", "failed")
+PATTERNS = ("unanimous", "majority", "mixed", "conflicting")
+
+
+def answer_metrics_metadata(
+    summary: dict[str, object],
+    threshold: ThresholdChoice,
+    production: ProductionRun,
+    client: LLMClient | None,
+) -> "dict[str, dg.RawMetadataValue]":
+    """Means the UI plots over time, the counts behind them, the threshold and what escalation saved."""
+    metadata: dict[str, dg.RawMetadataValue] = {"n_questions": summary["n_questions"]}
+    for name in CORRECTNESS_METRICS + PRODUCTION_METRICS:
+        mean = summary[f"{name}_mean"]
+        if isinstance(mean, float) and mean == mean:  # not NaN
+            metadata[name] = dg.MetadataValue.float(mean)
+        metadata[f"{name}_n_failed"] = summary[f"{name}_n_failed"]
+    metadata["threshold"] = dg.MetadataValue.float(threshold.threshold)
+    metadata["threshold_reason"] = threshold.reason
+    for verdict in VERDICTS:
+        metadata[f"semantic_validation_{verdict}"] = summary[f"semantic_validation_{verdict}"]
+    for key, value in production.as_metadata().items():
+        if value is not None:
+            metadata[key] = value
+    metadata.update(usage_metadata(client))
+    return metadata
+
+
+@dg.asset(
+    group_name="reporting",
+    ins={
+        "answer_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
+        "answers": dg.AssetIn(metadata={"allow_missing_partitions": True}),
+    },
+    kinds={"openai", "parquet"},
+    pool=LLM_POOL,
+)
+@redacts_secrets
+def answer_judgements(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    llm: LLMResource,
+    answer_metrics: dict[str, pd.DataFrame],
+    answers: dict[str, pd.DataFrame],
+) -> dg.Output[pd.DataFrame]:
+    """The LLM judge (temperature 0) on the answers of the top N chunk config x profile pairs by a
+    cheaper metric: a score in {0, 0.2, ..., 1} with semantic and factual coverage, hallucination and
+    citation accuracy, each explained. The cost is estimated, logged and checked against the budget
+    before any call; an unparseable judgement is asked again, then kept as failed (never as 0)."""
+    settings = answer_settings(project)
+    # A removed chunk config or profile is no longer a choice: its pairs are not judged, and the top N
+    # is chosen among the configured pairs (their metrics and history stay on the leaderboard).
+    configured = configured_names(project, context.log)
+    removed: dict[str, str] = {}
+    for key, frame in answer_metrics.items():
+        if configured is not None and not frame.empty:
+            reason = configured.removal(str(frame["chunk_config"].iloc[0]), str(frame["profile"].iloc[0]))
+            if reason:
+                removed[key] = reason
+    if removed:
+        context.log.info(
+            "answer_judgements: not judged, no longer configured: "
+            + ", ".join(f"{pair_label(answer_metrics[k])} ({r})" for k, r in removed.items())
+        )
+    ranking = rank_pairs(
+        {k: f for k, f in answer_metrics.items() if k not in removed}, settings.judge.rank_by
+    )
+    selected = ranking[ranking["selected_rank"].fillna(0).between(1, settings.judge.top_n)]
+    answers_by_pair = {
+        (str(f["chunk_config"].iloc[0]), str(f["profile"].iloc[0])): f
+        for f in answers.values()
+        if not f.empty
+    }
+    # no judge configured: nothing to plan, and no profile is looked up
+    judging = judge_client(project, llm, settings) is not None
+    plans: list[tuple[str, str, LLMJudge, list[JudgeItem]]] = []
+    for row in records(selected) if judging else []:
+        pair = (str(row["chunk_config"]), str(row["profile"]))
+        if pair not in answers_by_pair:
+            continue
+        judge = judge_for(
+            judge_client(project, llm, settings, profile_for(project, pair[1]).judge_model), settings
+        )
+        if judge is None:
+            continue
+        plans.append((*pair, judge, judge_items(answers_by_pair[pair])))
+    estimates = [judge.estimate(items) for _, _, judge, items in plans]
+    for estimate in estimates:
+        context.log.info(f"answer_judgements: {estimate.describe()}")
+    with input_errors_fail_the_step("answer_judgements: "):
+        check_total_budget(estimates, generation_settings(project).llm.budget_usd)
+    frames = [pd.DataFrame()]
+    for chunk_config, profile_name, judge, items in plans:
+        judgements = judge.judge_all(items, progress_for(context))
+        frames.append(
+            with_columns(
+                judgements_to_frame(judgements, settings.judge.pass_score),
+                chunk_config=chunk_config,
+                profile=profile_name,
+                answers_run_id=str(answers_by_pair[(chunk_config, profile_name)]["run_id"].iloc[0]),
+            )
+        )
+    judged = pd.concat(frames, ignore_index=True) if plans else empty_judgements(settings.judge.pass_score)
+    frame = with_columns(judged, run_id=context.run.run_id, created_at=now_utc())
+    if not plans:
+        if ranking.empty:
+            reason = "no configured pair has answer metrics yet"
+        elif not judging:
+            reason = "no judge LLM configured (llm_judging)"
+        else:
+            reason = "the selected pairs have no answers to judge"
+        context.log.warning(f"answer_judgements: nothing judged: {reason}")
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "rank_by": settings.judge.rank_by,
+        "top_n": settings.judge.top_n,
+        "pairs_judged": ", ".join(f"{c} x {p}" for c, p, _, _ in plans) or "none",
+        "pairs_removed": ", ".join(pair_label(answer_metrics[k]) for k in removed) or "none",
+        "n_judged": int((frame["status"] == "ok").sum()) if len(frame) else 0,
+        "n_failed": int((frame["status"] == "failed").sum()) if len(frame) else 0,
+        "ranking": dg.MetadataValue.md(ranking_markdown(ranking, settings.judge.top_n)),
+    }
+    if estimates:
+        metadata["llm_estimate"] = "; ".join(e.describe() for e in estimates)
+    usages = [usage_metadata(judge.client) for _, _, judge, _ in plans]  # calls, retries, failures, cost
+    for key in usages[0] if usages else {}:
+        values = [usage[key] for usage in usages]
+        metadata[key] = None if None in values else sum(v for v in values if isinstance(v, int | float))
+    return dg.Output(frame, metadata=metadata)
+
+
+def pair_label(frame: pd.DataFrame) -> str:
+    return f"{frame['chunk_config'].iloc[0]} x {frame['profile'].iloc[0]}"
+
+
+def judge_items(frame: pd.DataFrame) -> list[JudgeItem]:
+    """The answers worth judging: answered (not failed) and with a reference answer to judge against."""
+    return [
+        JudgeItem(
+            QuestionId(str(r["question_id"])),
+            str(r["query"]),
+            str(r["reference_answer"]),
+            str(r["answer"]),
+            tuple(
+                (ChunkId(str(c)), str(t)) for c, t in zip(r["cited_chunk_ids"], r["cited_texts"], strict=True)
+            ),
+        )
+        for r in records(frame)
+        if r["status"] == "ok" and isinstance(r["reference_answer"], str) and r["reference_answer"].strip()
+    ]
+
+
+def ranking_markdown(ranking: pd.DataFrame, top_n: int) -> str:
+    lines = ["| rank | chunk config | profile | mean | in top n |", "|---|---|---|---|---|"]
+    for row in records(ranking):
+        rank, value = row["selected_rank"], row["rank_value"]
+        lines.append(
+            f"| {'-' if pd.isna(rank) else rank} | {row['chunk_config']} | {row['profile']} | "
+            f"{'n/a' if pd.isna(value) else f'{value:.3f}'} | {'yes' if not pd.isna(rank) and rank <= top_n else 'no'} |"
+        )
+    return "\n".join(lines)
+
+
+def empty_judgements(pass_score: float) -> pd.DataFrame:
+    return with_columns(judgements_to_frame([], pass_score), chunk_config="", profile="", answers_run_id="")

@@ -1,0 +1,110 @@
+"""Chunk sets and their vector indexes, one partition per chunk config."""
+
+import dagster as dg
+import pandas as pd
+
+from ...core.chunking import build_chunker
+from ...core.chunking.base import chunk_corpus
+from ...core.embedding.base import Embedder
+from ...core.retrieval.base import index_chunks
+from ...core.retrieval.keyword import KeywordIndex
+from ...core.tables import chunks_from_frame, chunks_to_frame, corpus_from_frame
+from ...core.types import sha256_hex
+from ...core.vector_store.base import collection_name
+from ...lib.partitions import chunk_config_partitions
+from ...lib.provenance import with_columns
+from ...lib.resources import EmbedderResource, ProjectResource, QdrantResource
+from ...lib.step_inputs import chunk_config_for
+from ...lib.step_progress import progress_for
+from ...lib.step_redaction import redacts_secrets
+
+
+@dg.asset(group_name="chunking", partitions_def=chunk_config_partitions, kinds={"python", "parquet"})
+@redacts_secrets
+def chunks(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    embedder: EmbedderResource,
+    corpus: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """The corpus cut by one chunk config, every chunk with its exact character offsets."""
+    config = chunk_config_for(project, context.partition_key)
+    documents = corpus_from_frame(corpus)
+    semantic_embedder: Embedder | None = (
+        embedder.get(progress_for(context)) if config.chunker == "semantic" else None
+    )
+    chunker = build_chunker(config, embedder=semantic_embedder)
+    cut = chunk_corpus(chunker, documents)
+    sizes = pd.Series([c.end - c.start for c in cut], dtype="float64")
+    frame = with_columns(
+        chunks_to_frame(cut),
+        chunk_config=config.name,
+        chunk_config_hash=config.config_hash,
+        chunker_fingerprint=chunker.fingerprint,
+        corpus_sha256=documents.sha256,
+    )
+    context.log.info(f"{config.name}: {len(cut)} chunks from {len(documents)} documents")
+    return dg.Output(
+        frame,
+        metadata={
+            "n_chunks": len(cut),
+            "mean_chunk_chars": float(sizes.mean()) if len(sizes) else 0.0,
+            "max_chunk_chars": int(sizes.max()) if len(sizes) else 0,
+            "chunker": chunker.fingerprint,
+            "chunk_config_hash": config.config_hash,
+        },
+        data_version=dg.DataVersion(sha256_hex(f"{documents.sha256}:{config.config_hash}")[:16]),
+    )
+
+
+@dg.asset(group_name="chunking", partitions_def=chunk_config_partitions, kinds={"qdrant", "bm25", "parquet"})
+@redacts_secrets
+def chunk_index(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    embedder: EmbedderResource,
+    qdrant: QdrantResource,
+    chunks: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """A Qdrant collection holding exactly this chunk set (embeddings come from the on-disk cache), and
+    its BM25 index, rebuilt only when the chunks changed."""
+    progress = progress_for(context)
+    model = embedder.get(progress)
+    store = qdrant.get(progress, context.log)
+    chunk_config = context.partition_key
+    collection = collection_name(chunk_config, model.model_id)
+    cut = chunks_from_frame(chunks)
+    n_points = index_chunks(cut, model, store, collection, chunk_config)
+    folder = project.keyword_index_folder(chunk_config)
+    keyword, rebuilt = KeywordIndex.load_or_build(folder, cut, progress)
+    context.log.info(
+        f"{collection}: {n_points} points at {store.location}; embedded {model.texts_embedded} new texts, "
+        f"{model.cache_hits} from the cache; keyword index {folder} "
+        + ("built" if rebuilt else "unchanged, reused")
+    )
+    manifest = pd.DataFrame(
+        {
+            "chunk_config": [chunk_config],
+            "chunk_config_hash": [chunks["chunk_config_hash"].iloc[0] if len(chunks) else ""],
+            "collection": [collection],
+            "location": [store.location],
+            "embedder_model_id": [model.model_id],
+            "n_points": [n_points],
+            "texts_embedded": [model.texts_embedded],
+            "cache_hits": [model.cache_hits],
+            "keyword_index": [str(folder)],
+            "keyword_index_fingerprint": [keyword.fingerprint],
+        }
+    )
+    return dg.Output(
+        manifest,
+        metadata={
+            "collection": collection,
+            "n_points": n_points,
+            "texts_embedded": model.texts_embedded,
+            "embedding_cache_hits": model.cache_hits,
+            "embedder": model.model_id,
+            "keyword_index": dg.MetadataValue.path(str(folder)),
+            "keyword_index_rebuilt": rebuilt,
+        },
+    )

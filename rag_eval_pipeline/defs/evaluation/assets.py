@@ -1,0 +1,265 @@
+"""Retrieval and its metrics per chunk config x retrieval profile."""
+
+import dagster as dg
+import pandas as pd
+
+from ...core.configs import RetrievalProfile
+from ...core.evaluation import TOKEN_LEVEL_METRICS, question_group, score_token_level
+from ...core.langsmith.experiments import ExperimentRow
+from ...core.metrics.aggregate import MetricSummary, summarize_table
+from ...core.retrieval.base import Query, RetrievalRun, RetrievedChunk
+from ...core.retrieval.keyword import KeywordIndex
+from ...core.retrieval.profile_retriever import DenseIndex, ProfileRetriever
+from ...core.retrieval.rewrite import LLMQueryRewriter
+from ...core.tables import (
+    chunks_from_frame,
+    corpus_from_frame,
+    records,
+    retrieved_from_frame,
+    retrieved_to_frame,
+    stale_question_count,
+)
+from ...lib.evaluation_runs import EvaluationModeResource
+from ...lib.io_managers import WarehouseResource
+from ...lib.langsmith_sync import log_experiment
+from ...lib.leaderboard_tables import HEADLINE_METRICS
+from ...lib.metric_columns import summary_columns
+from ...lib.partitions import by_chunk_config, evaluation_key, evaluation_partitions
+from ...lib.provenance import dataset_hashes, evaluation_columns, now_utc, with_columns
+from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
+from ...lib.step_failures import input_errors_fail_the_step
+from ...lib.step_inputs import evaluated_questions, generation_settings, profile_for, required_llm_client
+from ...lib.step_progress import progress_for
+from ...lib.step_redaction import redacts_secrets
+
+
+@dg.asset(
+    group_name="evaluation",
+    partitions_def=evaluation_partitions,
+    ins={
+        "chunk_index": dg.AssetIn(partition_mapping=by_chunk_config),
+        "chunks": dg.AssetIn(partition_mapping=by_chunk_config),
+    },
+    kinds={"qdrant", "bm25", "parquet"},
+)
+@redacts_secrets
+def retrieval_results(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    embedder: EmbedderResource,
+    qdrant: QdrantResource,
+    llm: LLMResource,
+    evaluation: EvaluationModeResource,
+    chunk_index: pd.DataFrame,
+    chunks: pd.DataFrame,
+    eval_questions: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """The top k chunks of the profile for every evaluation question: dense, keyword or fused by weighted
+    RRF, optionally rewritten and reranked; every row says which retrievers found it, at what rank."""
+    chunk_config, profile_name = evaluation_key(context)
+    profile = profile_for(project, profile_name)
+    progress = progress_for(context)
+    manifest = chunk_index.iloc[0]
+    model = embedder.get(progress)
+    if manifest["embedder_model_id"] != model.model_id:
+        raise dg.Failure(
+            f"chunk_index[{chunk_config}] was built with {manifest['embedder_model_id']}, but the embedder is now "
+            f"{model.model_id}: re-materialize chunk_index for {chunk_config} first"
+        )
+    dense = DenseIndex(model, qdrant.get(progress, context.log), str(manifest["collection"]))
+    keyword = None
+    if "bm25" in profile.retrievers:
+        keyword, rebuilt = KeywordIndex.load_or_build(
+            project.keyword_index_folder(chunk_config), chunks_from_frame(chunks), progress
+        )
+        if rebuilt:
+            context.log.warning(f"the keyword index of {chunk_config} was missing or stale and was rebuilt")
+    rewriter = query_rewriter(project, llm, profile)
+    with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
+        retriever = ProfileRetriever(
+            profile, dense=dense, keyword=keyword, reranker=project.reranker(profile), rewriter=rewriter
+        )
+        questions = evaluated_questions(project, evaluation, eval_questions)
+        run = retriever.run([Query(e.question_id, e.query) for e in questions], progress)
+    frame = with_columns(
+        retrieved_to_frame(run.hits, run.traces),
+        run_id=context.run.run_id,
+        **evaluation_columns(context, evaluation),
+        created_at=now_utc(),
+        chunk_config=chunk_config,
+        profile=profile_name,
+        chunk_config_hash=str(manifest["chunk_config_hash"]),
+        profile_hash=profile.config_hash,
+        profile_version=profile.version,
+        retrievers="+".join(profile.retrievers),
+        reranker=retriever.reranker.model_id if retriever.reranker is not None else "",
+        rewriter=rewriter.model_id if rewriter is not None else "",
+        embedder_model_id=model.model_id,
+        collection=str(manifest["collection"]),
+        corpus_sha256=str(eval_questions["corpus_sha256"].iloc[0]),
+        dataset_sha256=dataset_hashes(eval_questions)["dataset_sha256"],
+    )
+    context.log.info(
+        f"{chunk_config} x {profile_name} v{profile.version} ({'+'.join(profile.retrievers)}): "
+        f"top {profile.top_k} for {len(questions)} questions"
+    )
+    metadata = retrieval_metadata(run, profile, len(frame))
+    metadata["query_texts_embedded"] = model.texts_embedded
+    metadata["query_embedding_cache_hits"] = model.cache_hits
+    if rewriter is not None:
+        metadata.update(rewriter.client.usage_snapshot().as_metadata())
+    return dg.Output(frame, metadata=metadata)
+
+
+def query_rewriter(
+    project: ProjectResource, llm: LLMResource, profile: RetrievalProfile
+) -> LLMQueryRewriter | None:
+    if not profile.query_rewrite_enabled:
+        return None
+    client = required_llm_client(
+        project,
+        llm,
+        f"profile {profile.name!r} rewrites queries",
+        f"set query_rewrite_enabled: false in {project.profiles_file}",
+    )
+    return LLMQueryRewriter(client, profile.query_rewrite_prompt, generation_settings(project).llm.budget_usd)
+
+
+def retrieval_metadata(
+    run: RetrievalRun, profile: RetrievalProfile, n_rows: int
+) -> "dict[str, dg.RawMetadataValue]":
+    """What the UI shows per partition: who found the chunks, what the threshold and rewriter did, and
+    where the time went."""
+    hits = [h for chunk_hits in run.hits.values() for h in chunk_hits]
+    traces = list(run.traces.values())
+    found_by = {name: sum(1 for h in hits if h.found_by == name) for name in ("knn", "bm25", "both")}
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "n_questions": len(traces),
+        "n_rows": n_rows,
+        "top_k": profile.top_k,
+        "profile_version": profile.version,
+        "profile_hash": profile.config_hash,
+        "retrievers": "+".join(profile.retrievers),
+        "questions_without_hits": sum(1 for t in traces if not run.hits.get(t.question_id)),
+        **{f"found_by_{name}": count for name, count in found_by.items()},
+    }
+    if profile.similarity_threshold is not None:
+        metadata["knn_below_threshold"] = sum(t.knn_below_threshold for t in traces)
+    if profile.query_rewrite_enabled:
+        for status in ("rewritten", "unchanged", "failed"):
+            metadata[f"rewrite_{status}"] = sum(1 for t in traces if t.rewrite_status == status)
+    for stage, seconds in sorted(run.seconds.items()):
+        metadata[f"seconds_{stage}"] = dg.MetadataValue.float(round(seconds, 4))
+        if seconds > 0 and stage in ("knn", "bm25", "fusion", "rerank"):
+            metadata[f"queries_per_s_{stage}"] = dg.MetadataValue.float(round(len(traces) / seconds, 1))
+    return metadata
+
+
+@dg.asset(
+    group_name="evaluation",
+    partitions_def=evaluation_partitions,
+    ins={"chunks": dg.AssetIn(partition_mapping=by_chunk_config)},
+    kinds={"python", "parquet"},
+)
+@redacts_secrets
+def retrieval_metrics(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    warehouse: WarehouseResource,
+    langsmith: LangSmithResource,
+    evaluation: EvaluationModeResource,
+    corpus: pd.DataFrame,
+    chunks: pd.DataFrame,
+    eval_questions: pd.DataFrame,
+    retrieval_results: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """Per-question token-level metrics (span recall/precision/IoU, Chroma variants, precision_omega) and
+    chunk-level metrics with ground truth derived for this chunk set; a summary row per run in history;
+    a LangSmith experiment on the evaluation dataset when LangSmith is configured."""
+    chunk_config, profile_name = evaluation_key(context)
+    profile = profile_for(project, profile_name)
+    questions = evaluated_questions(project, evaluation, eval_questions)
+    documents = corpus_from_frame(corpus)
+    retrieved = retrieved_from_frame(retrieval_results)
+    scores = score_token_level(questions.examples, retrieved, chunks_from_frame(chunks), profile.top_k)
+    per_question = pd.DataFrame(
+        [
+            {"question_id": e.question_id, "group": question_group(e, documents), **scores[e.question_id]}
+            for e in questions
+        ]
+    )
+    # golden questions whose excerpt an edited document lost: not scored here (see eval_questions)
+    n_stale = stale_question_count(eval_questions)
+    provenance = {
+        "run_id": context.run.run_id,
+        **evaluation_columns(context, evaluation),
+        "created_at": now_utc(),
+        "chunk_config": chunk_config,
+        "profile": profile_name,
+        "top_k": profile.top_k,
+        **{
+            column: str(retrieval_results[column].iloc[0]) if len(retrieval_results) else ""
+            for column in (
+                "chunk_config_hash",
+                "profile_hash",
+                "profile_version",
+                "retrievers",
+                "embedder_model_id",
+                "corpus_sha256",
+                "dataset_sha256",
+            )
+        },
+        "retrieval_run_id": str(retrieval_results["run_id"].iloc[0]) if len(retrieval_results) else "",
+        "n_stale_questions": n_stale,
+    }
+    experiment_url, langsmith_metadata = log_experiment(
+        langsmith,
+        generation_settings(project).langsmith.dataset(questions.name),
+        f"{chunk_config} x {profile_name} {context.run.run_id[:8]}",
+        [
+            ExperimentRow(qid, {"retrieved": retrieved_outputs(retrieved.get(qid, []))}, s)
+            for qid, s in scores.items()
+        ],
+        {key: str(value) for key, value in provenance.items()},
+        context.log,
+    )
+    provenance["experiment_url"] = experiment_url or ""
+    frame = with_columns(per_question, **provenance)
+    summaries = summarize_table(records(per_question), TOKEN_LEVEL_METRICS)
+    summary = pd.DataFrame([{**provenance, "n_questions": len(per_question), **summary_columns(summaries)}])
+    warehouse.write_history(
+        summary,
+        "retrieval_metrics_summary",
+        {"chunk_config": chunk_config, "profile": profile_name},
+        context.run.run_id,
+    )
+    context.log.info(
+        f"{chunk_config} x {profile_name}: "
+        + ", ".join(f"{m} {summaries[m].mean:.3f}" for m in HEADLINE_METRICS)
+    )
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "n_questions": len(per_question),
+        "n_stale_questions": n_stale,
+    }
+    for name, s in summaries.items():
+        metadata[name] = dg.MetadataValue.float(s.mean)
+    metadata["confidence_intervals"] = dg.MetadataValue.md(summary_markdown(summaries))
+    metadata.update(langsmith_metadata)
+    return dg.Output(frame, metadata=metadata)
+
+
+def retrieved_outputs(hits: list[RetrievedChunk]) -> list[dict[str, object]]:
+    """What the experiment shows per question: the ranked chunks and where they lie."""
+    return [
+        {"rank": h.rank, "chunk_id": h.chunk_id, "doc_id": h.doc_id, "start": h.start, "end": h.end}
+        for h in hits
+    ]
+
+
+def summary_markdown(summaries: dict[str, MetricSummary]) -> str:
+    lines = ["| metric | mean | std | 95% CI |", "|---|---|---|---|"]
+    lines += [
+        f"| {s.name} | {s.mean:.4f} | {s.std:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |"
+        for s in summaries.values()
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,152 @@
+"""The corpus and the evaluation questions: loaded and validated once, shared by every partition."""
+
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+
+from ...core.datasets import TokenLevelDataset
+from ...core.paths import child_path
+from ...core.reanchor import (
+    GroundTruthStatus,
+    ReanchoredDataset,
+    ReanchorResult,
+    read_anchors,
+    read_reanchored_jsonl,
+    write_anchors,
+)
+from ...core.tables import (
+    GROUND_TRUTH_STATUS,
+    corpus_from_frame,
+    corpus_to_frame,
+    questions_from_frame,
+    questions_to_frame,
+)
+from ...lib.io_managers import WarehouseResource
+from ...lib.langsmith_sync import upload
+from ...lib.resources import LangSmithResource, ProjectResource
+from ...lib.step_failures import bad_input_failure, input_errors_fail_the_step
+from ...lib.step_redaction import redacts_secrets
+
+
+@dg.asset(group_name="ingestion", kinds={"python", "parquet"})
+@redacts_secrets
+def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Output[pd.DataFrame]:
+    """Every markdown document of the corpus folder; doc id = path relative to it."""
+    with input_errors_fail_the_step():
+        loaded = project.load_corpus()
+    frame = corpus_to_frame(loaded)
+    groups = sorted({d.group for d in loaded})
+    context.log.info(
+        f"loaded {len(loaded)} documents, {loaded.total_characters} characters from {loaded.root}"
+    )
+    workload = project.workload(corpus=loaded)  # what embedding it will cost: warned of when large
+    for warning in workload.warnings():
+        context.log.warning(warning)
+    return dg.Output(
+        frame,
+        metadata={
+            "n_documents": len(loaded),
+            "n_characters": loaded.total_characters,
+            "groups": ", ".join(groups),
+            "corpus_sha256": loaded.sha256,
+            "n_large_documents": len(workload.large_documents),
+            "estimated_chunks": workload.n_chunks,
+            "estimated_embedding_minutes": round(workload.embed_seconds / 60, 1),
+        },
+        data_version=dg.DataVersion(loaded.sha256[:16]),
+    )
+
+
+@dg.asset(group_name="ingestion", kinds={"python", "parquet"})
+@redacts_secrets
+def eval_questions(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    langsmith: LangSmithResource,
+    warehouse: WarehouseResource,
+    corpus: pd.DataFrame,
+    synthetic_questions: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """The questions every partition is evaluated on: the golden set, the synthetic set or both
+    (``evaluate_on`` in data/generation.yaml), every span checked against the corpus as it is now.
+
+    A golden span in a document edited since the dataset last matched is re-anchored to its excerpt,
+    or its question is stale: kept as a row with ``ground_truth_status`` and ``stale_reason``, not
+    evaluated (synthetic questions are regenerated from the new corpus instead)."""
+    loaded = corpus_from_frame(corpus, root=str(project.path(project.corpus_dir)))
+    ledger = anchor_ledger_path(project, warehouse)
+    reanchored: ReanchoredDataset | None = None
+    with input_errors_fail_the_step():
+        settings = project.load_generation_settings()
+        if settings.evaluate_on != "synthetic":
+            reanchored = read_reanchored_jsonl(
+                project.path(project.golden_dataset), loaded, read_anchors(ledger)
+            )
+    golden = reanchored.dataset if reanchored is not None else None
+    synthetic = questions_from_frame(synthetic_questions) if settings.evaluate_on != "golden" else None
+    if synthetic is not None and not len(synthetic):
+        raise bad_input_failure(
+            "synthetic_questions holds no accepted question: see its rejected rows and their reasons, or "
+            "set evaluate_on: golden in data/generation.yaml"
+        )
+    if synthetic is not None and str(synthetic_questions["corpus_sha256"].iloc[0]) != loaded.sha256:
+        raise dg.Failure(
+            "synthetic_questions was generated from another version of the corpus: re-materialize "
+            "synthetic_questions (or set evaluate_on: golden in data/generation.yaml)"
+        )
+    examples = (golden.examples if golden else ()) + (synthetic.examples if synthetic else ())
+    result = reanchored.result if reanchored is not None else ReanchorResult((), frozenset(), ())
+    stale = result.stale
+    with input_errors_fail_the_step("golden and synthetic questions cannot be combined: "):
+        dataset = TokenLevelDataset(examples, name=settings.evaluate_on)
+        every_row = TokenLevelDataset(examples + tuple(s.example for s in stale), name=settings.evaluate_on)
+    if not len(dataset):
+        raise bad_input_failure(
+            f"every question is stale, so nothing can be evaluated: update {project.golden_dataset} to "
+            f"the edited documents ({'; '.join(f'{s.example.question_id}: {s.reason}' for s in stale)})"
+        )
+    frame = questions_to_frame(every_row)
+    frame["dataset_sha256"] = dataset.sha256  # the questions evaluated, not the stale rows
+    frame["answers_sha256"] = dataset.answers_sha256
+    # rows: usable golden, synthetic (always valid: regenerated from this corpus), stale golden
+    statuses: list[GroundTruthStatus] = [result.status(e.question_id) for e in every_row.examples]
+    frame[GROUND_TRUTH_STATUS] = statuses
+    frame["stale_reason"] = [""] * len(examples) + [s.reason for s in stale]
+    frame["corpus_sha256"] = loaded.sha256
+    if result.n_reanchored:
+        context.log.info(
+            f"{result.n_reanchored} golden question(s) re-anchored to their excerpts in edited documents: "
+            + ", ".join(sorted(result.reanchored))
+        )
+    if stale:
+        context.log.warning(
+            f"{len(stale)} golden question(s) are stale and not evaluated until {project.golden_dataset} "
+            "is updated: " + "; ".join(f"{s.example.question_id} ({s.reason})" for s in stale)
+        )
+    multi = int((frame["n_documents"] > 1).sum())
+    context.log.info(
+        f"{len(dataset)} questions ({multi} need two documents) from the {settings.evaluate_on} set"
+    )
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "n_questions": len(dataset),
+        "n_reanchored": result.n_reanchored,
+        "n_stale": len(stale),
+        "evaluate_on": settings.evaluate_on,
+        "n_golden": len(golden) if golden else 0,
+        "n_synthetic": len(synthetic) if synthetic else 0,
+        "multi_document_questions": multi,
+        "n_reference_spans": int(sum(len(e.relevant_spans) for e in dataset)),
+        "dataset_sha256": dataset.sha256,
+        "evaluation_type": dataset.evaluation_type,
+    }
+    metadata.update(upload(langsmith, dataset, settings.langsmith.dataset(settings.evaluate_on), context.log))
+    if reanchored is not None:
+        write_anchors(ledger, reanchored.anchors)
+    return dg.Output(frame, metadata=metadata, data_version=dg.DataVersion(dataset.sha256))
+
+
+def anchor_ledger_path(project: ProjectResource, warehouse: WarehouseResource) -> Path:
+    """Which document versions the golden dataset's spans were last found valid against: what tells an
+    edited document (re-anchor) from a wrong dataset (fail). Kept with the warehouse, per dataset file."""
+    return child_path(Path(warehouse.base_dir) / "anchors", f"{Path(project.golden_dataset).stem}.json")

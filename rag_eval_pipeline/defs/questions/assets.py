@@ -1,0 +1,155 @@
+"""Synthetic evaluation datasets: token-level (chunker-independent) and chunk-level per chunk config.
+
+Each is a Parquet table of every generated question, accepted or rejected with its reason, plus the
+accepted ones as a JSONL dataset in the warehouse (and in LangSmith when configured).
+"""
+
+import json
+
+import dagster as dg
+import pandas as pd
+
+from ...core.generation.settings import GenerationSettings
+from ...core.generation.synthesis import Synthesized, synthesize_chunk_level, synthesize_token_level
+from ...core.llm.client import LLMClient
+from ...core.tables import (
+    chunk_questions_to_frame,
+    chunks_from_frame,
+    corpus_from_frame,
+    generated_token_level_to_frame,
+)
+from ...lib.io_managers import WarehouseResource
+from ...lib.langsmith_sync import upload
+from ...lib.partitions import CHUNK_CONFIG, chunk_config_partitions
+from ...lib.provenance import now_utc, with_columns
+from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource
+from ...lib.step_failures import input_errors_fail_the_step
+from ...lib.step_inputs import LLM_POOL, chunk_config_for, generation_settings
+from ...lib.step_progress import progress_for
+from ...lib.step_redaction import redacts_secrets
+
+
+def llm_client(llm: LLMResource, settings: GenerationSettings, generator: str) -> LLMClient | None:
+    if generator == "known-item":
+        return None
+    with input_errors_fail_the_step():
+        return llm.client(settings.llm)
+
+
+def generation_metadata(
+    synthesized: Synthesized, client: LLMClient | None, jsonl: str
+) -> "dict[str, dg.RawMetadataValue]":
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "n_questions": len(synthesized.dataset),
+        "n_rejected": len(synthesized.rejections),
+        "rejected_by_reason": dg.MetadataValue.json(synthesized.rejected_by_reason),
+        "generator": synthesized.generator,
+        "model": client.model_id if client else "none",
+        "dataset_sha256": synthesized.dataset.sha256,
+        "jsonl": dg.MetadataValue.path(jsonl),
+    }
+    if client is not None:
+        metadata.update(client.usage_snapshot().as_metadata())
+    if synthesized.estimate is not None:
+        metadata["llm_estimate"] = synthesized.estimate.describe()
+    return metadata
+
+
+@dg.asset(group_name="ingestion", kinds={"python", "parquet"}, pool=LLM_POOL)
+@redacts_secrets
+def synthetic_questions(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
+    langsmith: LangSmithResource,
+    warehouse: WarehouseResource,
+    corpus: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """Token-level questions generated from the corpus (data/generation.yaml, token_level), de-duplicated
+    and checked for retrievability; rejected ones are kept as rows with their reason."""
+    settings = generation_settings(project)
+    loaded = corpus_from_frame(corpus, root=str(project.path(project.corpus_dir)))
+    progress = progress_for(context)
+    client = llm_client(llm, settings, settings.token_level.generator)
+    with input_errors_fail_the_step():  # the budget cap, or a generator that needs an LLM nobody configured
+        synthesized = synthesize_token_level(
+            loaded, settings.token_level, embedder.get(progress), client, settings.llm, progress
+        )
+    jsonl = warehouse.write_dataset(synthesized.dataset, "synthetic_questions", {}, context.run.run_id)
+    frame = with_columns(
+        generated_token_level_to_frame(synthesized.dataset, synthesized.rejections),
+        run_id=context.run.run_id,
+        created_at=now_utc(),
+        generator=synthesized.generator,
+        corpus_sha256=loaded.sha256,
+    )
+    context.log.info(
+        f"{len(synthesized.dataset)} synthetic questions ({synthesized.generator}); rejected: "
+        f"{json.dumps(synthesized.rejected_by_reason)}"
+    )
+    metadata = generation_metadata(synthesized, client, str(jsonl))
+    metadata.update(
+        upload(langsmith, synthesized.dataset, settings.langsmith.dataset("synthetic"), context.log)
+    )
+    return dg.Output(frame, metadata=metadata, data_version=dg.DataVersion(synthesized.dataset.sha256))
+
+
+@dg.asset(
+    group_name="chunking",
+    partitions_def=chunk_config_partitions,
+    kinds={"python", "parquet"},
+    pool=LLM_POOL,
+)
+@redacts_secrets
+def chunk_level_questions(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
+    langsmith: LangSmithResource,
+    warehouse: WarehouseResource,
+    chunks: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """Chunk-level questions for one chunk config (data/generation.yaml, chunk_level): ground truth is
+    this config's chunk ids, with question type, keywords and source chunks in each example's metadata."""
+    chunk_config = context.partition_key
+    config = chunk_config_for(project, chunk_config)
+    settings = generation_settings(project)
+    progress = progress_for(context)
+    client = llm_client(llm, settings, settings.chunk_level.generator)
+    if "chunker_fingerprint" not in chunks.columns or chunks.empty:
+        raise dg.Failure(
+            f"chunks[{chunk_config}] was stored before chunks recorded their chunker: re-materialize chunks "
+            f"for {chunk_config} first"
+        )
+    fingerprint = str(chunks["chunker_fingerprint"].iloc[0])
+    with input_errors_fail_the_step():
+        synthesized = synthesize_chunk_level(
+            chunks_from_frame(chunks),
+            fingerprint,
+            settings.chunk_level,
+            embedder.get(progress),
+            client,
+            settings.llm,
+            progress,
+            name=f"chunk-level-{chunk_config}",
+        )
+    jsonl = warehouse.write_dataset(
+        synthesized.dataset, "chunk_level_questions", {CHUNK_CONFIG: chunk_config}, context.run.run_id
+    )
+    frame = with_columns(
+        chunk_questions_to_frame(synthesized.dataset, synthesized.rejections),
+        run_id=context.run.run_id,
+        created_at=now_utc(),
+        chunk_config=chunk_config,
+        chunk_config_hash=config.config_hash,
+        generator=synthesized.generator,
+    )
+    context.log.info(
+        f"{chunk_config}: {len(synthesized.dataset)} chunk-level questions ({synthesized.generator})"
+    )
+    metadata = generation_metadata(synthesized, client, str(jsonl))
+    name = settings.langsmith.dataset(f"chunk-level-{chunk_config}")
+    metadata.update(upload(langsmith, synthesized.dataset, name, context.log))
+    return dg.Output(frame, metadata=metadata, data_version=dg.DataVersion(synthesized.dataset.sha256))

@@ -1,0 +1,72 @@
+"""What ties the many Dagster runs of one evaluation together, and how a run picks quick or full mode.
+
+An evaluation over every partition is one Dagster run per partition; they share the run tag
+``rag_eval/evaluation_id`` (set by `rag-eval run` and the nightly schedule), which history rows carry as
+``evaluation_id`` so `rag-eval compare` can compare whole evaluations. Quick mode is chosen by run
+config on the ``evaluation`` resource, so the launchpad, schedules and the CLI all select it the same way:
+``{"resources": {"evaluation": {"config": {"mode": "quick"}}}}``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import dagster as dg
+from pydantic import Field
+
+from ..core.datasets import TokenLevelDataset
+from ..core.errors import ConfigError
+from ..core.monitoring import EVALUATION_MODES, EvaluationMode, QuickSettings
+from ..core.sampling import sample_questions
+
+EVALUATION_ID_TAG = "rag_eval/evaluation_id"
+MODE_TAG = "rag_eval/mode"
+
+
+class EvaluationModeResource(dg.ConfigurableResource):
+    """full: every question; quick: a seeded sample (data/monitoring.yaml `quick`, or these fields)."""
+
+    mode: str = Field(default="full", description="full | quick")
+    sample_size: int | None = Field(default=None, description="quick mode: questions (default: settings)")
+    seed: int | None = Field(default=None, description="quick mode: sample seed (default: settings)")
+
+    def checked_mode(self) -> EvaluationMode:
+        if self.mode not in EVALUATION_MODES:
+            raise ConfigError(
+                f"run config resources.evaluation.config.mode must be one of {', '.join(EVALUATION_MODES)}, "
+                f"got {self.mode!r}"
+            )
+        return "quick" if self.mode == "quick" else "full"
+
+    def select(self, dataset: TokenLevelDataset, quick: QuickSettings) -> TokenLevelDataset:
+        """The questions this run evaluates: all of them, or quick mode's sample."""
+        if self.checked_mode() == "full":
+            return dataset
+        size = self.sample_size if self.sample_size is not None else quick.sample_size
+        seed = self.seed if self.seed is not None else quick.seed
+        if size < 1:
+            raise ConfigError(f"resources.evaluation.config.sample_size must be >= 1, got {size}")
+        return sample_questions(dataset, size, seed)
+
+
+def evaluation_run_config(mode: EvaluationMode = "full", sample_size: int | None = None) -> dict[str, Any]:
+    config: dict[str, Any] = {"mode": mode}
+    if sample_size is not None:
+        config["sample_size"] = sample_size
+    return {"resources": {"evaluation": {"config": config}}}
+
+
+def new_evaluation_id(prefix: str = "eval") -> str:
+    """Sortable and readable: eval-20261122T020000-1a2b3c."""
+    return f"{prefix}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def evaluation_tags(evaluation_id: str, mode: EvaluationMode) -> dict[str, str]:
+    return {EVALUATION_ID_TAG: evaluation_id, MODE_TAG: mode}
+
+
+def evaluation_id_of(run: dg.DagsterRun) -> str:
+    """The evaluation a run belongs to; a run launched on its own is an evaluation of one partition."""
+    return run.tags.get(EVALUATION_ID_TAG) or run.run_id

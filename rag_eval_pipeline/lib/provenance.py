@@ -1,0 +1,47 @@
+"""The provenance columns every table row carries: run, evaluation and mode, time, and the hashes of
+what produced it, so two runs are comparable or visibly not."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+
+from ..core.tables import questions_from_frame
+from .evaluation_runs import EvaluationModeResource, evaluation_id_of
+from .step_failures import input_errors_fail_the_step
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def with_columns(frame: pd.DataFrame, **columns: Any) -> pd.DataFrame:
+    """Provenance first (run id, partition, hashes), then the data columns."""
+    front = pd.DataFrame({name: [value] * len(frame) for name, value in columns.items()}, index=frame.index)
+    return pd.concat([front, frame], axis=1)
+
+
+def dataset_hashes(eval_questions: pd.DataFrame) -> dict[str, str]:
+    """The hashes of the whole evaluated dataset, also in quick mode (not of the sample): what makes a
+    quick run comparable with the full runs before it."""
+    if {"dataset_sha256", "answers_sha256"} <= set(eval_questions.columns) and len(eval_questions):
+        first = eval_questions.iloc[0]
+        return {
+            "dataset_sha256": str(first["dataset_sha256"]),
+            "answers_sha256": str(first["answers_sha256"]),
+        }
+    questions = questions_from_frame(eval_questions)
+    return {"dataset_sha256": questions.sha256, "answers_sha256": questions.answers_sha256}
+
+
+def evaluation_columns(
+    context: dg.AssetExecutionContext, evaluation: EvaluationModeResource
+) -> dict[str, str]:
+    """Which evaluation a row belongs to and in which mode: what `rag-eval compare` and the regression
+    checks group and filter by."""
+    with input_errors_fail_the_step():
+        mode = evaluation.checked_mode()
+    return {"evaluation_id": evaluation_id_of(context.run), "evaluation_mode": mode}

@@ -1,0 +1,163 @@
+"""How a metrics asset's regression check decides: the partition's rows against its baseline.
+
+The baseline is the partition's pinned run (`rag-eval baseline set`), else its previous full run on the
+same dataset. A metric that dropped by more than ``regression.margin`` (data/monitoring.yaml) with its
+paired bootstrap interval entirely below 0 fails the check with severity ERROR; the numbers are in the
+check's metadata. The checks themselves (defs/evaluation/checks.py, defs/answers/checks.py) run in every
+evaluation_job run, after their asset.
+"""
+
+import math
+from collections.abc import Sequence
+from datetime import datetime
+
+import dagster as dg
+import pandas as pd
+
+from ..core.baselines import BaselineChoice, BaselineStore, choose_baseline
+from ..core.errors import ConfigError
+from ..core.history import HistoryStore, PartitionKey
+from ..core.monitoring import MonitoringSettings, RegressionSettings
+from ..core.regression import RegressionVerdict, regression_verdict
+from ..core.text_table import format_number
+from .io_managers import WarehouseResource
+from .partitions import CHUNK_CONFIG, PROFILE
+from .resources import ProjectResource
+from .step_failures import input_errors_fail_the_step
+
+
+def monitoring_settings(project: ProjectResource) -> MonitoringSettings:
+    with input_errors_fail_the_step():
+        return project.load_monitoring_settings()
+
+
+def regression_check(
+    context: dg.AssetCheckExecutionContext,
+    warehouse: WarehouseResource,
+    table: str,
+    now: pd.DataFrame,
+    metrics: Sequence[str],
+    settings: MonitoringSettings,
+) -> dg.AssetCheckResult:
+    """``now``: the partition's rows as the asset stored them (the run that wrote them may be an earlier
+    one than the check's own, when the check is re-run)."""
+    regression = settings.regression
+    partition = partition_of(context)
+    if now.empty:
+        return dg.AssetCheckResult(
+            passed=True,
+            description=f"{table} of {partition} has no rows: nothing to check",
+            metadata={"n_now": 0},
+        )
+    with input_errors_fail_the_step(f"{table} regression check of {partition}: "):
+        missing = [m for m in metrics if m not in now.columns]
+        if missing:
+            key = "regression.answer_metrics" if table == "answer_metrics" else "regression.metrics"
+            raise ConfigError(
+                f"{settings.source}: {key} names {', '.join(missing)}, which {table} does not have; leave "
+                "them out or use one of its metric columns"
+            )
+        first = now.iloc[0]
+        run_id = str(first["run_id"])
+        with HistoryStore(warehouse.base_dir) as history:
+            choice = choose_baseline(
+                history,
+                BaselineStore(warehouse.base_dir),
+                table,
+                partition,
+                run_id,
+                str(first.get("dataset_sha256", "")),
+                created_at(first),
+                # answer scores compare only against the same reference answers
+                str(first.get("answers_sha256", "")) if table == "answer_metrics" else None,
+            )
+            baseline = history.question_rows(table, [choice.run]) if choice.run is not None else None
+        metadata = baseline_metadata(choice, run_id, first, len(now), regression)
+        if baseline is None:
+            passed = choice.source == "none"  # a pinned baseline without rows must not pass unnoticed
+            (context.log.info if passed else context.log.warning)(f"{table} {partition}: {choice.detail}")
+            return dg.AssetCheckResult(
+                passed=passed,
+                severity=dg.AssetCheckSeverity.WARN,
+                description=choice.detail,
+                metadata=metadata,
+            )
+        verdict = regression_verdict(now, baseline, metrics, regression)
+    metadata.update(verdict_metadata(verdict))
+    context.log.info(
+        f"{table} {partition} vs {choice.source} baseline {metadata['baseline_run_id']}: {verdict.describe()}"
+    )
+    return dg.AssetCheckResult(
+        passed=not verdict.failed,
+        severity=dg.AssetCheckSeverity.ERROR,
+        description=verdict.describe(),
+        metadata=metadata,
+    )
+
+
+def partition_of(context: dg.AssetCheckExecutionContext) -> PartitionKey:
+    key = context.partition_key
+    if isinstance(key, dg.MultiPartitionKey):
+        return PartitionKey(key.keys_by_dimension[CHUNK_CONFIG], key.keys_by_dimension[PROFILE])
+    return PartitionKey.parse(str(key))
+
+
+def created_at(row: pd.Series) -> datetime:
+    value = pd.Timestamp(row["created_at"])
+    return (value if value.tzinfo is not None else value.tz_localize("UTC")).to_pydatetime()
+
+
+def baseline_metadata(
+    choice: BaselineChoice, run_id: str, first: pd.Series, n_now: int, regression: RegressionSettings
+) -> "dict[str, dg.RawMetadataValue]":
+    run = choice.run
+    mode = first.get("evaluation_mode")
+    return {
+        "baseline_source": choice.source,
+        "baseline_run_id": run.run_id if run is not None else "",
+        "baseline_evaluation_id": run.evaluation_id if run is not None else "",
+        "baseline_mode": run.mode if run is not None else "",
+        "baseline_created_at": run.created_at.isoformat() if run is not None else "",
+        "baseline_detail": choice.detail,
+        "run_id": run_id,
+        "evaluation_mode": str(mode) if isinstance(mode, str) and mode else "full",
+        "n_now": n_now,
+        "margin": dg.MetadataValue.float(regression.margin),
+        "confidence": dg.MetadataValue.float(regression.confidence),
+    }
+
+
+FIELDS = ("mean_baseline", "mean_now", "delta", "ci_low", "ci_high", "margin")
+
+
+def verdict_metadata(verdict: RegressionVerdict) -> "dict[str, dg.RawMetadataValue]":
+    """Flat numbers per metric (the UI plots them over time) and a table of all of them."""
+    metadata: dict[str, dg.RawMetadataValue] = {
+        "n_baseline": verdict.n_baseline,
+        "n_paired": verdict.n_shared,
+        "failed_metrics": ", ".join(verdict.failed_metrics),
+    }
+    for m in verdict.metrics:
+        for name in FIELDS:
+            value = float(getattr(m, name))
+            if not math.isnan(value):
+                metadata[f"{m.metric}_{name}"] = dg.MetadataValue.float(value)
+        metadata[f"{m.metric}_n_paired"] = m.n_paired
+        metadata[f"{m.metric}_failed"] = m.failed
+    metadata["regression"] = dg.MetadataValue.md(verdict_markdown(verdict))
+    return metadata
+
+
+def verdict_markdown(verdict: RegressionVerdict) -> str:
+    lines = [
+        f"| metric | n paired | baseline | now | delta | {verdict.confidence:.0%} CI | margin | verdict |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for m in verdict.metrics:
+        ci = f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]" if m.comparable else "n/a"
+        status = "FAILED" if m.failed else ("ok" if m.comparable else "too few pairs")
+        lines.append(
+            f"| {m.metric} | {m.n_paired} | {format_number(m.mean_baseline)} | {format_number(m.mean_now)} | {format_number(m.delta, '+')} "
+            f"| {ci} | {m.margin} | {status} |"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,151 @@
+"""An evaluation's plan executed in this process, one Dagster run per stage and partition, all tagged with
+one evaluation id and with this process (so `rag-eval status` can tell a killed run from a running one)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+import dagster as dg
+import pandas as pd
+
+from ..core.configs import PipelineConfigs
+from ..core.monitoring import EvaluationMode
+from ..core.processes import ProcessIdentity
+from ..lib.evaluation_runs import new_evaluation_id
+from ..lib.io_managers import read_current_leaderboard
+from ..lib.partition_sync import sync_partitions
+from .outcome import EvaluationOutcome, RunOutcome, blocked_reason
+from .plan import EvaluationRequest, PlannedRun, plan_main_job, run_config_for
+from .run_failures import failure_of_result
+
+# In-process runs print nothing to the terminal themselves: Dagster's console would print a failed
+# step's traceback (twice) and its own notes, drowning what `rag-eval` says in one line (the cause, the
+# counts). The progress bar is the terminal's view; each run's warnings follow it (`run_warnings`); the
+# UI has every log line.
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+# Dagster's note for each partition an input skips on purpose (`allow_missing_partitions`): expected
+# whenever a subset is evaluated, so not repeated on the terminal.
+_DAGSTER_NOTES = ("Couldn't load partition ",)
+# Whether the process executing a run still lives (`status`, `list`): run_status.py reads it.
+PROCESS_TAG = "rag_eval/process"
+
+
+def process_tags() -> dict[str, str]:
+    """Tags a run executed by this process carries: host, pid, boot id and process start time."""
+    return {PROCESS_TAG: ProcessIdentity.current().to_text()}
+
+
+def execute_plan(
+    instance: dg.DagsterInstance,
+    request: EvaluationRequest,
+    plan: Sequence[PlannedRun],
+    resources: dict[str, object] | None = None,
+    show_progress: bool = True,
+    evaluated_before: bool = False,
+) -> EvaluationOutcome:
+    """Each planned run in this process, in order, tagged with the request and this process; a failed
+    partition is reported and the others still run, except those that need what failed."""
+    from tqdm import tqdm
+
+    from ..definitions import build_definitions
+
+    tags = {**request.tags(), **process_tags()}
+    defs = build_definitions(resources)
+    outcomes: list[RunOutcome] = []
+    steps = tqdm(plan, desc="main job", unit="run", disable=not show_progress)
+    for planned in steps:
+        blocked = blocked_reason(planned, outcomes, evaluated_before)
+        if blocked:
+            outcomes.append(RunOutcome(planned, "not run", blocked_by=blocked))
+            continue
+        steps.set_postfix_str(planned.label)
+        result = defs.resolve_job_def(planned.job_name).execute_in_process(
+            instance=instance,
+            partition_key=planned.partition_key,
+            run_config={**QUIET_LOGS, **run_config_for(planned, request.mode, request.sample_size)},
+            tags=tags,
+            raise_on_error=False,
+        )
+        for line in run_warnings(instance, result.run_id):
+            tqdm.write(f"warning: {planned.label}: {line}", file=sys.stderr)
+        if result.success:
+            outcomes.append(RunOutcome(planned, "succeeded", result.run_id))
+        else:
+            outcomes.append(RunOutcome(planned, "failed", result.run_id, failure_of_result(result)))
+    return EvaluationOutcome(request, tuple(outcomes))
+
+
+def run_warnings(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    """The warnings a run's steps logged ("<step>: <message>", each once), without Dagster's notes on
+    partitions skipped on purpose: what the terminal shows of a run besides its outcome."""
+    lines = []
+    for entry in instance.all_logs(run_id):
+        message = entry.user_message
+        if (
+            entry.level != logging.WARNING
+            or entry.dagster_event is not None
+            or message.startswith(_DAGSTER_NOTES)
+        ):
+            continue
+        step = entry.step_key or ""
+        lines.append(message if not step or message.startswith(f"{step}: ") else f"{step}: {message}")
+    return list(dict.fromkeys(lines))
+
+
+def sync_configs(instance: dg.DagsterInstance, configs: PipelineConfigs) -> None:
+    """A partition for every entry of the config files (a removed entry keeps its partitions)."""
+    changes = sync_partitions(instance, configs)
+    for name in changes.removed_chunk_configs + changes.removed_profiles:
+        print(f"note: {name} is no longer configured; its partitions and history are kept", file=sys.stderr)
+
+
+def evaluate_in_process(
+    instance: dg.DagsterInstance,
+    chunk_configs: Sequence[str] | None = None,
+    profiles: Sequence[str] | None = None,
+    show_progress: bool = True,
+    resources: dict[str, object] | None = None,
+    *,
+    mode: EvaluationMode = "full",
+    evaluation_id: str | None = None,
+    sample_size: int | None = None,
+) -> EvaluationOutcome:
+    """Materialize every asset for every (selected) partition in this process, one run per partition,
+    all tagged with one evaluation id (a new one unless given)."""
+    from ..lib.resources import ProjectResource
+
+    project = (resources or {}).get("project") or ProjectResource()
+    assert isinstance(project, ProjectResource)
+    configs = project.load_configs()
+    sync_configs(instance, configs)
+    plan = plan_main_job(configs, chunk_configs, profiles)
+    request = EvaluationRequest.of_plan(plan, evaluation_id or new_evaluation_id(), mode, sample_size)
+    return execute_plan(instance, request, plan, resources, show_progress)
+
+
+def run_main_job(
+    instance: dg.DagsterInstance,
+    chunk_configs: Sequence[str] | None = None,
+    profiles: Sequence[str] | None = None,
+    show_progress: bool = True,
+    resources: dict[str, object] | None = None,
+    *,
+    mode: EvaluationMode = "full",
+    evaluation_id: str | None = None,
+    sample_size: int | None = None,
+) -> tuple[pd.DataFrame | None, list[str]]:
+    """`evaluate_in_process`, then the current leaderboard and each failed run's label, run id and
+    cause."""
+    outcome = evaluate_in_process(
+        instance,
+        chunk_configs,
+        profiles,
+        show_progress,
+        resources,
+        mode=mode,
+        evaluation_id=evaluation_id,
+        sample_size=sample_size,
+    )
+    return read_current_leaderboard(resources), outcome.failures

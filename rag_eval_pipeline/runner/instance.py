@@ -1,0 +1,29 @@
+"""The project's Dagster instance, which `rag-eval` runs on and reads from, as `dagster dev` does."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+
+from ..core.files import make_folder
+
+
+@contextmanager
+def project_instance(root: Path) -> Iterator[dg.DagsterInstance]:
+    """$DAGSTER_HOME when set, else the project's own dagster.yaml (storage under .dagster/). Its storage
+    paths are relative to the working directory, as for `dagster dev`: call it from the project root
+    (`main` changes there)."""
+    from dagster._core.instance.ref import InstanceRef
+
+    if os.environ.get("DAGSTER_HOME"):
+        with dg.DagsterInstance.get() as instance:
+            yield instance
+        return
+    home = root / ".dagster"
+    make_folder(home)  # a read-only project fails here with the folder and the OS error
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home), config_dir=str(root))) as instance:
+        yield instance

@@ -1,0 +1,101 @@
+"""How the runs of an evaluation ended, and which planned run may not start because one it needs failed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import dagster as dg
+
+from .plan import EvaluationRequest, PlannedRun
+from .run_failures import RunFailure
+
+SUCCEEDED = frozenset({dg.DagsterRunStatus.SUCCESS})
+FAILED = frozenset({dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED})
+
+RunState = Literal["succeeded", "failed", "not run"]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    planned: PlannedRun
+    state: RunState
+    run_id: str | None = None
+    failure: RunFailure | None = None
+    blocked_by: str = ""  # why a run that did not run did not start: what failed before it
+
+    def describe(self) -> str:
+        return f"{self.planned.label} (run {self.run_id}): {self.failure}"
+
+
+@dataclass(frozen=True)
+class EvaluationOutcome:
+    """What one evaluation (or its resumption) planned, ran, and how each run ended."""
+
+    request: EvaluationRequest
+    runs: tuple[RunOutcome, ...]
+
+    def of_state(self, state: RunState) -> list[RunOutcome]:
+        return [r for r in self.runs if r.state == state]
+
+    @property
+    def failures(self) -> list[str]:
+        return [r.describe() for r in self.of_state("failed")]
+
+    @property
+    def bad_input(self) -> bool:
+        return any(r.failure is not None and r.failure.bad_input for r in self.of_state("failed"))
+
+    @property
+    def exit_code(self) -> int:
+        """2 when a run failed on bad input (the user must fix a file), 1 when one failed otherwise."""
+        return 2 if self.bad_input else 1 if self.of_state("failed") else 0
+
+    @property
+    def leaderboard_run_id(self) -> str | None:
+        return next((r.run_id for r in self.of_state("succeeded") if r.planned.stage == "leaderboard"), None)
+
+    def counts(self) -> str:
+        ran = len(self.runs) - len(self.of_state("not run"))
+        return (
+            f"{len(self.runs)} runs planned, {ran} ran ({len(self.of_state('succeeded'))} succeeded, "
+            f"{len(self.of_state('failed'))} failed), {len(self.of_state('not run'))} not run"
+        )
+
+    def not_run_lines(self) -> list[str]:
+        """One line per cause: "ingestion failed, so 4 runs did not start: ..."."""
+        by_cause: dict[str, list[str]] = {}
+        for run in self.of_state("not run"):
+            by_cause.setdefault(run.blocked_by, []).append(run.planned.label)
+        return [
+            f"{cause}, so {len(labels)} run{'s' if len(labels) > 1 else ''} did not start: {', '.join(labels)}"
+            for cause, labels in by_cause.items()
+        ]
+
+
+def blocked_reason(planned: PlannedRun, done: Sequence[RunOutcome], evaluated_before: bool = False) -> str:
+    """Why ``planned`` must not start after ``done`` ("" when it may): each stage reads what the one
+    before it wrote, and after a failure that would be an older version (stale chunks, no questions).
+    The leaderboard needs one evaluation run of this evaluation to have succeeded (``evaluated_before``:
+    in the part of it that ran before a resume)."""
+    if planned.stage == "ingestion":
+        return ""
+    if any(r.planned.stage == "ingestion" and r.state != "succeeded" for r in done):
+        return "ingestion failed"
+    if planned.stage == "evaluation" and any(
+        r.planned.stage == "chunking"
+        and r.planned.chunk_config == planned.chunk_config
+        and r.state != "succeeded"
+        for r in done
+    ):
+        return f"chunking {planned.chunk_config} failed"
+    evaluations = [r for r in done if r.planned.stage == "evaluation"]
+    if (
+        planned.stage == "leaderboard"
+        and evaluations
+        and not evaluated_before
+        and all(r.state != "succeeded" for r in evaluations)
+    ):
+        return "no evaluation run succeeded"
+    return ""

@@ -1,0 +1,113 @@
+"""`rag-eval regenerate-questions`: the ingestion job (synthetic_questions, eval_questions,
+answer_calibration) again, in process, optionally with another token-level generator for this run only."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+import dagster as dg
+import yaml
+
+from ..core.errors import ConfigError
+from ..core.generation.settings import TokenLevelGenerator, load_generation_settings
+from ..lib.resources import ProjectResource
+from .in_process import QUIET_LOGS, process_tags, run_warnings
+from .plan import STAGE_JOBS
+from .run_failures import RunFailure, failure_of_result
+
+
+@dataclass(frozen=True)
+class RegeneratedQuestions:
+    run_id: str
+    failure: RunFailure | None
+    generator: str = ""
+    accepted: int = 0
+    rejected: int = 0
+    rejected_by_reason: Mapping[str, int] = field(default_factory=dict)
+    evaluation_questions: int | None = None
+    evaluate_on: str = ""
+
+    def describe(self) -> str:
+        if self.failure is not None:
+            return f"regenerating the questions failed (run {self.run_id}): {self.failure}"
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected_by_reason.items()))
+        lines = [
+            f"synthetic_questions ({self.generator}): {self.accepted} accepted, {self.rejected} rejected"
+            + (f" ({reasons})" if reasons else ""),
+            f"eval_questions: {self.evaluation_questions} questions from the {self.evaluate_on} set",
+        ]
+        if self.evaluate_on == "golden":
+            lines.append(
+                "note: evaluate_on is golden in data/generation.yaml, so the evaluation does not use the "
+                "synthetic questions; set it to synthetic or both to use them"
+            )
+        lines.append(f"run {self.run_id}")
+        return "\n".join(lines)
+
+
+def regenerate_questions(
+    instance: dg.DagsterInstance,
+    resources: Mapping[str, object] | None = None,
+    generator: str | None = None,
+) -> RegeneratedQuestions:
+    """Re-materialize the ingestion job (synthetic_questions, eval_questions, answer_calibration) in
+    process; ``generator`` overrides token_level.generator of data/generation.yaml for this run only."""
+    from ..definitions import build_definitions
+
+    base = dict(build_definitions(resources).resources or {})
+    project = base["project"]
+    assert isinstance(project, ProjectResource)
+    with tempfile.TemporaryDirectory(prefix="rag-eval-generation-") as scratch:
+        if generator is not None:
+            base["project"] = _with_generator(project, generator, Path(scratch))
+        job = build_definitions(base).resolve_job_def(STAGE_JOBS["ingestion"])
+        result = job.execute_in_process(
+            instance=instance,
+            run_config=QUIET_LOGS,
+            tags={"rag_eval/command": "regenerate-questions", **process_tags()},
+            raise_on_error=False,
+        )
+    for line in run_warnings(instance, result.run_id):
+        print(f"warning: {line}", file=sys.stderr)
+    if not result.success:
+        return RegeneratedQuestions(result.run_id, failure_of_result(result))
+    synthetic = _metadata(result, "synthetic_questions")
+    evaluated = _metadata(result, "eval_questions")
+    return RegeneratedQuestions(
+        run_id=result.run_id,
+        failure=None,
+        generator=str(synthetic["generator"]),
+        accepted=int(synthetic["n_questions"]),
+        rejected=int(synthetic["n_rejected"]),
+        rejected_by_reason={str(k): int(v) for k, v in dict(synthetic["rejected_by_reason"]).items()},
+        evaluation_questions=int(evaluated["n_questions"]),
+        evaluate_on=str(evaluated["evaluate_on"]),
+    )
+
+
+def _with_generator(project: ProjectResource, generator: str, scratch: Path) -> ProjectResource:
+    """The project with a copy of its generation settings whose token-level generator is replaced."""
+    generators: tuple[str, ...] = get_args(TokenLevelGenerator)
+    if generator not in generators:
+        raise ConfigError(f"--generator must be one of {', '.join(generators)}, got {generator!r}")
+    source = project.path(project.generation_file)
+    load_generation_settings(source)  # a broken file fails here, under its own name
+    document = (yaml.safe_load(source.read_text(encoding="utf-8")) if source.exists() else None) or {}
+    token_level = dict(document.get("token_level") or {})
+    token_level["generator"] = generator
+    document["token_level"] = token_level
+    copy = scratch / "generation.yaml"
+    copy.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return type(project)(**{**project.model_dump(), "generation_file": str(copy)})
+
+
+def _metadata(result: dg.ExecuteInProcessResult, asset: str) -> dict[str, Any]:
+    materializations = result.asset_materializations_for_node(asset)
+    if not materializations:
+        return {}
+    return {k: getattr(v, "value", v) for k, v in materializations[-1].metadata.items()}

@@ -1,0 +1,364 @@
+"""`rag-eval status` and `rag-eval list`: the runs of an evaluation, read from the Dagster instance, and
+the metrics they wrote, read from the Parquet history."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+import dagster as dg
+import pandas as pd
+
+from ..core.errors import InputError
+from ..core.processes import ProcessIdentity
+from ..core.text_table import format_table
+from ..lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG, evaluation_id_of
+from ..lib.io_managers import default_warehouse_dir, history_path
+from ..lib.leaderboard_tables import mean_ci
+from ..lib.partitions import CHUNK_CONFIG, PROFILE
+from .in_process import PROCESS_TAG
+from .outcome import FAILED, SUCCEEDED
+from .plan import PARTITION_TAG, STAGE_JOBS
+from .run_failures import failure_of_run
+
+# The headline metrics `status` shows per evaluated partition (retrieval_metrics_summary columns).
+STATUS_METRICS = ("span_recall", "span_iou", "recall_at_k", "mrr")
+SENSOR_TAG = "dagster/sensor_name"
+SCHEDULE_TAG = "dagster/schedule_name"
+
+
+class UnknownReference(InputError):
+    """`status REF` found no run and no evaluation (or several runs) for REF."""
+
+
+_ACTIVE_LABEL = "in progress"
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    job_name: str
+    partition: str
+    status: dg.DagsterRunStatus
+    created: float
+    started: float | None
+    ended: float | None
+    evaluation_id: str
+    mode: str
+    tagged: bool
+    origin: str = ""  # the sensor or schedule that requested it
+    failure: str = ""  # filled in for failed runs by `with_failures`
+
+    @staticmethod
+    def of(record: dg.RunRecord) -> RunInfo:
+        run = record.dagster_run
+        return RunInfo(
+            run_id=run.run_id,
+            job_name=run.job_name,
+            partition=run.tags.get(PARTITION_TAG, ""),
+            status=run.status,
+            created=record.create_timestamp.timestamp(),
+            started=record.start_time,
+            ended=record.end_time,
+            evaluation_id=evaluation_id_of(run),
+            mode=run.tags.get(MODE_TAG, ""),
+            tagged=EVALUATION_ID_TAG in run.tags,
+            origin=run.tags.get(SENSOR_TAG) or run.tags.get(SCHEDULE_TAG) or "",
+        )
+
+    def describe(self) -> str:
+        """The job (asset-selection runs of sensors show as "assets"), partition and who asked for it."""
+        job = "assets" if self.job_name.startswith("__") else self.job_name
+        return " ".join(
+            part for part in (job, self.partition, f"(by {self.origin})" if self.origin else "") if part
+        )
+
+    @property
+    def outcome(self) -> str:
+        if self.status in SUCCEEDED:
+            return "succeeded"
+        return "failed" if self.status in FAILED else _ACTIVE_LABEL
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a `status` reference names: one run, or every run of an evaluation (oldest first)."""
+
+    kind: Literal["run", "evaluation"]
+    ref: str
+    runs: tuple[RunInfo, ...]
+
+
+def _records(instance: dg.DagsterInstance, filters: dg.RunsFilter) -> list[RunInfo]:
+    return sorted((RunInfo.of(r) for r in instance.get_run_records(filters=filters)), key=lambda r: r.created)
+
+
+def find_runs(instance: dg.DagsterInstance, ref: str) -> Selection:
+    """An evaluation id, a run id, or a unique prefix of either."""
+    runs = _records(instance, dg.RunsFilter(tags={EVALUATION_ID_TAG: ref}))
+    if runs:
+        return Selection("evaluation", ref, tuple(runs))
+    runs = _records(instance, dg.RunsFilter(run_ids=[ref]))
+    if runs:
+        return Selection("run", ref, tuple(runs))
+    run_ids = [r for r in instance.get_run_ids() if r.startswith(ref)] if ref else []
+    evaluation_ids = sorted(
+        {v for _, values in instance.get_run_tags([EVALUATION_ID_TAG], value_prefix=ref) for v in values}
+    )
+    matches = [*run_ids, *evaluation_ids]
+    if len(matches) == 1:
+        return find_runs(instance, matches[0])
+    if not matches:
+        raise UnknownReference(
+            f"no run and no evaluation matches {ref!r}: `rag-eval list` shows the recent evaluations"
+        )
+    shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+    raise UnknownReference(f"{ref!r} matches {len(matches)} runs or evaluations ({shown}): give more of it")
+
+
+def metrics_of_runs(warehouse_dir: str | Path, runs: Sequence[RunInfo]) -> pd.DataFrame:
+    """The retrieval_metrics_summary history rows the evaluation runs wrote (one per run and partition).
+    Rows from before evaluation ids and modes were recorded count as their run's own evaluation, full."""
+    frames = []
+    for run in runs:
+        if "|" not in run.partition:  # evaluation_job, or the automation's asset runs of a partition
+            continue
+        chunk_config, profile = run.partition.split("|", 1)
+        path = history_path(
+            warehouse_dir,
+            "retrieval_metrics_summary",
+            {CHUNK_CONFIG: chunk_config, PROFILE: profile},
+            run.run_id,
+        )
+        if path.exists():
+            frames.append(pd.read_parquet(path))
+    if not frames:
+        return pd.DataFrame()
+    rows = pd.concat(frames, ignore_index=True)
+    if "evaluation_id" not in rows.columns:
+        rows["evaluation_id"] = rows["run_id"]
+    rows["evaluation_id"] = rows["evaluation_id"].fillna(rows["run_id"])
+    if "evaluation_mode" not in rows.columns:
+        rows["evaluation_mode"] = "full"
+    rows["evaluation_mode"] = rows["evaluation_mode"].fillna("full")
+    return rows
+
+
+def format_status(selection: Selection, metrics: pd.DataFrame) -> str:
+    runs = selection.runs
+    counts = Counter(r.outcome for r in runs)
+    summary = ", ".join(f"{counts[k]} {k}" for k in ("succeeded", "failed", _ACTIVE_LABEL) if counts[k])
+    if selection.kind == "evaluation":
+        modes = sorted({r.mode for r in runs if r.mode})
+        lines = [
+            f"evaluation {selection.ref} ({', '.join(modes) or 'mode not tagged'}): {len(runs)} runs, {summary}"
+        ]
+    else:
+        run = runs[0]
+        lines = [f"run {run.run_id}: {run.job_name} {run.partition or ''}".rstrip()]
+        if run.tagged:
+            lines.append(f"part of evaluation {run.evaluation_id} (rag-eval status {run.evaluation_id})")
+    header = ["run", "job", "partition", "status", "started", "ended", "duration"]
+    rows = [
+        [
+            r.run_id[:8],
+            r.job_name,
+            r.partition or "-",
+            r.status.value,
+            _when(r.started),
+            _when(r.ended),
+            _duration(r.started, r.ended),
+        ]
+        for r in runs
+    ]
+    lines += ["", format_table(header, rows)]
+    failed = [r for r in runs if r.status in FAILED]
+    if failed:
+        lines.append("")
+    unresolved = 0
+    for r in failed:
+        where = " ".join(part for part in (r.run_id[:8], r.job_name, r.partition) if part)
+        later = next(
+            (
+                o
+                for o in runs
+                if o.created > r.created
+                and (o.job_name, o.partition) == (r.job_name, r.partition)
+                and o.status in SUCCEEDED
+            ),
+            None,
+        )
+        unresolved += later is None
+        resumed = f" (succeeded later: run {later.run_id[:8]})" if later else ""
+        lines.append(f"FAILED {where}: {r.failure}{resumed}")
+    if unresolved and selection.kind == "evaluation" and runs[0].tagged:
+        lines.append(f"`rag-eval run --resume {selection.ref}` runs what did not succeed in this evaluation")
+    if not metrics.empty:
+        lines += ["", "retrieval metrics (mean [95% CI]):", format_metrics(metrics)]
+    return "\n".join(lines)
+
+
+def format_metrics(metrics: pd.DataFrame) -> str:
+    present = [m for m in STATUS_METRICS if f"{m}_mean" in metrics.columns]
+    header = ["chunk_config", "profile", "mode", "questions", *present]
+    rows = [
+        [
+            str(row["chunk_config"]),
+            str(row["profile"]),
+            str(row["evaluation_mode"]),
+            str(int(row["n_questions"])),
+            *[mean_ci(row, m) for m in present],
+        ]
+        for _, row in metrics.sort_values(["chunk_config", "profile"], kind="stable").iterrows()
+    ]
+    return format_table(header, rows)
+
+
+def _when(timestamp: float | None) -> str:
+    if timestamp is None:
+        return "-"
+    return datetime.fromtimestamp(timestamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _duration(started: float | None, ended: float | None) -> str:
+    if started is None:
+        return "-"
+    seconds = (ended if ended is not None else time.time()) - started
+    text = f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+    return text if ended is not None else f"{text} so far"
+
+
+def with_failures(instance: dg.DagsterInstance, selection: Selection) -> Selection:
+    runs = tuple(
+        replace(r, failure=str(failure_of_run(instance, r.run_id))) if r.status in FAILED else r
+        for r in selection.runs
+    )
+    return Selection(selection.kind, selection.ref, runs)
+
+
+# A run in one of these states has a process that should still be executing it.
+_RUNNING = (
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+)
+
+
+@dataclass(frozen=True)
+class OrphanedRun:
+    run_id: str
+    job_name: str
+    partition: str
+    message: str
+
+
+def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[OrphanedRun]:
+    """Runs still in progress on the instance whose `rag-eval` process is gone (SIGKILL, OOM, a crash
+    never reports a run's end, so they would stay "in progress" forever): marked failed, with a message
+    saying so and how to resume, and their concurrency slots freed. Runs without the process tag
+    (launched to `dagster dev`, whose code server and run monitoring watch them) and runs of another
+    host are left alone."""
+    orphaned = []
+    for record in instance.get_run_records(filters=dg.RunsFilter(statuses=list(_RUNNING))):
+        run = record.dagster_run
+        process = ProcessIdentity.parse(run.tags.get(PROCESS_TAG, ""))
+        if process is None or not process.is_gone():
+            continue
+        current = instance.get_run_by_id(run.run_id)  # read after the process is known to be gone
+        if current is None or current.status not in _RUNNING:
+            continue
+        evaluation_id = run.tags.get(EVALUATION_ID_TAG)
+        remedy = (
+            f"`rag-eval run --resume {evaluation_id}` runs what did not succeed in its evaluation"
+            if evaluation_id
+            else "run the command again"
+        )
+        message = (
+            f"the process that executed this run ({process.describe()}) is gone: it was killed or crashed "
+            f"before it could record the run's end, so `rag-eval` marked the run failed; {remedy}"
+        )
+        instance.report_run_failed(current, message)
+        if instance.event_log_storage.supports_global_concurrency_limits:
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+        orphaned.append(OrphanedRun(run.run_id, run.job_name, run.tags.get(PARTITION_TAG, ""), message))
+    return orphaned
+
+
+def evaluation_status(instance: dg.DagsterInstance, ref: str, warehouse_dir: str | Path | None = None) -> str:
+    """`rag-eval status REF`: every run with its status and times, failures with their message, and the
+    headline retrieval metrics of the partitions evaluated."""
+    selection = with_failures(instance, find_runs(instance, ref))
+    metrics = metrics_of_runs(warehouse_dir or default_warehouse_dir(), selection.runs)
+    return format_status(selection, metrics)
+
+
+@dataclass(frozen=True)
+class EvaluationSummary:
+    evaluation_id: str
+    started: float
+    mode: str
+    runs: tuple[RunInfo, ...]
+
+    @property
+    def counts(self) -> Counter[str]:
+        return Counter(r.outcome for r in self.runs)
+
+    @property
+    def partitions(self) -> str:
+        """How many chunk config x profile partitions it evaluated; a lone run shows its job."""
+        evaluated = {r.partition for r in self.runs if r.job_name == STAGE_JOBS["evaluation"]}
+        if len(self.runs) == 1 and not self.runs[0].tagged:
+            return self.runs[0].describe()
+        return str(len(evaluated))
+
+
+def recent_evaluations(
+    instance: dg.DagsterInstance, limit: int = 10, page: int = 200
+) -> list[EvaluationSummary]:
+    """The latest ``limit`` evaluations, newest first: runs grouped by their evaluation id tag; a run
+    without one is an evaluation of its own."""
+    groups: dict[str, list[RunInfo]] = {}
+    cursor = None
+    while len(groups) <= limit:
+        records = instance.get_run_records(limit=page, cursor=cursor)
+        if not records:
+            break
+        for record in records:
+            info = RunInfo.of(record)
+            groups.setdefault(info.evaluation_id, []).append(info)
+        cursor = records[-1].dagster_run.run_id
+    summaries = []
+    for evaluation_id in list(groups)[:limit]:
+        runs = groups[evaluation_id]
+        if runs[0].tagged:  # its older runs may lie beyond the pages read
+            runs = _records(instance, dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id}))
+        runs = sorted(runs, key=lambda r: r.created)
+        modes = sorted({r.mode for r in runs if r.mode})
+        summaries.append(
+            EvaluationSummary(evaluation_id, runs[0].created, "/".join(modes) or "-", tuple(runs))
+        )
+    return sorted(summaries, key=lambda s: s.started, reverse=True)
+
+
+def format_evaluations(summaries: Sequence[EvaluationSummary]) -> str:
+    header = ["evaluation", "started", "mode", "runs", "succeeded", "failed", _ACTIVE_LABEL, "partitions"]
+    rows = [
+        [
+            s.evaluation_id,
+            _when(s.started),
+            s.mode,
+            str(len(s.runs)),
+            str(s.counts["succeeded"]),
+            str(s.counts["failed"]),
+            str(s.counts[_ACTIVE_LABEL]),
+            s.partitions,
+        ]
+        for s in summaries
+    ]
+    return format_table(header, rows)

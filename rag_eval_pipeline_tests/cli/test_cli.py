@@ -1,0 +1,86 @@
+"""`python -m rag_eval_pipeline run`, the README's main command, as a user runs it."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
+from rag_eval_pipeline.runner.instance import project_instance
+
+pytestmark = pytest.mark.slow
+
+
+def rag_eval(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL")}
+    env["RAG_EVAL_PROJECT_DIR"] = str(project)
+    return subprocess.run(
+        [sys.executable, "-m", "rag_eval_pipeline", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_run_prints_the_leaderboard_and_stores_everything_in_the_project(
+    tiny_project: Path, monkeypatch: pytest.MonkeyPatch
+):
+    done = rag_eval(tiny_project, "run", "--profiles", "top2")
+    assert done.returncode == 0, done.stderr
+    first, *table, last = done.stdout.strip().splitlines()
+    evaluation_id = first.split()[1]
+    assert first == (
+        f"evaluation {evaluation_id} (full mode): 1 ingestion + 2 chunking + 2 evaluation + 1 leaderboard "
+        f"runs, in process"
+    )
+    assert last == (
+        f"evaluation {evaluation_id}: 6 runs planned, 6 ran (6 succeeded, 0 failed), 0 not run; "
+        f"details: rag-eval status {evaluation_id}"
+    )
+    assert table[0].split()[:5] == ["rank", "chunk_config", "profile", "k", "span_recall"]
+    assert {line.split()[1] for line in table[2:]} == {"fixed-60-0", "recursive-120-20"}
+    assert (tiny_project / ".dagster" / "storage").is_dir()  # the project's dagster.yaml instance
+    assert (tiny_project / "data/cache/embeddings.sqlite").is_file()
+    board = pd.read_parquet(tiny_project / "data/warehouse/current/leaderboard.parquet")
+    assert len(board) == 2
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)  # the instance the command used: the project's
+    monkeypatch.chdir(tiny_project)  # dagster.yaml, whose storage paths are relative to the project root
+    with project_instance(tiny_project) as instance:  # every run of the command carries its id
+        runs = instance.get_runs(dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id}))
+        assert len(runs) == 6 == len(instance.get_runs())
+
+    again = rag_eval(tiny_project, "leaderboard")
+    assert again.returncode == 0 and again.stdout.strip() == "\n".join(table)
+
+
+def test_help_lists_every_command(tiny_project: Path):
+    done = rag_eval(tiny_project, "--help")
+    assert done.returncode == 0
+    listed = done.stdout.split("{", 1)[1].split("}", 1)[0].split(",")
+    mine = [
+        "run",
+        "status",
+        "list",
+        "regenerate-questions",
+        "leaderboard",
+        "profiles",
+        "chunk-configs",
+        "dataset",
+    ]
+    assert [command for command in listed if command in mine] == mine  # history commands join them
+
+
+def test_bad_selection_and_bad_config_exit_2_with_the_reason(tiny_project: Path):
+    done = rag_eval(tiny_project, "run", "--chunk-configs", "nope")
+    assert done.returncode == 2
+    assert "unknown chunk config(s) nope" in done.stderr
+    (tiny_project / "data/chunk_configs.yaml").write_text(
+        "chunk_configs:\n  - {name: x, chunker: fixed, chunk_size: 10, chunk_overlap: 10}\n"
+    )
+    done = rag_eval(tiny_project, "run")
+    assert done.returncode == 2 and "chunk_overlap (10) must be smaller than chunk_size (10)" in done.stderr

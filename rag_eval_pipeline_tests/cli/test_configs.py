@@ -1,0 +1,203 @@
+"""`rag-eval profiles list|show` and `rag-eval chunk-configs list|apply` on the tiny project."""
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from rag_eval_pipeline.cli import main
+from rag_eval_pipeline.cli.configs import merge_chunk_configs, read_chunk_config_file
+from rag_eval_pipeline.core.configs import load_chunk_configs
+from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
+from rag_eval_pipeline.lib.partitions import CHUNK_CONFIG
+from rag_eval_pipeline.lib.resources import ProjectResource
+from rag_eval_pipeline.runner.instance import project_instance
+
+COMMENTED_CONFIGS = """\
+# Chunk configs of the tiny project.
+max_chunk_configs: 4
+chunk_configs:
+  - name: fixed-60-0
+    chunker: fixed
+    chunk_size: 60      # characters
+  # the recursive one keeps paragraphs together
+  - name: recursive-120-20
+    chunker: recursive
+    chunk_size: 120
+    chunk_overlap: 20
+# end of the list
+"""
+
+
+@pytest.fixture
+def project(tiny_project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RAG_EVAL_PROJECT_DIR", str(tiny_project))
+    for name in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL", "LANGSMITH_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tiny_project)  # main() changes directory; monkeypatch changes it back
+    (tiny_project / "data/chunk_configs.yaml").write_text(COMMENTED_CONFIGS, encoding="utf-8")
+    return tiny_project
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_apply_merges_by_name_keeps_comments_and_adds_the_partition(
+    project: Path, capsys: pytest.CaptureFixture
+) -> None:
+    source = write(
+        project / "more.yaml",
+        "chunk_configs:\n"
+        "  - {name: fixed-60-0, chunker: fixed, chunk_size: 60}\n"  # same settings, written otherwise
+        "  - name: recursive-120-20\n    chunker: recursive\n    chunk_size: 150\n    chunk_overlap: 20\n"
+        '  - name: sep-80\n    chunker: recursive\n    chunk_size: 80\n    separators: ["\\n\\n", " "]\n',
+    )
+    assert main(["chunk-configs", "apply", str(source)]) == 0
+    out = capsys.readouterr().out
+    assert "1 added (sep-80), 1 changed (recursive-120-20), 1 unchanged (fixed-60-0)" in out
+    assert "partitions added: chunk_config fixed-60-0, recursive-120-20, sep-80" in out
+
+    target = project / "data/chunk_configs.yaml"
+    text = target.read_text(encoding="utf-8")
+    for comment in (
+        "# Chunk configs of the tiny project.",
+        "# characters",
+        "# the recursive one",
+        "# end of",
+    ):
+        assert comment in text
+    configs = {c.name: c for c in load_chunk_configs(target)}
+    assert list(configs) == ["fixed-60-0", "recursive-120-20", "sep-80"]
+    assert configs["recursive-120-20"].chunk_size == 150
+    assert configs["sep-80"].separators == ("\n\n", " ")
+    with project_instance(project) as instance:
+        assert set(instance.get_dynamic_partitions(CHUNK_CONFIG)) == set(configs)
+
+    assert main(["chunk-configs", "apply", str(source)]) == 0  # the same file again changes nothing
+    out = capsys.readouterr().out
+    assert "0 added, 0 changed, 3 unchanged" in out and "partitions: already in step" in out
+    assert target.read_text(encoding="utf-8") == text
+
+
+def test_apply_edits_flow_entries_in_place_and_normalizes_a_flow_list(tmp_path: Path) -> None:
+    flow_entries = write(
+        tmp_path / "entries.yaml",
+        "chunk_configs:\n  - {name: a, chunker: fixed, chunk_size: 10}  # keep me\n"
+        "  - {name: b, chunker: fixed, chunk_size: 20}\n",
+    )
+    changes = read_chunk_config_file(
+        write(
+            tmp_path / "in.yaml",
+            "- {name: a, chunker: fixed, chunk_size: 12}\n- {name: c, chunker: token, chunk_size: 8}\n",
+        )
+    )
+    merged = merge_chunk_configs(flow_entries, changes)
+    assert (merged.added, merged.changed, merged.normalized) == (("c",), ("a",), False)
+    assert "{name: a, chunker: fixed, chunk_size: 12}  # keep me" in merged.text
+    assert "  - {name: c, chunker: token, chunk_size: 8}\n" in merged.text
+
+    flow_list = write(
+        tmp_path / "list.yaml", "chunk_configs: [{name: a, chunker: fixed, chunk_size: 10}]  # gone\n"
+    )
+    merged = merge_chunk_configs(flow_list, changes)
+    assert merged.normalized and "# gone" not in merged.text
+    written = write(tmp_path / "out.yaml", merged.text)
+    assert [c.chunk_size for c in load_chunk_configs(written)] == [12, 8]
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            "chunk_configs:\n  - {name: ok-1, chunker: fixed, chunk_size: 10}\n"
+            "  - {name: bad, chunker: fixed, chunk_size: 10, chunk_overlap: 10}\n",
+            "chunk config 'bad': chunk_overlap (10) must be smaller than chunk_size (10); lower the overlap",
+        ),
+        (
+            "chunk_configs:\n  - {name: x, chunker: fixed, chunk_size: 10, size: 3}\n",
+            "unknown key(s) chunk_configs[0].size",
+        ),
+        ("chunk_configs:\n  - {name: 'a|b', chunker: fixed, chunk_size: 10}\n", "rename it"),
+        ("chunk_configs: {name: x}\n", "expected a non-empty list under chunk_configs"),
+        ("max_chunk_configs: 20\nchunk_configs: []\n", "unknown top-level key(s) max_chunk_configs"),
+        (
+            "- {name: x, chunker: fixed, chunk_size: 10}\n- {name: x, chunker: fixed, chunk_size: 20}\n",
+            "two entries are named 'x'",
+        ),
+        (
+            "- {name: n1, chunker: fixed, chunk_size: 10}\n- {name: n2, chunker: fixed, chunk_size: 20}\n"
+            "- {name: n3, chunker: fixed, chunk_size: 30}\n",
+            "than max_chunk_configs (4)",
+        ),
+    ],
+)
+def test_apply_rejects_bad_input_with_file_key_and_remedy_and_leaves_the_file(
+    project: Path, capsys: pytest.CaptureFixture, content: str, expected: str
+) -> None:
+    source = write(project / "bad.yaml", content)
+    assert main(["chunk-configs", "apply", str(source)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err
+    assert str(source) in err or "data/chunk_configs.yaml" in err
+    assert (project / "data/chunk_configs.yaml").read_text(encoding="utf-8") == COMMENTED_CONFIGS
+
+
+def test_lists_show_the_configured_names_versions_and_hashes(
+    project: Path, capsys: pytest.CaptureFixture
+) -> None:
+    configs = ProjectResource(root=str(project)).load_configs()
+    assert main(["chunk-configs", "list"]) == 0
+    out = capsys.readouterr().out
+    for config in configs.chunk_configs:
+        row = next(line for line in out.splitlines() if line.startswith(config.name + " "))
+        assert config.config_hash in row and config.chunker in row
+    assert "2 of at most 4 (max_chunk_configs)" in out
+
+    assert main(["profiles", "list"]) == 0
+    out = capsys.readouterr().out
+    for profile in configs.profiles:
+        row = next(line for line in out.splitlines() if line.startswith(profile.name + " "))
+        assert f"v{profile.version}" in row and profile.config_hash in row
+
+
+def test_profile_show_prints_every_setting_and_the_version_history(
+    project: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["profiles", "show", "top4"]) == 0
+    first = capsys.readouterr().out
+    assert "version: 1" in first and "  top_k: 4" in first and "  rerank_depth: 20" in first
+    profiles = project / "data/retrieval_profiles.yaml"
+    profiles.write_text(profiles.read_text().replace("top_k: 4", "top_k: 3"), encoding="utf-8")
+    assert main(["profiles", "show", "top4"]) == 0
+    second = capsys.readouterr().out
+    new_hash = ProjectResource(root=str(project)).load_configs().profile("top4").config_hash
+    assert "version: 2" in second and f"hash: {new_hash}" in second and "  top_k: 3" in second
+    history = second.split("versions recorded in", 1)[1]
+    assert "  v1  " in history and "  v2  " in history and new_hash in history
+
+    assert main(["profiles", "show", "nope"]) == 2
+    assert "no retrieval profile named 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_apply_run_evaluates_only_the_new_config_as_one_evaluation(
+    project: Path, capsys: pytest.CaptureFixture
+) -> None:
+    source = write(project / "new.yaml", "- {name: fixed-90-0, chunker: fixed, chunk_size: 90}\n")
+    assert main(["chunk-configs", "apply", str(source), "--run"]) == 0
+    out = capsys.readouterr().out
+    evaluation_id = out.split("evaluation ", 1)[1].split()[0]
+    assert f"evaluation {evaluation_id}: 5 runs planned, 5 ran (5 succeeded, 0 failed), 0 not run" in out
+    with project_instance(project) as instance:
+        runs = instance.get_runs(dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id}))
+        assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+        partitions = sorted((r.job_name, r.tags.get("dagster/partition", "")) for r in runs)
+    assert partitions == [
+        ("chunking_job", "fixed-90-0"),
+        ("evaluation_job", "fixed-90-0|top2"),
+        ("evaluation_job", "fixed-90-0|top4"),
+        ("ingestion_job", ""),
+        ("leaderboard_job", ""),
+    ]

@@ -1,0 +1,89 @@
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from rag_eval_pipeline.core.errors import ConfigError
+from rag_eval_pipeline.defs.ingestion.partition_sync_sensor import partition_sync_sensor
+from rag_eval_pipeline.lib.resources import ProjectResource
+
+
+def tick(instance: dg.DagsterInstance, project: Path, cursor: str | None) -> dg.SensorResult:
+    context = dg.build_sensor_context(
+        instance=instance, cursor=cursor, resources={"project": ProjectResource(root=str(project))}
+    )
+    result = partition_sync_sensor(context)
+    assert isinstance(result, dg.SensorResult)
+    for request in result.dynamic_partitions_requests or []:
+        assert isinstance(request, dg.AddDynamicPartitionsRequest)
+        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+    return result
+
+
+def test_sensor_adds_partitions_then_only_new_ones(tiny_project: Path):
+    with dg.instance_for_test() as instance:
+        first = tick(instance, tiny_project, None)
+        assert instance.get_dynamic_partitions("chunk_config") == ["fixed-60-0", "recursive-120-20"]
+        assert instance.get_dynamic_partitions("profile") == ["top2", "top4"]
+        unchanged = tick(instance, tiny_project, first.cursor)
+        assert not unchanged.dynamic_partitions_requests and unchanged.cursor == first.cursor
+
+        configs = tiny_project / "data/chunk_configs.yaml"
+        configs.write_text(
+            configs.read_text() + "  - {name: fixed-30-5, chunker: fixed, chunk_size: 30, chunk_overlap: 5}\n"
+        )
+        added = tick(instance, tiny_project, first.cursor)
+        (request,) = added.dynamic_partitions_requests or []
+        assert isinstance(request, dg.AddDynamicPartitionsRequest)
+        assert list(request.partition_keys) == ["fixed-30-5"]
+        assert added.cursor != first.cursor
+
+
+def test_sensor_refuses_invalid_names_with_the_file(tiny_project: Path):
+    configs = tiny_project / "data/chunk_configs.yaml"
+    configs.write_text("chunk_configs:\n  - {name: 'bad|name', chunker: fixed, chunk_size: 30}\n")
+    with (
+        dg.instance_for_test() as instance,
+        pytest.raises(ConfigError, match="chunk_configs.yaml.*rename it"),
+    ):
+        tick(instance, tiny_project, None)
+
+
+def test_a_changed_config_reruns_its_partitions_and_nothing_else(tiny_project: Path):
+    with dg.instance_for_test() as instance:
+        first = tick(instance, tiny_project, None)
+        assert not first.run_requests  # the first tick only records what the files say
+
+        configs = tiny_project / "data/chunk_configs.yaml"
+        configs.write_text(configs.read_text().replace("chunk_size: 120", "chunk_size: 140"))
+        changed = tick(instance, tiny_project, first.cursor)
+        (request,) = changed.run_requests or []
+        assert (request.job_name, request.partition_key) == ("chunking_job", "recursive-120-20")
+        assert not changed.dynamic_partitions_requests  # same name: no new partition
+
+        profiles = tiny_project / "data/retrieval_profiles.yaml"
+        profiles.write_text(profiles.read_text().replace("top_k: 4", "top_k: 3"))
+        reprofiled = tick(instance, tiny_project, changed.cursor)
+        assert sorted(str(r.partition_key) for r in reprofiled.run_requests or []) == [
+            "fixed-60-0|top4",
+            "recursive-120-20|top4",
+        ]
+        assert {r.job_name for r in reprofiled.run_requests or []} == {"evaluation_job"}
+
+        # back to the first settings: a new run (run keys carry the hash, and Dagster never reuses one)
+        configs.write_text(configs.read_text().replace("chunk_size: 140", "chunk_size: 120"))
+        back = tick(instance, tiny_project, reprofiled.cursor)
+        (again,) = back.run_requests or []
+        assert again.partition_key == "recursive-120-20" and again.run_key != request.run_key
+        assert not tick(instance, tiny_project, back.cursor).run_requests
+        # and forth again: B's settings once more, a run key never used before
+        configs.write_text(configs.read_text().replace("chunk_size: 120", "chunk_size: 140"))
+        forth = tick(instance, tiny_project, back.cursor)
+        (third,) = forth.run_requests or []
+        assert third.run_key not in {request.run_key, again.run_key}
+
+
+def test_a_cursor_from_before_per_config_hashes_is_read_as_no_history(tiny_project: Path):
+    with dg.instance_for_test() as instance:
+        old = tick(instance, tiny_project, "0" * 64)  # the old cursor: one hash of the files
+        assert not old.run_requests and old.cursor and old.cursor.startswith("{")

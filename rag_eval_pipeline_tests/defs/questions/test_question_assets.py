@@ -1,0 +1,128 @@
+"""Synthetic question assets on a real Dagster instance: the offline default, the LLM path through the
+real `openai` client against a scripted local server (cache, usage, budget), and the dataset choice."""
+
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.datasets import read_chunk_level_jsonl, read_token_level_jsonl
+from rag_eval_pipeline.definitions import build_definitions
+from rag_eval_pipeline.lib.resources import LLMResource
+from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.core.generation.scripted_llm import token_level_reply
+from rag_eval_pipeline_tests.openai_server import openai_server
+
+pytestmark = pytest.mark.slow
+
+
+def metadata_of(result: dg.ExecuteInProcessResult, asset: str) -> dict:
+    (event,) = [e for e in result.get_asset_materialization_events() if e.asset_key == dg.AssetKey(asset)]
+    return {k: v.value for k, v in event.materialization.metadata.items()}
+
+
+def write_generation(project: Path, text: str) -> None:
+    (project / "data" / "generation.yaml").write_text(text, encoding="utf-8")
+
+
+def test_offline_default_makes_known_item_questions_and_evaluation_can_use_them(
+    tiny_project: Path, tmp_path: Path
+) -> None:
+    write_generation(
+        tiny_project, "evaluate_on: both\ntoken_level: {n_questions: 6, passage_min_chars: 40}\n"
+    )
+    defs = build_definitions(tiny_resources(tiny_project, tmp_path))
+    with dg.instance_for_test() as instance:
+        result = defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
+        generated = metadata_of(result, "synthetic_questions")
+        evaluated = metadata_of(result, "eval_questions")
+        questions = result.output_for_node("eval_questions")
+        table = result.output_for_node("synthetic_questions")
+    assert generated["generator"] == "known-item" and generated["model"] == "none"
+    n = generated["n_questions"]
+    assert 0 < n <= 6 and generated["n_rejected"] == len(table) - n
+    assert set(table["status"]) <= {"accepted", "rejected"}
+    assert (table.loc[table["status"] == "rejected", "reason"] != "").all()
+    assert evaluated["n_golden"] == 4 and evaluated["n_synthetic"] == n and len(questions) == 4 + n
+    assert evaluated["evaluate_on"] == "both" and "off" in evaluated["langsmith"]
+    corpus = Corpus.from_folder(tiny_project / "data" / "corpus")
+    jsonl = read_token_level_jsonl(generated["jsonl"], corpus)  # every span valid against the corpus
+    assert len(jsonl) == n and all(e.metadata["generator"] == "known-item-simulation" for e in jsonl)
+    history = list((tmp_path / "warehouse" / "history" / "synthetic_questions").rglob("*.parquet"))
+    assert len(history) == 1
+
+
+def test_llm_generation_counts_usage_hits_the_cache_on_rerun_and_respects_the_budget(
+    tiny_project: Path, tmp_path: Path
+) -> None:
+    write_generation(
+        tiny_project,
+        "evaluate_on: synthetic\n"
+        "token_level: {generator: llm, cross_document_pairs: 1, retrievability_top_n: 0}\n"
+        "llm: {budget_usd: 1.0}\n",
+    )
+    with openai_server() as (url, script):
+        script.responder = token_level_reply
+        script.faults = [(429, {"Retry-After": "0"}), (500, {})]
+        resources = tiny_resources(tiny_project, tmp_path)
+        resources["llm"] = LLMResource(
+            openai_api_key="sk-test-secret", openai_base_url=url, cache_path=str(tmp_path / "llm.sqlite")
+        )
+        defs = build_definitions(resources)
+        with dg.instance_for_test() as instance:
+            first = defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
+            sent = len(script.chat_requests)
+            again = defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
+            assert len(script.chat_requests) == sent  # the re-run paid for nothing
+            write_generation(
+                tiny_project,
+                "evaluate_on: synthetic\ntoken_level: {generator: llm}\nllm: {budget_usd: 0.0001}\n",
+            )
+            Path(tmp_path / "llm.sqlite").unlink()
+            refused = defs.resolve_job_def("ingestion_job").execute_in_process(
+                instance=instance, raise_on_error=False
+            )
+            assert len(script.chat_requests) == sent  # refused before sending anything
+    meta = metadata_of(first, "synthetic_questions")
+    assert meta["generator"] == "llm" and meta["model"].startswith("openai:gpt-4o-mini@127.0.0.1")
+    assert meta["llm_calls"] == 4 + 2 and meta["llm_retries"] == 2 and meta["llm_cache_hits"] == 0
+    assert meta["llm_prompt_tokens"] > 0 and meta["llm_cost_usd"] > 0
+    # 7 questions located, 1 with an excerpt not in its document; look-alike questions are duplicates
+    reasons = meta["rejected_by_reason"]
+    assert reasons["excerpt_not_found"] == 1 and set(reasons) <= {"excerpt_not_found", "duplicate"}
+    assert meta["n_questions"] + reasons.get("duplicate", 0) == 7
+    table = first.output_for_node("synthetic_questions")
+    assert len(table) == 8  # no row lost: every proposed question is a row, accepted or rejected
+    missing = table[table["reason"] == "excerpt_not_found"]
+    assert "valves" in missing["query"].iloc[0] and "alpha/valves.md" in missing["detail"].iloc[0]
+    rerun = metadata_of(again, "synthetic_questions")
+    assert rerun["llm_calls"] == 0 and rerun["llm_cache_hits"] == 4 and rerun["llm_cost_usd"] == 0
+    assert metadata_of(first, "eval_questions")["n_synthetic"] == meta["n_questions"]
+    assert not refused.success
+    failure = next(e for e in refused.all_events if e.is_step_failure)
+    message = failure.step_failure_data.error.message  # type: ignore[union-attr]
+    assert "exceeds the budget cap $0.0001 by $" in message and "sk-test-secret" not in message
+    for event in first.all_events:  # the key never reaches logs or metadata
+        assert "sk-test-secret" not in str(event)
+
+
+def test_chunk_level_questions_are_made_per_chunk_config(tiny_project: Path, tmp_path: Path) -> None:
+    write_generation(tiny_project, "chunk_level: {max_chunks: 5}\n")
+    defs = build_definitions(tiny_resources(tiny_project, tmp_path))
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("chunk_config", ["recursive-120-20"])
+        defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
+        result = defs.resolve_job_def("chunking_job").execute_in_process(
+            instance=instance, partition_key="recursive-120-20"
+        )
+        chunks = result.output_for_node("chunks")
+        table: pd.DataFrame = result.output_for_node("chunk_level_questions")
+    meta = metadata_of(result, "chunk_level_questions")
+    dataset = read_chunk_level_jsonl(meta["jsonl"])
+    assert len(dataset) == meta["n_questions"] > 0
+    assert dataset.chunker_fingerprint == chunks["chunker_fingerprint"].iloc[0]
+    assert {c for e in dataset for c in e.relevant_chunk_ids} <= set(chunks["chunk_id"])
+    assert all(3 <= len(e.metadata["keywords"]) <= 5 for e in dataset)
+    assert set(table["chunk_config"]) == {"recursive-120-20"}

@@ -1,0 +1,84 @@
+"""Quick and full mode through Dagster, and the evaluation id every metrics row carries."""
+
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from rag_eval_pipeline.definitions import build_definitions
+from rag_eval_pipeline.lib.evaluation_runs import evaluation_id_of, evaluation_run_config, evaluation_tags
+from rag_eval_pipeline.runner.in_process import run_main_job
+from rag_eval_pipeline_tests.conftest import tiny_resources
+
+pytestmark = pytest.mark.slow
+
+
+def current(warehouse: Path, asset: str) -> pd.DataFrame:
+    return pd.read_parquet(warehouse / f"current/{asset}/chunk_config=fixed-60-0/profile=top2.parquet")
+
+
+def test_quick_mode_evaluates_the_same_seeded_sample_in_every_asset(tiny_project: Path, tmp_path: Path):
+    (tiny_project / "data/monitoring.yaml").write_text("quick: {sample_size: 2, seed: 5}\n")
+    resources = tiny_resources(tiny_project, tmp_path)
+    warehouse = tmp_path / "warehouse"
+    with dg.instance_for_test() as instance:
+        _, failures = run_main_job(
+            instance,
+            chunk_configs=["fixed-60-0"],
+            profiles=["top2"],
+            resources=resources,
+            show_progress=False,
+        )
+        assert failures == []
+        full = current(warehouse, "retrieval_metrics")
+        assert len(full) == 4 and set(full["evaluation_mode"]) == {"full"}
+        (run_id,) = set(full["run_id"])
+        run = instance.get_run_by_id(run_id)
+        assert run is not None and set(full["evaluation_id"]) == {evaluation_id_of(run)}
+
+        job = build_definitions(resources).resolve_job_def("evaluation_job")
+        result = job.execute_in_process(
+            instance=instance,
+            partition_key=dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top2"}),
+            run_config=evaluation_run_config("quick"),
+            tags=evaluation_tags("eval-test-1", "quick"),
+        )
+        assert result.success
+        sampled = {
+            asset: set(current(warehouse, asset)["question_id"])
+            for asset in ("retrieval_metrics", "answers", "answer_metrics")
+        }
+        assert len(sampled["retrieval_metrics"]) == 2
+        assert sampled["answers"] == sampled["answer_metrics"] == sampled["retrieval_metrics"]
+        assert set(current(warehouse, "retrieval_results")["question_id"]) <= sampled["retrieval_metrics"]
+        quick = current(warehouse, "retrieval_metrics")
+        assert set(quick["evaluation_mode"]) == {"quick"} and set(quick["evaluation_id"]) == {"eval-test-1"}
+        summaries = pd.concat(
+            pd.read_parquet(f) for f in (warehouse / "history/retrieval_metrics_summary").rglob("*.parquet")
+        )
+        assert sorted(summaries["evaluation_mode"]) == ["full", "quick"]
+        assert sorted(summaries["n_questions"]) == [2, 4]
+        # a quick run is of the same dataset: the regression check finds the full run before it
+        assert summaries["dataset_sha256"].nunique() == 1
+        board = pd.read_parquet(warehouse / "current/leaderboard.parquet")
+        assert list(board["evaluation_mode"]) == ["full"]  # the leaderboard ran after the full run only
+
+        # run config overrides the settings' sample size; an unknown mode fails with the key to fix
+        result = job.execute_in_process(
+            instance=instance,
+            partition_key=dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top2"}),
+            run_config=evaluation_run_config("quick", sample_size=3),
+        )
+        assert result.success and len(current(warehouse, "retrieval_metrics")) == 3
+        # launched without the tag, a run is an evaluation of its own
+        assert set(current(warehouse, "retrieval_metrics")["evaluation_id"]) == {result.run_id}
+        bad = job.execute_in_process(
+            instance=instance,
+            partition_key=dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top2"}),
+            run_config={"resources": {"evaluation": {"config": {"mode": "fast"}}}},
+            raise_on_error=False,
+        )
+        assert not bad.success
+        failure = next(e for e in bad.all_events if e.is_step_failure)
+        assert "resources.evaluation.config.mode" in str(failure.step_failure_data.error.message)

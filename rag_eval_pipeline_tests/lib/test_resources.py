@@ -1,0 +1,35 @@
+"""Which LLM judges: none offline or when switched off, the remote one on auto, any one when on."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_eval_pipeline.core.errors import ConfigError
+from rag_eval_pipeline.core.generation.settings import LLMSettings
+from rag_eval_pipeline.core.llm import factory
+from rag_eval_pipeline.lib.resources import LLMResource
+
+REMOTE = LLMResource(openai_api_key="sk-test", openai_base_url="http://127.0.0.1:9/v1", cache_path="")
+
+
+def test_auto_judges_only_with_an_openai_protocol_endpoint():
+    settings = LLMSettings()
+    client = REMOTE.judge_client(settings, "auto")
+    assert client is not None and client.model_id.startswith("openai:gpt-4o-mini")
+    assert REMOTE.judge_client(settings, "off") is None
+    # without a key, auto never judges, even with the local model installed
+    assert LLMResource(cache_path="").judge_client(settings, "auto") is None
+    assert LLMResource(provider="local", cache_path="").judge_client(settings, "auto") is None
+
+
+def test_a_profile_judge_model_overrides_the_configured_model():
+    client = LLMResource(openai_api_key="sk-test", model="gpt-4o", cache_path="").judge_client(
+        LLMSettings(), "on", model="gpt-4.1-mini"
+    )
+    assert client is not None and client.model.model_name == "gpt-4.1-mini"
+
+
+def test_judging_on_without_any_llm_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(factory, "smollm2_available", lambda: False)
+    with pytest.raises(ConfigError, match="llm_judging: on .* needs an LLM"):
+        LLMResource(cache_path="").judge_client(LLMSettings(), "on")

@@ -1,0 +1,136 @@
+"""The package's layering, read from its import statements (parsed, not imported):
+
+- core/ is plain Python: no Dagster, and nothing of the package outside core/;
+- defs/ holds definitions: a stage folder imports no other stage folder (shared helpers live in lib/),
+  and no definition imports the runner, the command line or definitions.py;
+- lib/ (Dagster helpers) imports only lib/ and core/;
+- runner/ never imports defs/; it reaches the definitions only through definitions.build_definitions,
+  inside a function (so planning and status stay free of the asset modules);
+- cli/ imports runner/, lib/ and core/, never defs/ or definitions.py;
+- the package root holds only the entry points: definitions.py, project.py, __main__.py.
+"""
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = "rag_eval_pipeline"
+ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+ROOT_MODULES = {"__init__", "__main__", "definitions", "project"}
+# what each folder may import of the package (besides itself); core/ and project.py are everybody's
+ALLOWED = {
+    "core": {"core"},
+    "lib": {"lib", "core", "project"},
+    "defs": {"defs", "lib", "core", "project"},
+    "runner": {"runner", "lib", "core", "project"},
+    "cli": {"cli", "runner", "lib", "core", "project"},
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str  # dotted module name
+    target: str  # dotted name: a module, or a name in one
+    lazy: bool  # inside a function: runs only when called
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = [root.name, *path.relative_to(root).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, root: Path) -> list[Import]:
+    name = module_name(path, root)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: list[Import] = []
+
+    def visit(node: ast.AST, lazy: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.Import):
+                found.extend(Import(name, alias.name, lazy) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = package[: len(package) - child.level + 1] if child.level else []
+                target = ".".join([*base, *([child.module] if child.module else [])])
+                # `from X import y`: X.y, which is X's module y or a name in X (same folder and stage)
+                found.extend(Import(name, f"{target}.{alias.name}", lazy) for alias in child.names)
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return found
+
+
+def folder_of(module: str) -> str:
+    """``rag_eval_pipeline.defs.ingestion.assets`` -> ``defs``; a root module -> its own name."""
+    return module.split(".")[1] if module.count(".") else ""
+
+
+def stage_of(module: str, root: Path) -> str | None:
+    """The stage folder of a module under defs/ (None for defs/automation.py, defs/jobs.py)."""
+    parts = module.split(".")
+    if len(parts) > 3 and parts[1] == "defs" and (root / "defs" / parts[2]).is_dir():
+        return parts[2]
+    return None
+
+
+def violations(root: Path) -> list[str]:
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        name = module_name(path, root)
+        folder = folder_of(name)
+        if name.count(".") == 1 and folder not in ALLOWED and folder not in ROOT_MODULES:
+            found.append(
+                f"{name}: a module at the package root; put it in core/, defs/, lib/, runner/ or cli/"
+            )
+        for imp in imports_of(path, root):
+            top = imp.target.split(".")[0]
+            if folder == "core" and (top == "dagster" or top.startswith("dagster_")):
+                found.append(f"{name} imports {imp.target}: core/ stays free of Dagster")
+            if top != root.name or folder not in ALLOWED:
+                continue
+            target = folder_of(imp.target)
+            if target in ("", "__init__"):  # the package itself: `from .. import x` names x
+                continue
+            if folder == "runner" and target == "definitions" and imp.lazy:
+                continue
+            if target not in ALLOWED[folder]:
+                found.append(f"{name} imports {imp.target}: {folder}/ may import {sorted(ALLOWED[folder])}")
+            stage, other = stage_of(name, root), stage_of(imp.target, root)
+            if stage and other and other != stage:
+                found.append(f"{name} imports {imp.target}: a stage imports no other stage; move it to lib/")
+    return sorted(set(found))
+
+
+def test_the_package_keeps_its_layering() -> None:
+    assert violations(ROOT) == []
+
+
+def test_the_check_sees_each_kind_of_violation(tmp_path: Path) -> None:
+    root = tmp_path / PACKAGE
+    files = {
+        "core/metrics.py": "import dagster as dg\nfrom ..lib import resources\n",
+        "defs/answers/assets.py": "from ..evaluation.assets import summary\nfrom ...runner import plan\n",
+        "defs/evaluation/assets.py": "from ...lib.step_inputs import profile_for\nfrom ..jobs import x\n",
+        "lib/resources.py": "from ..defs.jobs import ingestion_job\n",
+        "runner/plan.py": "from ..definitions import build_definitions\n\n"
+        "def f():\n    from ..definitions import build_definitions\n",
+        "cli/runs.py": "def g():\n    from ..defs.evaluation import assets\n    from ..runner import plan\n",
+        "flat.py": "",
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    found = "\n".join(violations(root))
+    assert "core.metrics imports dagster" in found
+    assert "core.metrics imports rag_eval_pipeline.lib" in found
+    assert (
+        "defs.answers.assets imports rag_eval_pipeline.defs.evaluation.assets.summary: a stage imports"
+        in found
+    )
+    assert "defs.answers.assets imports rag_eval_pipeline.runner" in found
+    assert "lib.resources imports rag_eval_pipeline.defs.jobs" in found
+    assert found.count("runner.plan imports rag_eval_pipeline.definitions") == 1  # the lazy one is fine
+    assert "cli.runs imports rag_eval_pipeline.defs.evaluation" in found
+    assert "rag_eval_pipeline.flat: a module at the package root" in found
+    assert "defs.evaluation.assets imports" not in found  # lib/ and defs/jobs.py are every stage's
+    assert "cli.runs imports rag_eval_pipeline.runner" not in found
