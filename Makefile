@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint ui bench local-llm
+.PHONY: setup demo test test-fast lint ui bench local-llm
 
 setup: $(VENV)/.installed
 
@@ -28,10 +28,17 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest
 
+# the fast set (under 3 minutes): per-definition and core tests, without the end-to-end ones marked slow
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow"
+
+# ruff, mypy, then `dg check defs`: it loads the code location as `dagster dev` does ([tool.dg] in
+# pyproject.toml), in the project's venv (VIRTUAL_ENV as activating it would set)
 lint: setup
 	$(BIN)/ruff check rag_eval_pipeline rag_eval_pipeline_tests benchmarks
 	$(BIN)/ruff format --check rag_eval_pipeline rag_eval_pipeline_tests benchmarks
 	$(BIN)/mypy
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/dg check defs
 
 ui: setup
 	$(BIN)/dagster dev

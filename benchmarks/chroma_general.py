@@ -1,10 +1,11 @@
 """Benchmark on chroma_general (Chroma's chunking-evaluation data): quality and speed, core API only.
 
 All corpora go into one Qdrant collection and one BM25 index per chunk config; every retrieval profile
-(dense, keyword, hybrid by weighted RRF) then answers every question through ``ProfileRetriever``, and
-its hits are scored with the project's token-level metrics. Speed is measured per step: chunking,
-embedding (cold, then from the cache), indexing (Qdrant and BM25), each retrieval stage (knn, bm25,
-fusion; against an exact numpy baseline measured in the same process) and metric computation.
+(dense, keyword, hybrid by weighted RRF) then answers every question, and its hits are scored with the
+project's token-level metrics. Each step is the core function the pipeline's assets and the notebook API
+call: ``cut_corpus``, ``build_indexes``, ``retrieve``, ``token_level_result``. Speed is measured per
+step: chunking, embedding (cold, then from the cache), indexing (Qdrant and BM25), each retrieval stage
+(knn, bm25, fusion; against an exact numpy baseline measured in the same process) and scoring.
 
     python benchmarks/chroma_general.py [--chunk-configs data/chunk_configs.yaml] [--only NAME,...]
         [--profiles data/retrieval_profiles.yaml] [--only-profiles NAME,...]
@@ -30,22 +31,27 @@ from typing import TextIO, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from rag_eval_pipeline.core.chunking import build_chunker, chunk_corpus
-from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile, load_chunk_configs, load_profiles
+from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
+from rag_eval_pipeline.core.configs import (
+    ChunkConfig,
+    RetrievalProfile,
+    Retriever,
+    load_chunk_configs,
+    load_profiles,
+)
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.dataset_import import read_token_level_csv
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, TokenLevelExample
 from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.errors import DatasetError, InputError
-from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, score_token_level
+from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, EvaluationResult, token_level_result
 from rag_eval_pipeline.core.metrics.aggregate import MetricSummary, summarize_table
 from rag_eval_pipeline.core.progress import Progress, TqdmProgress, no_progress
-from rag_eval_pipeline.core.retrieval.base import Query, RetrievalRun, RetrievedChunk, index_chunks
-from rag_eval_pipeline.core.retrieval.keyword import KeywordIndex
-from rag_eval_pipeline.core.retrieval.profile_retriever import DenseIndex, ProfileRetriever
+from rag_eval_pipeline.core.retrieval.base import Query, RetrievalRun, RetrievedChunk
+from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, build_indexes
+from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
 from rag_eval_pipeline.core.types import PositionAwareChunk, QuestionId
-from rag_eval_pipeline.core.vector_store.base import collection_name
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
 
 _T = TypeVar("_T")
@@ -78,6 +84,9 @@ NUMPY_REPEATS = 3
 # Each profile runs this many times; speed is the best pass per stage, and the hits must not change.
 SPEED_PASSES = 3
 RETRIEVAL_STAGES = ("embed", "knn", "bm25", "fusion")
+# The index sides, built one at a time so each is timed alone.
+DENSE_SIDE: tuple[Retriever, ...] = ("knn",)
+KEYWORD_SIDE: tuple[Retriever, ...] = ("bm25",)
 FOUND_BY = ("knn", "bm25", "both")
 # Compared question by question against the first profile (paired bootstrap of the differences).
 PAIRED_METRICS = ("span_recall", "span_iou", "mrr")
@@ -318,9 +327,9 @@ def run_profile(
     profile: RetrievalProfile,
     queries: Sequence[Query],
     examples: Sequence[TokenLevelExample],
+    corpus: Corpus,
     chunks: Sequence[PositionAwareChunk],
-    dense: DenseIndex,
-    keyword: KeywordIndex,
+    indexes: ChunkIndexes,
     numpy_baseline: Callable[[int], tuple[float, list[npt.NDArray[np.intp]]]],
     out: TextIO,
 ) -> ProfileResult:
@@ -330,14 +339,13 @@ def run_profile(
         print(f"{label:<12}{text}", file=out, flush=True)
 
     print(f"\n-- {profile.name}: {describe_profile(profile)} --", file=out)
-    retriever = ProfileRetriever(profile, dense=dense, keyword=keyword)
     first: RetrievalRun | None = None
     total = float("inf")
     stages: dict[str, float] = {}
     stable = True
     for _ in range(SPEED_PASSES):
         started = time.perf_counter()
-        run = retriever.run(queries)  # no progress bar: it would be timed too
+        run = retrieve(profile, indexes, queries)  # no progress bar: it would be timed too
         elapsed = time.perf_counter() - started
         if first is None:
             first = run
@@ -400,17 +408,20 @@ def run_profile(
         )
         say("found by", f"{n_hits:,} final hits: {shares}")
 
+    def score() -> EvaluationResult:
+        return token_level_result(examples, hits, chunks, profile.top_k, corpus, REPORTED_METRICS)
+
     started = time.perf_counter()
-    scores = score_token_level(examples, hits, chunks, profile.top_k)
+    result = score()
     score_seconds = time.perf_counter() - started
-    peak = _traced_peak(lambda: score_token_level(examples, hits, chunks, profile.top_k))
+    peak = _traced_peak(score)
     say(
         "metrics",
-        f"{len(examples):,} questions in {score_seconds:.3f} s: "
+        f"{len(examples):,} questions in {score_seconds:.3f} s (scores and bootstrap summaries): "
         f"{_fmt_rate(_rate(len(examples), score_seconds))} questions/s; tracemalloc peak {_mib(peak)}",
     )
-    rows = [scores[e.question_id] for e in examples]
-    summaries = summarize_table(rows, REPORTED_METRICS)
+    rows = [dict(r.metrics) for r in result.raw_results]
+    summaries = dict(result.metrics)
     print(f"{'metric':<18}{'mean':>7}   95% CI (bootstrap), n={len(rows)}", file=out)
     for name, s in summaries.items():
         print(f"{name:<18}{s.mean:>7.3f}   [{s.ci_low:.3f}, {s.ci_high:.3f}]", file=out)
@@ -456,7 +467,8 @@ def run_config(
         file=out,
     )
     started = time.perf_counter()
-    chunks = chunk_corpus(build_chunker(config, embedder=embedder), corpus)
+    chunk_set = cut_corpus(build_chunker(config, embedder=embedder), corpus, config.name)
+    chunks = chunk_set.chunks
     chunk_seconds = time.perf_counter() - started
     texts = [c.text for c in chunks]
     mean_chars = sum(map(len, texts)) / len(texts) if texts else 0.0
@@ -505,22 +517,23 @@ def run_config(
         f"{_fmt_rate(_rate(len(queries), query_embed_seconds))} queries/s (cold; cached for every profile)",
     )
 
-    collection = collection_name(config.name, embedder.model_id)
     started = time.perf_counter()
-    index_chunks(chunks, warm, store, collection, config.name)
+    dense = build_indexes(chunk_set, warm, store, retrievers=DENSE_SIDE)
     index_seconds = time.perf_counter() - started
     say(
         "indexing",
-        f"Qdrant: {index_seconds:.2f} s for {len(chunks):,} chunks (index_chunks: cache lookup + local upsert)",
+        f"Qdrant: {index_seconds:.2f} s for {len(chunks):,} chunks (build_indexes, knn side: cache lookup "
+        f"+ local upsert)",
     )
     started = time.perf_counter()
-    keyword = KeywordIndex.build(chunks)
+    keyword = build_indexes(chunk_set, warm, store, retrievers=KEYWORD_SIDE)
     keyword_build_seconds = time.perf_counter() - started
     say(
         "",
         f"BM25: {keyword_build_seconds:.3f} s: {_fmt_rate(_rate(len(chunks), keyword_build_seconds))} "
-        f"chunks/s (KeywordIndex.build: tokenize, stem, index; in memory)",
+        f"chunks/s (build_indexes, bm25 side: tokenize, stem, index; in memory)",
     )
+    indexes = ChunkIndexes(dense.dense, keyword.keyword)
 
     numpy_runs: dict[int, tuple[float, list[npt.NDArray[np.intp]]]] = {}
 
@@ -531,12 +544,11 @@ def run_config(
 
     # Open the local collection once for all profiles, so each profile's knn time is search alone.
     started = time.perf_counter()
-    with store.session(collection):
+    with store.session(indexes.collection):
         qdrant_open_seconds = time.perf_counter() - started
         say("", f"Qdrant: opening the local collection {qdrant_open_seconds:.3f} s (once; not in knn)")
-        dense = DenseIndex(warm, store, collection)
         results = tuple(
-            run_profile(profile, queries, examples, chunks, dense, keyword, numpy_baseline, out)
+            run_profile(profile, queries, examples, corpus, chunks, indexes, numpy_baseline, out)
             for profile in profiles
         )
     cold.cache.close()

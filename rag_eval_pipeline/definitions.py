@@ -1,33 +1,34 @@
-"""The Dagster code location: the definitions of defs/ (a folder per stage) with the resources of lib/."""
+"""The Dagster code location: the definitions of defs/ (a folder per stage) with the resources of lib/.
+
+Dagster loads it through ``defs`` (pyproject.toml's [tool.dg.project]); importing this module builds
+nothing and reads no file.
+"""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 
 import dagster as dg
 
-warnings.filterwarnings("ignore", category=dg.BetaWarning)
-warnings.filterwarnings("ignore", category=dg.PreviewWarning)
-
-from .core.redaction import install_log_redaction  # noqa: E402
-from .defs.answers.assets import answer_calibration, answer_judgements, answer_metrics, answers  # noqa: E402
-from .defs.answers.checks import answer_metrics_regression  # noqa: E402
-from .defs.automation import automation_sensor, with_automation  # noqa: E402
-from .defs.chunking.assets import chunk_index, chunks  # noqa: E402
-from .defs.evaluation.assets import retrieval_metrics, retrieval_results  # noqa: E402
-from .defs.evaluation.checks import retrieval_metrics_regression  # noqa: E402
-from .defs.evaluation.nightly_schedule import nightly_evaluation_schedule  # noqa: E402
-from .defs.ingestion.assets import corpus, eval_questions  # noqa: E402
-from .defs.ingestion.document_sensor import document_sensor  # noqa: E402
-from .defs.ingestion.partition_sync_sensor import partition_sync_sensor  # noqa: E402
-from .defs.jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job  # noqa: E402
-from .defs.maintenance.retention import retention_job, retention_schedule  # noqa: E402
-from .defs.questions.assets import chunk_level_questions, synthetic_questions  # noqa: E402
-from .defs.reporting.assets import leaderboard  # noqa: E402
-from .lib.evaluation_runs import EvaluationModeResource  # noqa: E402
-from .lib.io_managers import ParquetIOManagerFactory, WarehouseResource  # noqa: E402
-from .lib.resources import default_resources  # noqa: E402
+from .core.redaction import install_log_redaction
+from .defs.answers.assets import answer_calibration, answer_judgements, answer_metrics, answers
+from .defs.answers.checks import answer_metrics_regression
+from .defs.automation import automation_sensor, with_automation
+from .defs.chunking.assets import chunk_index, chunks
+from .defs.evaluation.assets import retrieval_metrics, retrieval_results
+from .defs.evaluation.checks import retrieval_metrics_regression
+from .defs.evaluation.nightly_schedule import build_nightly_schedule
+from .defs.ingestion.assets import corpus, eval_questions
+from .defs.ingestion.document_sensor import document_sensor
+from .defs.ingestion.partition_sync_sensor import partition_sync_sensor
+from .defs.jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job
+from .defs.maintenance.retention import build_retention_schedule, retention_job
+from .defs.questions.assets import chunk_level_questions, synthetic_questions
+from .defs.reporting.assets import leaderboard
+from .lib.evaluation_runs import EvaluationModeResource
+from .lib.io_managers import ParquetIOManagerFactory, WarehouseResource
+from .lib.resources import ProjectResource, default_resources
+from .lib.schedule_settings import schedule_settings
 
 
 def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Definitions:
@@ -41,6 +42,10 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
         }
     # quick or full mode is chosen per run by run config on this resource
     resources = {"evaluation": EvaluationModeResource(), **resources}
+    project = resources.get("project")
+    # Dagster takes a schedule's cron and time zone when the definitions are built, so the project's
+    # data/monitoring.yaml is read here, once per load of the code location
+    settings = schedule_settings(project if isinstance(project, ProjectResource) else ProjectResource())
     return dg.Definitions(
         assets=with_automation(
             [
@@ -62,9 +67,16 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
         asset_checks=[retrieval_metrics_regression, answer_metrics_regression],
         jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job, retention_job],
         sensors=[partition_sync_sensor, document_sensor, automation_sensor],
-        schedules=[nightly_evaluation_schedule, retention_schedule],
+        schedules=[
+            build_nightly_schedule(settings),
+            # in the nightly schedule's time zone: "03:00, after the 02:00 evaluation" holds wherever
+            build_retention_schedule(settings.nightly.timezone),
+        ],
         resources=dict(resources),
     )
 
 
-defs = build_definitions()
+@dg.definitions
+def defs() -> dg.Definitions:
+    """What `dagster dev` and `dg check defs` load: the definitions with the default resources."""
+    return build_definitions()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -12,7 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -44,17 +45,21 @@ def graphql(url: str, query: str) -> dict[str, Any]:
 @contextmanager
 def running_dagster_dev(
     cwd: Path,
-    target: Sequence[str] = ("-m", "rag_eval_pipeline.definitions"),
     env: dict[str, str] | None = None,
     stderr: IO[bytes] | int = subprocess.DEVNULL,
     timeout_s: float = 180.0,
 ) -> Iterator[str]:
-    """Yields the URL once the webserver answers and the code location shows its assets."""
+    """`dagster dev` with no arguments, as `make ui` starts it in the project root: ``cwd`` gets the
+    repository's pyproject.toml, which declares the code location (the tiny projects of the tests
+    already have its dagster.yaml). Yields the URL once the webserver answers and the code location
+    shows its assets."""
+    if cwd.resolve() != REPO:
+        shutil.copy(REPO / "pyproject.toml", cwd / "pyproject.toml")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     dagster = Path(sys.executable).with_name("dagster")
     process = subprocess.Popen(
-        [str(dagster), "dev", *target, "-h", "127.0.0.1", "-p", str(port)],
+        [str(dagster), "dev", "-h", "127.0.0.1", "-p", str(port)],
         cwd=cwd,
         env=env if env is not None else {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"},
         stdout=subprocess.DEVNULL,

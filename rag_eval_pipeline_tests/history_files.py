@@ -1,5 +1,5 @@
-"""Synthetic history files with known per-question values, written exactly as the IO manager and the
-warehouse resource write them (hive layout, atomic Parquet), for the history, baseline and check tests."""
+"""Synthetic history files with known per-question values, written by the warehouse's own writer (as the
+IO manager and the warehouse resource write them), for the history, baseline and check tests."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from rag_eval_pipeline.core.metrics.aggregate import summarize
-from rag_eval_pipeline.lib.io_managers import history_path, write_parquet_atomically
+from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 
 RETRIEVAL_METRICS = ("span_recall", "span_iou", "recall_at_k", "mrr")
 T0 = datetime(2026, 1, 1, 2, 0, tzinfo=UTC)
@@ -79,14 +79,11 @@ def write_run(
     first = frame.iloc[0]
     partition = {"chunk_config": str(first["chunk_config"]), "profile": str(first["profile"])}
     run_id = str(first["run_id"])
-    path = history_path(warehouse, table, partition, run_id)
-    write_parquet_atomically(frame, path)
+    w = Warehouse(warehouse)
+    path = w.write_history(frame, table, partition, run_id)
     if summary and table == "retrieval_metrics":
         metrics = tuple(m for m in RETRIEVAL_METRICS if m in frame.columns)
-        write_parquet_atomically(
-            summary_row(frame, metrics),
-            history_path(warehouse, "retrieval_metrics_summary", partition, run_id),
-        )
+        w.write_history(summary_row(frame, metrics), RETRIEVAL_SUMMARY, partition, run_id)
     return path
 
 

@@ -11,24 +11,28 @@ pytestmark = pytest.mark.slow
 
 
 def test_dagster_dev_shows_the_assets(tiny_project: Path):
+    """Started with no arguments in the project root (`make ui`): pyproject.toml names the location."""
     env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
     env["RAG_EVAL_PROJECT_DIR"] = str(tiny_project)
     with running_dagster_dev(tiny_project, env=env) as url:
-        nodes = graphql(url, "{ assetNodes { assetKey { path } groupName } }")["data"]["assetNodes"]
+        query = "{ assetNodes { assetKey { path } groupName repository { name location { name } } } }"
+        nodes = graphql(url, query)["data"]["assetNodes"]
+        assert {n["repository"]["location"]["name"] for n in nodes} == {"rag_eval_pipeline"}
         shown = {tuple(n["assetKey"]["path"]): n["groupName"] for n in nodes}
+        # grouped by the stage folder under defs/ that defines them
         assert shown == {
             ("corpus",): "ingestion",
-            ("synthetic_questions",): "ingestion",
             ("eval_questions",): "ingestion",
-            ("answer_calibration",): "ingestion",
+            ("synthetic_questions",): "questions",
+            ("chunk_level_questions",): "questions",
             ("chunks",): "chunking",
             ("chunk_index",): "chunking",
-            ("chunk_level_questions",): "chunking",
             ("retrieval_results",): "evaluation",
             ("retrieval_metrics",): "evaluation",
-            ("answers",): "evaluation",
-            ("answer_metrics",): "evaluation",
-            ("answer_judgements",): "reporting",
+            ("answer_calibration",): "answers",
+            ("answers",): "answers",
+            ("answer_metrics",): "answers",
+            ("answer_judgements",): "answers",
             ("leaderboard",): "reporting",
         }
         assert (tiny_project / ".dagster" / "storage").is_dir()  # the root dagster.yaml was used

@@ -1,9 +1,31 @@
 import dagster as dg
+import pytest
 
-from rag_eval_pipeline.definitions import defs
+from rag_eval_pipeline.definitions import defs as load_defs
+
+# the main job's four jobs, one per partitioning, with the checks that run with their assets
+JOB_NODES = {
+    "ingestion_job": {"corpus", "synthetic_questions", "eval_questions", "answer_calibration"},
+    "chunking_job": {"chunks", "chunk_index", "chunk_level_questions"},
+    "evaluation_job": {
+        "retrieval_results",
+        "retrieval_metrics",
+        "retrieval_metrics_regression",
+        "answers",
+        "answer_metrics",
+        "answer_metrics_regression",
+    },
+    "leaderboard_job": {"answer_judgements", "leaderboard"},
+}
 
 
-def test_definitions_load_with_every_asset_job_and_sensor():
+@pytest.fixture(scope="module")
+def defs() -> dg.Definitions:
+    """The definitions as `dagster dev` loads them (the module itself builds nothing when imported)."""
+    return load_defs()
+
+
+def test_definitions_load_with_every_asset_job_and_sensor(defs: dg.Definitions):
     dg.Definitions.validate_loadable(defs)
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == {
@@ -32,7 +54,34 @@ def test_definitions_load_with_every_asset_job_and_sensor():
     assert defs.resolve_schedule_def("retention_schedule").default_status == dg.DefaultScheduleStatus.STOPPED
 
 
-def test_evaluation_assets_are_partitioned_by_chunk_config_and_profile():
+def test_the_sensors_and_the_nightly_schedule_target_the_jobs_they_request(defs: dg.Definitions):
+    """Targets Dagster checks at load, and the UI shows: a request for another job would fail."""
+    assert {j.name for j in defs.resolve_sensor_def("partition_sync_sensor").jobs} == {
+        "chunking_job",
+        "evaluation_job",
+    }
+    assert defs.resolve_sensor_def("document_sensor").job_name == "ingestion_job"
+    assert defs.resolve_schedule_def("nightly_evaluation_schedule").job_name == "evaluation_job"
+
+
+def test_each_main_job_holds_its_assets_and_checks_and_every_asset_is_in_one(defs: dg.Definitions):
+    for job, nodes in JOB_NODES.items():
+        assert {node.name for node in defs.resolve_job_def(job).graph.nodes} == nodes, job
+    in_jobs = [n for nodes in JOB_NODES.values() for n in nodes if not n.endswith("_regression")]
+    assert sorted(in_jobs) == sorted(
+        k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()
+    )
+
+
+def test_each_asset_is_grouped_by_its_stage_folder(defs: dg.Definitions):
+    """The UI's groups are the folders of defs/ (the jobs name their assets: they follow partitioning)."""
+    for asset in defs.assets or ():
+        assert isinstance(asset, dg.AssetsDefinition)
+        stage = asset.op.compute_fn.decorated_fn.__module__.split(".")[2]  # rag_eval_pipeline.defs.<stage>
+        assert asset.group_names_by_key[asset.key] == stage, asset.key
+
+
+def test_evaluation_assets_are_partitioned_by_chunk_config_and_profile(defs: dg.Definitions):
     graph = defs.resolve_asset_graph()
     partitions = graph.get(dg.AssetKey("retrieval_metrics")).partitions_def
     assert isinstance(partitions, dg.MultiPartitionsDefinition)
@@ -42,3 +91,11 @@ def test_evaluation_assets_are_partitioned_by_chunk_config_and_profile():
     assert all(
         isinstance(d.partitions_def, dg.DynamicPartitionsDefinition) for d in partitions.partitions_defs
     )
+
+
+def test_an_evaluation_partition_reads_its_chunk_configs_chunks(defs: dg.Definitions):
+    """The mapping Dagster infers, as chunk_config is a dimension of the evaluation partitions."""
+    graph = defs.resolve_asset_graph()
+    for child, parent in (("retrieval_results", "chunks"), ("retrieval_results", "chunk_index")):
+        mapping = graph.get_partition_mapping(dg.AssetKey(child), dg.AssetKey(parent))
+        assert isinstance(mapping, dg.MultiToSingleDimensionPartitionMapping), (child, parent)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline_tests.dagster_dev import REPO, graphql, running_dagster_dev
 
 pytestmark = pytest.mark.slow
@@ -25,6 +26,7 @@ TINY_PARTITION = {
     "dense-top5": "top2",
 }
 PARTITION = "fixed-60-0|top2"
+PARTITION_DIMENSIONS = {"chunk_config": "fixed-60-0", "profile": "top2"}
 RUN_DEADLINE_S = 600
 
 
@@ -75,17 +77,19 @@ def evaluated_tiny_project(tiny_project: Path, monkeypatch: pytest.MonkeyPatch) 
         )
     assert failures == []
     assert (tiny_project / ".dagster" / "storage").is_dir()
-    assert (tiny_project / "data" / "warehouse" / "current" / "retrieval_metrics").is_dir()
+    assert (
+        Warehouse.in_project(tiny_project).current_path("retrieval_metrics", PARTITION_DIMENSIONS).is_file()
+    )
     return tiny_project
 
 
 @pytest.fixture
 def dagster_dev(evaluated_tiny_project: Path) -> Iterator[str]:
-    """`dagster dev` on the tiny project, loaded through the repo's workspace.yaml so the code location
-    is named as under `make ui` ("rag_eval_pipeline"); yields its URL once the location has loaded."""
+    """`dagster dev` on the tiny project, started as `make ui` starts it (the code location is named
+    "rag_eval_pipeline", as the README's queries say); yields its URL once the location has loaded."""
     with (
         (evaluated_tiny_project / "dagster_dev.log").open("wb") as log,  # read it when the test fails
-        running_dagster_dev(evaluated_tiny_project, ("-w", str(REPO / "workspace.yaml")), stderr=log) as url,
+        running_dagster_dev(evaluated_tiny_project, stderr=log) as url,
     ):
         yield url
 
@@ -123,8 +127,9 @@ def test_the_readme_graphql_queries_work_on_dagster_dev(dagster_dev: str, evalua
     assert tags["dagster/partition/profile"] == "top2"
     # the run config of query 1 chose quick mode, and its tag the evaluation: both are in the run's rows
     rows = pd.read_parquet(
-        evaluated_tiny_project
-        / f"data/warehouse/history/retrieval_metrics/chunk_config=fixed-60-0/profile=top2/{run_id}.parquet"
+        Warehouse.in_project(evaluated_tiny_project).history_path(
+            "retrieval_metrics", PARTITION_DIMENSIONS, run_id
+        )
     )
     assert set(rows["evaluation_mode"]) == {"quick"}
     assert set(rows["evaluation_id"]) == {evaluation_id.group(1)}

@@ -6,8 +6,11 @@
 - lib/ (Dagster helpers) imports only lib/ and core/;
 - runner/ never imports defs/; it reaches the definitions only through definitions.build_definitions,
   inside a function (so planning and status stay free of the asset modules);
-- cli/ imports runner/, lib/ and core/, never defs/ or definitions.py;
-- the package root holds only the entry points: definitions.py, project.py, __main__.py.
+- cli/ imports only runner/ and core/: never a Dagster helper of lib/ (it finds the project's files
+  with core/project_files.py, not a resource), defs/ or definitions.py;
+- the package root holds only the entry points: definitions.py, __main__.py;
+- nothing, tests included, imports a private module of Dagster (``dagster._core``...): those change
+  without notice between releases.
 """
 
 import ast
@@ -16,14 +19,15 @@ from pathlib import Path
 
 PACKAGE = "rag_eval_pipeline"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
-ROOT_MODULES = {"__init__", "__main__", "definitions", "project"}
-# what each folder may import of the package (besides itself); core/ and project.py are everybody's
+TESTS = Path(__file__).resolve().parent
+ROOT_MODULES = {"__init__", "__main__", "definitions"}
+# what each folder may import of the package (besides itself); core/ is everybody's
 ALLOWED = {
     "core": {"core"},
-    "lib": {"lib", "core", "project"},
-    "defs": {"defs", "lib", "core", "project"},
-    "runner": {"runner", "lib", "core", "project"},
-    "cli": {"cli", "runner", "lib", "core", "project"},
+    "lib": {"lib", "core"},
+    "defs": {"defs", "lib", "core"},
+    "runner": {"runner", "lib", "core"},
+    "cli": {"cli", "runner", "core"},
 }
 
 
@@ -73,6 +77,19 @@ def stage_of(module: str, root: Path) -> str | None:
     return None
 
 
+def private_dagster_imports(root: Path) -> list[str]:
+    """Imports of a private module of Dagster or of its libraries (a name part starting with ``_``)."""
+    return sorted(
+        {
+            f"{imp.importer} imports {imp.target}: a private Dagster module; use the public API"
+            for path in sorted(root.rglob("*.py"))
+            for imp in imports_of(path, root)
+            if imp.target.split(".")[0].startswith("dagster")
+            and any(part.startswith("_") and not part.startswith("__") for part in imp.target.split(".")[1:])
+        }
+    )
+
+
 def violations(root: Path) -> list[str]:
     found = []
     for path in sorted(root.rglob("*.py")):
@@ -98,23 +115,29 @@ def violations(root: Path) -> list[str]:
             stage, other = stage_of(name, root), stage_of(imp.target, root)
             if stage and other and other != stage:
                 found.append(f"{name} imports {imp.target}: a stage imports no other stage; move it to lib/")
-    return sorted(set(found))
+    return sorted(set(found) | set(private_dagster_imports(root)))
 
 
 def test_the_package_keeps_its_layering() -> None:
     assert violations(ROOT) == []
 
 
+def test_the_tests_use_only_dagsters_public_api() -> None:
+    assert private_dagster_imports(TESTS) == []
+
+
 def test_the_check_sees_each_kind_of_violation(tmp_path: Path) -> None:
     root = tmp_path / PACKAGE
     files = {
         "core/metrics.py": "import dagster as dg\nfrom ..lib import resources\n",
+        "lib/instance.py": "import dagster as dg\nfrom dagster._core.instance.ref import InstanceRef\n",
         "defs/answers/assets.py": "from ..evaluation.assets import summary\nfrom ...runner import plan\n",
         "defs/evaluation/assets.py": "from ...lib.step_inputs import profile_for\nfrom ..jobs import x\n",
         "lib/resources.py": "from ..defs.jobs import ingestion_job\n",
         "runner/plan.py": "from ..definitions import build_definitions\n\n"
         "def f():\n    from ..definitions import build_definitions\n",
         "cli/runs.py": "def g():\n    from ..defs.evaluation import assets\n    from ..runner import plan\n",
+        "cli/configs.py": "from ..lib.resources import ProjectResource\nfrom ..core import project_files\n",
         "flat.py": "",
     }
     for relative, text in files.items():
@@ -132,5 +155,9 @@ def test_the_check_sees_each_kind_of_violation(tmp_path: Path) -> None:
     assert found.count("runner.plan imports rag_eval_pipeline.definitions") == 1  # the lazy one is fine
     assert "cli.runs imports rag_eval_pipeline.defs.evaluation" in found
     assert "rag_eval_pipeline.flat: a module at the package root" in found
+    assert "lib.instance imports dagster._core.instance.ref.InstanceRef: a private Dagster module" in found
+    assert "lib.instance imports dagster:" not in found  # `import dagster as dg` is the public API
     assert "defs.evaluation.assets imports" not in found  # lib/ and defs/jobs.py are every stage's
     assert "cli.runs imports rag_eval_pipeline.runner" not in found
+    assert "cli.configs imports rag_eval_pipeline.lib.resources.ProjectResource: cli/ may import" in found
+    assert "cli.configs imports rag_eval_pipeline.core" not in found

@@ -6,21 +6,18 @@ import dagster as dg
 import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard
+from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline.lib.leaderboard_tables import format_leaderboard
 from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 
 pytestmark = pytest.mark.slow
 
 
-def history_files(warehouse: Path, table: str) -> list[Path]:
-    return sorted((warehouse / "history" / table).rglob("*.parquet"))
-
-
 def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path, tmp_path: Path):
     resources = tiny_resources(tiny_project, tmp_path)
-    warehouse = tmp_path / "warehouse"
+    warehouse = Warehouse(tmp_path / "warehouse")
     with dg.instance_for_test() as instance:
         board, failures = run_main_job(instance, resources=resources, show_progress=False)
         assert failures == []
@@ -37,7 +34,7 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
         assert "fixed-60-0" in format_leaderboard(board)
 
         results = pd.read_parquet(
-            warehouse / "current/retrieval_results/chunk_config=fixed-60-0/profile=top2.parquet"
+            warehouse.current_path("retrieval_results", {"chunk_config": "fixed-60-0", "profile": "top2"})
         )
         for column in (
             "run_id",
@@ -54,7 +51,7 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
             assert column in results.columns
         assert results.groupby("question_id")["rank"].max().eq(2).all()
         metrics = pd.read_parquet(
-            warehouse / "current/retrieval_metrics/chunk_config=fixed-60-0/profile=top4.parquet"
+            warehouse.current_path("retrieval_metrics", {"chunk_config": "fixed-60-0", "profile": "top4"})
         )
         assert {"run_id", "chunk_config", "profile", "question_id", "span_recall", "span_iou", "mrr"} <= set(
             metrics.columns
@@ -62,9 +59,9 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
         assert len(metrics) == 4
 
         # each materialization is its own hive-style history file; summaries too
-        assert len(history_files(warehouse, "retrieval_metrics")) == 4
-        assert len(history_files(warehouse, "retrieval_metrics_summary")) == 4
-        assert len(history_files(warehouse, "leaderboard")) == 1
+        assert len(warehouse.history_files("retrieval_metrics")) == 4
+        assert len(warehouse.history_files(RETRIEVAL_SUMMARY)) == 4
+        assert len(warehouse.history_files("leaderboard")) == 1
 
         # metric means are materialization metadata, so the UI plots them
         key = dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top4"})
@@ -84,7 +81,7 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
         board_again, failures = run_main_job(instance, resources=resources, show_progress=False)
         assert failures == []
         assert latest_metadata(instance, "chunk_index", "fixed-60-0")["texts_embedded"] == 0
-        assert len(history_files(warehouse, "retrieval_metrics")) == 8
+        assert len(warehouse.history_files("retrieval_metrics")) == 8
         cols = ["chunk_config", "profile", "span_iou_mean", "mrr_mean"]
         pd.testing.assert_frame_equal(board[cols], board_again[cols])  # deterministic
 

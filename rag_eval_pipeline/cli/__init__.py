@@ -17,12 +17,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import warnings
 from collections.abc import Sequence
-from pathlib import Path
 
 from ..core.errors import InputError, StorageError
-from ..project import project_dir
+from ..core.project_files import ProjectFiles, project_dir
 
 RUNS_COMMANDS = frozenset({"run", "status", "list", "regenerate-questions"})
 CONFIG_COMMANDS = frozenset({"profiles", "chunk-configs"})
@@ -54,7 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     install_stream_redaction()  # what the terminal shows (logs, tracebacks, output) holds no secret
     install_log_redaction()
     args = build_parser().parse_args(argv)
-    warnings.filterwarnings("ignore")
     root = project_dir()
     if not root.is_dir():
         print(
@@ -65,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     os.chdir(root)  # dagster.yaml's relative storage paths are relative to the project root
     try:
-        return run_command(args, root)
+        return run_command(args, ProjectFiles.in_project(root))
     except InputError as exc:  # the commands catch their own; this is the net under all of them
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -74,33 +71,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def run_command(args: argparse.Namespace, root: Path) -> int:
+def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     if args.command in RUNS_COMMANDS:
         from .runs import run_runs_command
 
-        return run_runs_command(args, root)
+        return run_runs_command(args, files)
     if args.command in CONFIG_COMMANDS:
         from .configs import run_config_command
 
-        return run_config_command(args, root)
+        return run_config_command(args, files)
     if args.command == "dataset":
-        from ..lib.resources import ProjectResource
         from .datasets import run_dataset_command
 
-        return run_dataset_command(args, ProjectResource(root=str(root)))
+        return run_dataset_command(args, files)
+    from ..core.warehouse import LEADERBOARD, Warehouse
     from .history import HISTORY_COMMANDS, run_history_command
 
+    warehouse = Warehouse.in_project(files.root)
     if args.command in HISTORY_COMMANDS:
-        from ..lib.io_managers import default_warehouse_dir
-        from ..lib.resources import ProjectResource
-
-        project = ProjectResource(root=str(root))
-        return run_history_command(args, default_warehouse_dir(), project.path(project.monitoring_file))
+        return run_history_command(args, warehouse.base_dir, files.path(files.monitoring_file))
     if args.command == "leaderboard":
-        from ..lib.io_managers import read_current_leaderboard
-        from ..lib.leaderboard_tables import format_leaderboard
+        from ..core.leaderboard.render_text import format_leaderboard
 
-        board = read_current_leaderboard(None)
+        board = warehouse.read_current(LEADERBOARD)
         if board is None:
             print("no leaderboard yet: run `rag-eval run` first", file=sys.stderr)
             return 1

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
@@ -28,13 +28,11 @@ from ..core.configs import (
 )
 from ..core.errors import ConfigError, InputError
 from ..core.files import write_text_atomically
-from ..core.monitoring import EVALUATION_MODES
+from ..core.monitoring_settings import EVALUATION_MODES
 from ..core.profile_versions import ProfileVersions
+from ..core.project_files import ProjectFiles
 from ..core.text_table import format_table
-from ..project import DEFAULT_LAUNCH_URL
-
-if TYPE_CHECKING:
-    from ..lib.resources import ProjectResource
+from .runs import DEFAULT_LAUNCH_URL
 
 CHUNK_CONFIGS_KEY = "chunk_configs"
 
@@ -383,45 +381,37 @@ def add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     )
 
 
-def run_config_command(args: argparse.Namespace, root: Path) -> int:
-    from ..lib.resources import ProjectResource
-
-    project = ProjectResource(root=str(root))
+def run_config_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     try:
-        if args.command == "profiles":
-            configs = project.load_configs()
-            if args.action == "list":
-                print(format_profiles(configs.profiles))
-                return 0
-            versions = ProfileVersions(project.path(project.profile_versions_file))
-            print(format_profile(configs.profile(args.name), project.profiles_file, versions))
-            return 0
-        if args.action == "list":
-            target = project.path(project.chunk_configs_file)
-            document = yaml.safe_load(target.read_text(encoding="utf-8")) if target.exists() else None
-            limit = (document or {}).get("max_chunk_configs", DEFAULT_MAX_CHUNK_CONFIGS)
-            print(format_chunk_configs(project.load_configs().chunk_configs, limit))
-            return 0
-        return _apply(args, project, root)
+        if args.action == "apply":  # the file may not hold valid chunk configs yet
+            return _apply(args, files)
+        configs = files.load_configs()
+        if args.command == "chunk-configs":
+            print(format_chunk_configs(configs.chunk_configs, configs.max_chunk_configs))
+        elif args.action == "list":
+            print(format_profiles(configs.profiles))
+        else:
+            print(format_profile(configs.profile(args.name), files.profiles_file, files.profile_versions()))
+        return 0
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
 
-def _apply(args: argparse.Namespace, project: ProjectResource, root: Path) -> int:
-    from ..lib.partition_sync import sync_partitions
+def _apply(args: argparse.Namespace, files: ProjectFiles) -> int:
+    from ..runner.in_process import sync_configs
     from ..runner.instance import project_instance
     from .runs import execute_evaluation
 
-    target = project.path(project.chunk_configs_file)
+    target = files.path(files.chunk_configs_file)
     entries = read_chunk_config_file(args.file)
     merge = merge_chunk_configs(target, entries)
     if merge.modified:
         write_text_atomically(target, merge.text)
-    print(describe_merge(project.chunk_configs_file, merge))
-    configs = project.load_configs()
-    with project_instance(root) as instance:
-        changes = sync_partitions(instance, configs)
+    print(describe_merge(files.chunk_configs_file, merge))
+    configs = files.load_configs()
+    with project_instance(files.root) as instance:
+        changes = sync_configs(instance, configs)
     added = [
         f"{kind} {', '.join(names)}"
         for kind, names in (("chunk_config", changes.add_chunk_configs), ("profile", changes.add_profiles))
@@ -434,4 +424,4 @@ def _apply(args: argparse.Namespace, project: ProjectResource, root: Path) -> in
     if not to_evaluate:
         print("nothing new to evaluate")
         return 0
-    return execute_evaluation(root, chunk_configs=to_evaluate, mode=args.mode, launch_url=args.launch)
+    return execute_evaluation(files, chunk_configs=to_evaluate, mode=args.mode, launch_url=args.launch)

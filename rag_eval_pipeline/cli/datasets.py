@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..core.dataset_import import import_dataset
 from ..core.datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
@@ -15,9 +14,7 @@ from ..core.langsmith.datasets import download_dataset, upload_dataset
 from ..core.langsmith.errors import LangSmithError
 from ..core.langsmith.settings import LangSmithSettings
 from ..core.paths import child_path
-
-if TYPE_CHECKING:
-    from ..lib.resources import ProjectResource
+from ..core.project_files import ProjectFiles
 
 
 def add_dataset_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,12 +33,12 @@ def add_dataset_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     pull.add_argument("--out", type=Path, help="JSONL to write (default: data/datasets/<name>.jsonl)")
 
 
-def run_dataset_command(args: argparse.Namespace, project: ProjectResource) -> int:
+def run_dataset_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     try:
-        corpus = project.load_corpus()
+        corpus = files.load_corpus()
         if args.action == "import":
             dataset = import_dataset(args.file, corpus)
-            return _write(dataset, args.out or project.path("data/datasets") / f"{args.file.stem}.jsonl")
+            return _write(dataset, args.out or files.path(files.datasets_dir) / f"{args.file.stem}.jsonl")
         settings = LangSmithSettings.from_env()
         if settings is None:
             print("error: set LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT if self-hosted)", file=sys.stderr)
@@ -56,7 +53,7 @@ def run_dataset_command(args: argparse.Namespace, project: ProjectResource) -> i
             )
             return 0
         # a LangSmith name may hold '/' or be '..': the default file must stay in data/datasets
-        out = args.out or child_path(project.path("data/datasets"), f"{args.name}.jsonl")
+        out = args.out or child_path(files.path(files.datasets_dir), f"{args.name}.jsonl")
         return _write(download_dataset(settings.client(), args.name, corpus), out)
     except (InputError, LangSmithError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -21,7 +21,7 @@ from ..core.baselines import BaselineStore
 from ..core.comparison import Comparison, compare
 from ..core.errors import InputError
 from ..core.history import HistoryError, HistoryStore, PartitionKey
-from ..core.monitoring import RegressionSettings, load_monitoring_settings
+from ..core.monitoring_settings import RegressionSettings, load_monitoring_settings
 from ..core.text_table import format_number, format_table
 
 HISTORY_COMMANDS = ("query", "compare", "baseline", "history")

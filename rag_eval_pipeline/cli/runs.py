@@ -9,17 +9,18 @@ chunk config, evaluation per chunk config x profile, leaderboard), all tagged wi
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from ..core.errors import InputError
 from ..core.generation.settings import TokenLevelGenerator
-from ..core.monitoring import EVALUATION_MODES, EvaluationMode
-from ..project import DEFAULT_LAUNCH_URL
+from ..core.monitoring_settings import EVALUATION_MODES, EvaluationMode
+from ..core.project_files import ProjectFiles
+
+# Where `make ui` (`dagster dev`) listens: what `--launch` submits to by default.
+DEFAULT_LAUNCH_URL = "http://127.0.0.1:3000"
 
 # Dagster (and what imports it) loads only when a command runs: building the parser stays light, so
 # `rag-eval query` and `--help` start quickly.
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 
 def execute_evaluation(
-    root: Path,
+    files: ProjectFiles,
     chunk_configs: Sequence[str] | None = None,
     profiles: Sequence[str] | None = None,
     mode: EvaluationMode = "full",
@@ -44,10 +45,9 @@ def execute_evaluation(
     leaderboard, marked where it is not this evaluation's; what ran, what failed and why, what did not
     run and why. Exit 2 when a run failed on bad input (or the input is bad before any run, or the
     webserver of --launch cannot take the runs), 1 when a run failed otherwise."""
-    from ..lib.evaluation_runs import new_evaluation_id
-    from ..lib.io_managers import read_current_leaderboard
-    from ..lib.resources import ProjectResource
-    from ..lib.step_progress import PROGRESS_BAR_ENV
+    from ..core.evaluation_ids import new_evaluation_id
+    from ..core.progress import show_progress_bars
+    from ..core.warehouse import LEADERBOARD, Warehouse
     from ..runner.in_process import execute_plan, sync_configs
     from ..runner.instance import project_instance
     from ..runner.launch import DagsterWebserver, LaunchError, launch_main_job
@@ -60,9 +60,8 @@ def execute_evaluation(
     show = sys.stderr.isatty()
     evaluation_id = resume_id or new_evaluation_id()
     try:
-        project = ProjectResource(root=str(root))
-        configs = project.load_configs()
-        with project_instance(root) as instance:
+        configs = files.load_configs()
+        with project_instance(files.root) as instance:
             evaluated_before = False
             if resume_id is not None:
                 resume = plan_resume(instance, resume_id, configs)
@@ -71,11 +70,11 @@ def execute_evaluation(
                 plan = plan_main_job(configs, chunk_configs, profiles)
                 request = EvaluationRequest.of_plan(plan, evaluation_id, mode, sample_size)
             if request.mode == "quick":
-                project.load_monitoring_settings()  # a broken file stops here, not in every partition
+                files.load_monitoring_settings()  # a broken file stops here, not in every partition
             # before any run: a large corpus is announced with its estimate, a broken one stops here
             chunking = [r.chunk_config for r in plan if r.chunk_config and r.stage == "chunking"]
             ingestion = any(r.stage == "ingestion" for r in plan)
-            for warning in project.workload(chunking, ingestion).warnings() if chunking or ingestion else ():
+            for warning in files.workload(chunking, ingestion).warnings() if chunking or ingestion else ():
                 print(f"warning: {warning}", file=sys.stderr)
             where = f"submitted to {DagsterWebserver(launch_url).url}" if launch_url else "in process"
             if resume_id is not None:
@@ -96,7 +95,7 @@ def execute_evaluation(
                 )
             else:
                 if show:
-                    os.environ[PROGRESS_BAR_ENV] = "1"
+                    show_progress_bars()
                 sync_configs(instance, configs)
                 outcome = execute_plan(
                     instance, request, plan, show_progress=show, evaluated_before=evaluated_before
@@ -112,7 +111,7 @@ def execute_evaluation(
             file=sys.stderr,
         )
         return 130
-    print_leaderboard(read_current_leaderboard(None), outcome)
+    print_leaderboard(Warehouse.in_project(files.root).read_current(LEADERBOARD), outcome)
     for failed in outcome.of_state("failed"):
         print(f"FAILED: {failed.describe()}", file=sys.stderr)
     for line in outcome.not_run_lines():
@@ -131,7 +130,7 @@ def print_leaderboard(board: pd.DataFrame | None, outcome: EvaluationOutcome) ->
     """The current leaderboard, said plainly when it is not this evaluation's (its leaderboard run did
     not run or failed, or another run wrote the current one), each row from an earlier evaluation noted
     (its partition was not in this one, or failed in it)."""
-    from ..lib.leaderboard_tables import format_leaderboard
+    from ..core.leaderboard.render_text import format_leaderboard
 
     evaluation_id = outcome.request.evaluation_id
     if board is None:
@@ -236,7 +235,7 @@ def names(value: str | None) -> list[str] | None:
     return [n.strip() for n in value.split(",") if n.strip()] if value else None
 
 
-def run_runs_command(args: argparse.Namespace, root: Path) -> int:
+def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     from ..runner.instance import project_instance
     from ..runner.run_status import (
         evaluation_status,
@@ -256,7 +255,7 @@ def run_runs_command(args: argparse.Namespace, root: Path) -> int:
             )
             return 2
         return execute_evaluation(
-            root,
+            files,
             chunk_configs=names(args.chunk_configs),
             profiles=names(args.profiles),
             mode=args.mode or "full",
@@ -268,7 +267,7 @@ def run_runs_command(args: argparse.Namespace, root: Path) -> int:
         print("error: --limit must be at least 1", file=sys.stderr)
         return 2
     try:
-        with project_instance(root) as instance:
+        with project_instance(files.root) as instance:
             if args.command in ("status", "list"):
                 for orphan in fail_orphaned_runs(instance):
                     where = " ".join(p for p in (orphan.run_id[:8], orphan.job_name, orphan.partition) if p)
@@ -287,11 +286,11 @@ def run_runs_command(args: argparse.Namespace, root: Path) -> int:
 
 
 def _regenerate(instance: dg.DagsterInstance, generator: str | None) -> int:
-    from ..lib.step_progress import PROGRESS_BAR_ENV
+    from ..core.progress import show_progress_bars
     from ..runner.regenerate import regenerate_questions
 
     if sys.stderr.isatty():
-        os.environ[PROGRESS_BAR_ENV] = "1"
+        show_progress_bars()
     print("regenerating synthetic_questions, eval_questions and answer_calibration ...", file=sys.stderr)
     outcome = regenerate_questions(instance, generator=generator)
     print(outcome.describe(), file=sys.stderr if outcome.failure else sys.stdout)

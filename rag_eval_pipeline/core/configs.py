@@ -273,6 +273,12 @@ class ProfilesFile:
 
 def load_chunk_configs(path: str | Path, max_chunk_configs: int | None = None) -> tuple[ChunkConfig, ...]:
     """Read ``chunk_configs:`` from a YAML file; ``max_chunk_configs:`` in the file caps the count."""
+    return _read_chunk_configs_file(path, max_chunk_configs).chunk_configs
+
+
+def _read_chunk_configs_file(path: str | Path, max_chunk_configs: int | None = None) -> ChunkConfigsFile:
+    """The chunk configs file, its configs checked against the cap (``max_chunk_configs`` or the
+    file's own)."""
     document = _read_yaml(path)
     _entries(document, "chunk_configs", path)
     file = build_settings(ChunkConfigsFile, document, path)
@@ -283,7 +289,7 @@ def load_chunk_configs(path: str | Path, max_chunk_configs: int | None = None) -
             f"raise max_chunk_configs in the file"
         )
     _check_unique([c.name for c in file.chunk_configs], path, "chunk_configs")
-    return file.chunk_configs
+    return file
 
 
 def load_profiles(path: str | Path) -> tuple[RetrievalProfile, ...]:
@@ -296,9 +302,11 @@ def load_profiles(path: str | Path) -> tuple[RetrievalProfile, ...]:
 
 
 def load_pipeline_configs(chunk_configs_path: str | Path, profiles_path: str | Path) -> PipelineConfigs:
+    chunk_configs = _read_chunk_configs_file(chunk_configs_path)
     return PipelineConfigs(
-        load_chunk_configs(chunk_configs_path),
+        chunk_configs.chunk_configs,
         load_profiles(profiles_path),
+        chunk_configs.max_chunk_configs,
         sources={"chunk_configs": str(chunk_configs_path), "profiles": str(profiles_path)},
     )
 

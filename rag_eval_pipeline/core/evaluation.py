@@ -88,83 +88,28 @@ class ExperimentSink(Protocol):
     def __call__(self, result: EvaluationResult) -> str | None: ...
 
 
-def question_group(example: TokenLevelExample, corpus: Corpus) -> str:
-    """The document groups a question draws on, joined by '+' (multi-document questions span groups)."""
-    groups = sorted({corpus[s.doc_id].group for s in example.relevant_spans})
-    return "+".join(g or "(root)" for g in groups)
-
-
-def score_token_level(
-    examples: Sequence[TokenLevelExample],
-    retrieved: Mapping[QuestionId, Sequence[RetrievedChunk]],
-    chunks: Sequence[PositionAwareChunk] | ChunkSpanIndex[PositionAwareChunk],
-    k: int,
-) -> dict[QuestionId, dict[str, float]]:
-    """Span metrics, their Chroma variants, precision_omega, and chunk-level metrics with ground truth
-    derived from the spans for this very chunk set, per question."""
-    index = chunks if isinstance(chunks, ChunkSpanIndex) else ChunkSpanIndex(chunks)
-    scores: dict[QuestionId, dict[str, float]] = {}
-    for example in examples:
-        hits = list(retrieved.get(example.question_id, ()))
-        spans = span_metrics(example.relevant_spans, hits)
-        omega = precision_omega(example.relevant_spans, index)
-        relevant = [c.chunk_id for c in index.overlapping(example.relevant_spans)]
-        row: dict[str, float] = {
-            "span_recall": spans.span_recall,
-            "span_precision": spans.span_precision,
-            "span_iou": spans.span_iou,
-            "precision_chroma": spans.precision_chroma,
-            "iou_chroma": spans.iou_chroma,
-            "precision_omega": omega.precision_omega,
-            "precision_omega_chroma": omega.precision_omega_chroma,
-        }
-        row.update(_chunk_scores([h.chunk_id for h in hits], relevant, k))
-        scores[example.question_id] = row
-    return scores
-
-
-def score_chunk_level(
-    examples: Sequence[ChunkLevelExample], retrieved: Mapping[QuestionId, Sequence[RetrievedChunk]], k: int
-) -> dict[QuestionId, dict[str, float]]:
-    return {
-        e.question_id: _chunk_scores(
-            [h.chunk_id for h in retrieved.get(e.question_id, ())], e.relevant_chunk_ids, k
-        )
-        for e in examples
-    }
-
-
-def _chunk_scores(retrieved: Sequence[ChunkId], relevant: Sequence[ChunkId], k: int) -> dict[str, float]:
-    if not relevant:  # no chunk of this chunk set overlaps the reference: nothing retrievable is relevant
-        return {name: 0.0 for name in CHUNK_METRICS}
-    m = chunk_metrics(retrieved, relevant, k)
-    return {name: float(getattr(m, name)) for name in CHUNK_METRICS}
-
-
 def token_level_result(
     examples: Sequence[TokenLevelExample],
     hits: Mapping[QuestionId, Sequence[RetrievedChunk]],
-    chunks: Sequence[PositionAwareChunk] | ChunkSpanIndex[PositionAwareChunk],
+    chunks: Sequence[PositionAwareChunk],
     k: int,
     corpus: Corpus,
     metrics: Sequence[str] | None = None,
 ) -> EvaluationResult:
-    """Step 4 of a token-level evaluation (``run`` and the ``retrieval_metrics`` asset both call it): every
-    question scored against the chunk set its hits came from, grouped by document group, summarized.
+    """Step 4 of a token-level evaluation (``run`` and the ``retrieval_metrics`` asset both call it): span
+    metrics, their Chroma variants, precision_omega, and chunk-level metrics with ground truth derived
+    from the spans for this very chunk set, per question, grouped by document group and summarized.
     A question without hits scores 0."""
     names = selected_metrics(TOKEN_LEVEL_METRICS, metrics)
-    scores = score_token_level(examples, hits, chunks, k)
-    results = tuple(
-        QuestionResult(
-            e.question_id,
-            e.query,
-            question_group(e, corpus),
-            tuple(hits.get(e.question_id, ())),
-            {n: scores[e.question_id][n] for n in names},
+    index = ChunkSpanIndex(chunks)
+    results = []
+    for e in examples:
+        found = tuple(hits.get(e.question_id, ()))
+        scores = _token_level_scores(e, found, index, k)
+        results.append(
+            QuestionResult(e.question_id, e.query, _group(e, corpus), found, {n: scores[n] for n in names})
         )
-        for e in examples
-    )
-    return _summarized("token-level", results, names)
+    return _summarized("token-level", tuple(results), names)
 
 
 def chunk_level_result(
@@ -175,18 +120,46 @@ def chunk_level_result(
 ) -> EvaluationResult:
     """Step 4 of a chunk-level evaluation: every question scored against its chunk ids, summarized."""
     names = selected_metrics(CHUNK_METRICS, metrics)
-    scores = score_chunk_level(examples, hits, k)
-    results = tuple(
-        QuestionResult(
-            e.question_id,
-            e.query,
-            "",
-            tuple(hits.get(e.question_id, ())),
-            {n: scores[e.question_id][n] for n in names},
-        )
-        for e in examples
-    )
-    return _summarized("chunk-level", results, names)
+    results = []
+    for e in examples:
+        found = tuple(hits.get(e.question_id, ()))
+        scores = _chunk_scores([h.chunk_id for h in found], e.relevant_chunk_ids, k)
+        results.append(QuestionResult(e.question_id, e.query, "", found, {n: scores[n] for n in names}))
+    return _summarized("chunk-level", tuple(results), names)
+
+
+def _group(example: TokenLevelExample, corpus: Corpus) -> str:
+    """The document groups a question draws on, joined by '+' (multi-document questions span groups)."""
+    groups = sorted({corpus[s.doc_id].group for s in example.relevant_spans})
+    return "+".join(g or "(root)" for g in groups)
+
+
+def _token_level_scores(
+    example: TokenLevelExample,
+    hits: Sequence[RetrievedChunk],
+    index: ChunkSpanIndex[PositionAwareChunk],
+    k: int,
+) -> dict[str, float]:
+    spans = span_metrics(example.relevant_spans, hits)
+    omega = precision_omega(example.relevant_spans, index)
+    relevant = [c.chunk_id for c in index.overlapping(example.relevant_spans)]
+    return {
+        "span_recall": spans.span_recall,
+        "span_precision": spans.span_precision,
+        "span_iou": spans.span_iou,
+        "precision_chroma": spans.precision_chroma,
+        "iou_chroma": spans.iou_chroma,
+        "precision_omega": omega.precision_omega,
+        "precision_omega_chroma": omega.precision_omega_chroma,
+        **_chunk_scores([h.chunk_id for h in hits], relevant, k),
+    }
+
+
+def _chunk_scores(retrieved: Sequence[ChunkId], relevant: Sequence[ChunkId], k: int) -> dict[str, float]:
+    if not relevant:  # no chunk of this chunk set overlaps the reference: nothing retrievable is relevant
+        return {name: 0.0 for name in CHUNK_METRICS}
+    m = chunk_metrics(retrieved, relevant, k)
+    return {name: float(getattr(m, name)) for name in CHUNK_METRICS}
 
 
 def selected_metrics(available: Sequence[str], wanted: Sequence[str] | None) -> list[str]:

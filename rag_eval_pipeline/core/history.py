@@ -21,7 +21,7 @@ import duckdb
 import pandas as pd
 
 from .errors import InputError
-from .monitoring import EvaluationMode
+from .monitoring_settings import EvaluationMode
 from .warehouse import RETRIEVAL_SUMMARY, SUMMARY_TABLES, Warehouse, evaluation_defaults_sql
 
 RunId = NewType("RunId", str)

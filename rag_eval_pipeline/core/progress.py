@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
+
+# Whether steps draw a terminal bar too: `rag-eval` asks for bars when it executes the steps in its own
+# process on a terminal; the environment carries the request into every run it executes.
+PROGRESS_BAR_ENV = "RAG_EVAL_PROGRESS_BAR"
 
 
 class Progress(Protocol):
@@ -71,3 +76,17 @@ def fan_out(*listeners: Progress) -> Progress:
             listener(stage, done, total)
 
     return report
+
+
+def show_progress_bars() -> None:
+    """Every step this process executes from now on draws a terminal bar besides its log lines."""
+    os.environ[PROGRESS_BAR_ENV] = "1"
+
+
+def step_progress(log: Callable[[str], None]) -> Progress:
+    """A step's progress: lines with counts and rates through ``log``, and a terminal bar when this
+    process asked for bars (``show_progress_bars``)."""
+    lines = LogProgress(log)
+    if os.environ.get(PROGRESS_BAR_ENV) == "1":
+        return fan_out(lines, TqdmProgress())
+    return lines

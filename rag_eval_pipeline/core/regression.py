@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .comparison import compare_frames
-from .monitoring import RegressionSettings
+from .monitoring_settings import RegressionSettings
 
 
 @dataclass(frozen=True)

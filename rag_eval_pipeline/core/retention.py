@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .files import storage_error, write_atomically
-from .monitoring import RetentionSettings
+from .monitoring_settings import RetentionSettings
 from .warehouse import Warehouse
 
 Action = Literal["keep", "sample", "delete"]

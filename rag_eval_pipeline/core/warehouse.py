@@ -212,8 +212,8 @@ class Warehouse:
         return pd.read_parquet(path) if path.exists() else None
 
     def read_history(self, table: str, columns: Sequence[str]) -> HistoryRead:
-        """The wanted columns of every history file of ``table`` (see ``read_history_folder``)."""
-        return read_history_folder(self.history_table_dir(table), columns)
+        """The wanted columns of every history file of ``table`` (see ``_read_history_folder``)."""
+        return _read_history_folder(self.history_table_dir(table), columns)
 
     def read_runs(self, table: str, runs: Iterable[tuple[str, Partition]]) -> pd.DataFrame:
         """The rows each (run id, partition) wrote to ``table`` (runs without a file add none), with
@@ -251,7 +251,7 @@ def write_parquet_files(frame: pd.DataFrame, path: Path, *copies: Path) -> None:
     write_files_atomically([(target, write) for target in (path, *copies)])
 
 
-def read_history_folder(folder: Path, columns: Sequence[str]) -> HistoryRead:
+def _read_history_folder(folder: Path, columns: Sequence[str]) -> HistoryRead:
     """The wanted columns of every history file under a table's ``folder``, one row per stored row.
 
     Missing folder -> empty frame. A file without a column gets NaN there; a file without a partition

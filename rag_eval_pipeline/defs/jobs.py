@@ -1,23 +1,34 @@
 """One job per partitioning (a job cannot mix partition definitions; each infers its own from its
-assets): together they are the main job."""
+assets): together they are the main job. Each names its assets, as they cross the stage folders (and
+the UI's groups): the ingestion run also makes the questions and the answer calibration, the chunking
+run the chunk-level questions, the evaluation run the answers and their metrics, the leaderboard run
+the judgements."""
 
 from __future__ import annotations
 
 import dagster as dg
 
+# unpartitioned: what every chunk config and profile reads
 ingestion_job = dg.define_asset_job(
-    "ingestion_job", selection=dg.AssetSelection.groups("ingestion"), executor_def=dg.in_process_executor
+    "ingestion_job",
+    selection=["corpus", "synthetic_questions", "eval_questions", "answer_calibration"],
+    executor_def=dg.in_process_executor,
 )
+# per chunk config
 chunking_job = dg.define_asset_job(
     "chunking_job",
-    selection=dg.AssetSelection.groups("chunking"),
+    selection=["chunks", "chunk_index", "chunk_level_questions"],
     executor_def=dg.in_process_executor,
 )
+# per chunk config x profile, with the regression checks of its metrics
 evaluation_job = dg.define_asset_job(
     "evaluation_job",
-    selection=dg.AssetSelection.groups("evaluation"),
+    selection=["retrieval_results", "retrieval_metrics", "answers", "answer_metrics"],
     executor_def=dg.in_process_executor,
 )
+# unpartitioned: the summaries over every partition
 leaderboard_job = dg.define_asset_job(
-    "leaderboard_job", selection=dg.AssetSelection.groups("reporting"), executor_def=dg.in_process_executor
+    "leaderboard_job",
+    selection=["answer_judgements", "leaderboard"],
+    executor_def=dg.in_process_executor,
 )

@@ -1,16 +1,14 @@
 """What ties the many Dagster runs of one evaluation together, and how a run picks quick or full mode.
 
 An evaluation over every partition is one Dagster run per partition; they share the run tag
-``rag_eval/evaluation_id`` (set by `rag-eval run` and the nightly schedule), which history rows carry as
-``evaluation_id`` so `rag-eval compare` can compare whole evaluations. Quick mode is chosen by run
-config on the ``evaluation`` resource, so the launchpad, schedules and the CLI all select it the same way:
-``{"resources": {"evaluation": {"config": {"mode": "quick"}}}}``.
+``rag_eval/evaluation_id`` (core/evaluation_ids.py; set by `rag-eval run` and the nightly schedule),
+which history rows carry as ``evaluation_id`` so `rag-eval compare` can compare whole evaluations.
+Quick mode is chosen by run config on the ``evaluation`` resource, so the launchpad, schedules and
+the CLI all select it the same way: ``{"resources": {"evaluation": {"config": {"mode": "quick"}}}}``.
 """
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import dagster as dg
@@ -18,7 +16,7 @@ from pydantic import Field
 
 from ..core.datasets import TokenLevelDataset
 from ..core.errors import ConfigError
-from ..core.monitoring import EVALUATION_MODES, EvaluationMode, QuickSettings
+from ..core.monitoring_settings import EVALUATION_MODES, EvaluationMode, QuickSettings
 from ..core.sampling import sample_questions
 
 EVALUATION_ID_TAG = "rag_eval/evaluation_id"
@@ -56,11 +54,6 @@ def evaluation_run_config(mode: EvaluationMode = "full", sample_size: int | None
     if sample_size is not None:
         config["sample_size"] = sample_size
     return {"resources": {"evaluation": {"config": config}}}
-
-
-def new_evaluation_id(prefix: str = "eval") -> str:
-    """Sortable and readable: eval-20261122T020000-1a2b3c."""
-    return f"{prefix}-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
 def evaluation_tags(evaluation_id: str, mode: EvaluationMode) -> dict[str, str]:

@@ -1,15 +1,11 @@
-"""Parquet for every table: the current version per partition, plus one history file per run.
-
-current:  <base>/current/<asset>/chunk_config=<c>/profile=<p>.parquet
-history:  <base>/history/<asset>/chunk_config=<c>/profile=<p>/<run_id>.parquet   (hive style)
-Every file is written to a temporary name and renamed (core/files.py), so a killed run leaves no half
-file; a write that fails (full disk, read-only folder) fails the step with the path and the OS error.
+"""The warehouse (core/warehouse.py owns its layout) as Dagster sees it: the IO manager that stores
+every asset's table as its current version plus one history file per run, and the resource assets use
+for what they write besides their output (per-run summaries, generated datasets, the anchor ledger).
+A write that fails (full disk, read-only folder) fails the step with the path and the OS error.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,42 +13,14 @@ from typing import Any
 
 import dagster as dg
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pydantic import Field
 from upath import UPath
 
-from ..core.datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
+from ..core.datasets import ChunkLevelDataset, TokenLevelDataset
 from ..core.errors import StorageError
-from ..core.files import write_files_atomically
 from ..core.paths import child_path
-from ..core.redaction import redact_frame
-from ..project import project_dir
-
-WAREHOUSE_ENV = "RAG_EVAL_WAREHOUSE_DIR"
-
-
-def write_parquet_atomically(frame: pd.DataFrame, path: Path, *copies: Path) -> None:
-    """``frame`` to ``path`` and to each of ``copies`` (a run's history file): all of them are replaced,
-    or none (a full disk fails before any rename). Plain ``string`` columns (not pandas'
-    ``large_string``), so a column that is also a hive partition folder (chunk_config, profile) merges
-    with it when pyarrow reads the history."""
-    frame = redact_frame(frame)  # no configured secret reaches a table (core/redaction.py)
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    schema = pa.schema(
-        [pa.field(f.name, pa.string()) if pa.types.is_large_string(f.type) else f for f in table.schema],
-        metadata=table.schema.metadata,
-    )
-    written: list[Path] = []
-
-    def write(temporary: Path) -> None:
-        if written:
-            shutil.copyfile(written[0], temporary)
-        else:
-            pq.write_table(table.cast(schema), temporary)
-        written.append(temporary)
-
-    write_files_atomically([(target, write) for target in (path, *copies)])
+from ..core.project_files import project_dir
+from ..core.warehouse import LEADERBOARD, WAREHOUSE_ENV, Partition, Warehouse, partition_folders
 
 
 @contextmanager
@@ -65,41 +33,46 @@ def warehouse_writes() -> Iterator[None]:
         raise dg.Failure(str(exc.or_else(f"point {WAREHOUSE_ENV} elsewhere"))) from exc
 
 
-def history_path(base_dir: str | Path, table: str, partition: dict[str, str], run_id: str) -> Path:
-    folders = [f"{dimension}={partition[dimension]}" for dimension in sorted(partition)]
-    return child_path(Path(base_dir) / "history" / table, *folders, f"{run_id}.parquet")
+def _partition(definition: dg.PartitionsDefinition | None, key: str) -> Partition:
+    """A Dagster partition key as the warehouse's dimension -> value. In ``get_path_for_partition`` a
+    multi key arrives as its values joined by ``/`` in dimension-name order; elsewhere as the key."""
+    if definition is None:
+        return {}
+    if isinstance(key, dg.MultiPartitionKey):
+        return dict(key.keys_by_dimension)
+    if isinstance(definition, dg.MultiPartitionsDefinition):
+        names = sorted(d.name for d in definition.partitions_defs)
+        return dict(zip(names, key.split("/"), strict=True))
+    return {getattr(definition, "name", None) or "partition": key}
 
 
 class ParquetIOManager(dg.UPathIOManager):
+    """current/<asset>[/<partition folders>].parquet, read and replaced per partition; every write also
+    keeps the run's copy in history/ (``Warehouse.write_table``)."""
+
     extension = ".parquet"
 
     def __init__(self, base_dir: str) -> None:
-        self.base_dir = Path(base_dir)
-        super().__init__(base_path=UPath(self.base_dir / "current"))
+        self.warehouse = Warehouse(Path(base_dir))
+        super().__init__(base_path=UPath(self.warehouse.current_dir))
 
     def get_path_for_partition(
         self, context: dg.InputContext | dg.OutputContext, path: UPath, partition: str
     ) -> UPath:
-        definition = context.asset_partitions_def
-        if isinstance(definition, dg.MultiPartitionsDefinition):
-            names = sorted(d.name for d in definition.partitions_defs)
-            folders = [f"{name}={value}" for name, value in zip(names, partition.split("/"), strict=True)]
-            return child_path(path, *folders)
-        return child_path(path, f"{getattr(definition, 'name', None) or 'partition'}={partition}")
+        return child_path(path, *partition_folders(_partition(context.asset_partitions_def, partition)))
 
     def dump_to_path(self, context: dg.OutputContext, obj: Any, path: UPath) -> None:
         if not isinstance(obj, pd.DataFrame):
             raise TypeError(
                 f"{context.asset_key.to_user_string()} must return a pandas DataFrame, got {type(obj)}"
             )
-        current = Path(str(path))
-        # history mirrors the current layout: current/<asset>/<partition dirs>.parquet ->
-        # history/<asset>/<partition dirs>/<run_id>.parquet
-        relative = current.relative_to(self.base_dir / "current").with_suffix("")
-        with warehouse_writes():
-            write_parquet_atomically(
-                obj, current, self.base_dir / "history" / relative / f"{context.run_id}.parquet"
-            )
+        partition = (
+            _partition(context.asset_partitions_def, context.asset_partition_key)
+            if context.has_asset_partitions
+            else {}
+        )
+        with warehouse_writes():  # the same file as ``path``: both are the warehouse's current_path
+            self.warehouse.write_table(obj, context.asset_key.to_user_string(), partition, context.run_id)
 
     def load_from_path(self, context: dg.InputContext, path: UPath) -> pd.DataFrame:
         return pd.read_parquet(Path(str(path)))
@@ -111,11 +84,11 @@ class ParquetIOManager(dg.UPathIOManager):
 
 
 def default_warehouse_dir() -> str:
-    return os.environ.get(WAREHOUSE_ENV) or str(project_dir() / "data" / "warehouse")
+    return str(Warehouse.in_project(project_dir()).base_dir)
 
 
 class ParquetIOManagerFactory(dg.ConfigurableIOManagerFactory):
-    """``base_dir`` holds current/ and history/; the default is data/warehouse in the project."""
+    """``base_dir`` is the warehouse; the default is data/warehouse in the project."""
 
     base_dir: str = Field(default_factory=default_warehouse_dir)
 
@@ -124,31 +97,28 @@ class ParquetIOManagerFactory(dg.ConfigurableIOManagerFactory):
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """For tables an asset writes besides its output (e.g. the per-run summary rows)."""
+    """For what an asset writes besides its output (the per-run summary rows, generated datasets) and
+    the files kept beside the tables (the anchor ledger, baselines, history)."""
 
     base_dir: str = Field(default_factory=default_warehouse_dir)
 
-    def write_history(self, frame: pd.DataFrame, table: str, partition: dict[str, str], run_id: str) -> Path:
-        path = history_path(self.base_dir, table, partition, run_id)
+    def layout(self) -> Warehouse:
+        return Warehouse(Path(self.base_dir))
+
+    def write_history(self, frame: pd.DataFrame, table: str, partition: Partition, run_id: str) -> Path:
         with warehouse_writes():
-            write_parquet_atomically(frame, path)
-        return path
+            return self.layout().write_history(frame, table, partition, run_id)
 
     def write_dataset(
         self,
         dataset: TokenLevelDataset | ChunkLevelDataset,
         name: str,
-        partition: dict[str, str],
+        partition: Partition,
         run_id: str,
     ) -> Path:
-        """A generated dataset as JSONL (the schema `rag-eval` and LangSmith import): the current file
-        ``datasets/<name>/<partition dirs>/current.jsonl`` and a copy per run next to it."""
-        folders = [f"{dimension}={partition[dimension]}" for dimension in sorted(partition)]
-        folder = child_path(Path(self.base_dir) / "datasets", name, *folders)
+        """A generated dataset as JSONL (``Warehouse.write_dataset``); returns its current file."""
         with warehouse_writes():
-            write_jsonl(dataset, folder / "history" / f"{run_id}.jsonl")
-            write_jsonl(dataset, folder / "current.jsonl")
-        return folder / "current.jsonl"
+            return self.layout().write_dataset(dataset, name, partition, run_id)
 
 
 def read_current_leaderboard(resources: Mapping[str, object] | None) -> pd.DataFrame | None:
@@ -156,5 +126,4 @@ def read_current_leaderboard(resources: Mapping[str, object] | None) -> pd.DataF
     among ``resources`` (the default one when there is none)."""
     factory = (resources or {}).get("io_manager") or ParquetIOManagerFactory()
     assert isinstance(factory, ParquetIOManagerFactory)
-    path = Path(factory.base_dir) / "current" / "leaderboard.parquet"
-    return pd.read_parquet(path) if path.exists() else None
+    return Warehouse(Path(factory.base_dir)).read_current(LEADERBOARD)

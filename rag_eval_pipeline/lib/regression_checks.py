@@ -17,9 +17,10 @@ import pandas as pd
 from ..core.baselines import BaselineChoice, BaselineStore, choose_baseline
 from ..core.errors import ConfigError
 from ..core.history import HistoryStore, PartitionKey
-from ..core.monitoring import MonitoringSettings, RegressionSettings
+from ..core.monitoring_settings import MonitoringSettings, RegressionSettings
 from ..core.regression import RegressionVerdict, regression_verdict
 from ..core.text_table import format_number
+from ..core.warehouse import with_evaluation_defaults
 from .io_managers import WarehouseResource
 from .partitions import CHUNK_CONFIG, PROFILE
 from .resources import ProjectResource
@@ -57,7 +58,7 @@ def regression_check(
                 f"{settings.source}: {key} names {', '.join(missing)}, which {table} does not have; leave "
                 "them out or use one of its metric columns"
             )
-        first = now.iloc[0]
+        first = with_evaluation_defaults(now.head(1)).iloc[0]  # rows may predate the evaluation columns
         run_id = str(first["run_id"])
         with HistoryStore(warehouse.base_dir) as history:
             choice = choose_baseline(
@@ -111,7 +112,6 @@ def baseline_metadata(
     choice: BaselineChoice, run_id: str, first: pd.Series, n_now: int, regression: RegressionSettings
 ) -> "dict[str, dg.RawMetadataValue]":
     run = choice.run
-    mode = first.get("evaluation_mode")
     return {
         "baseline_source": choice.source,
         "baseline_run_id": run.run_id if run is not None else "",
@@ -120,7 +120,7 @@ def baseline_metadata(
         "baseline_created_at": run.created_at.isoformat() if run is not None else "",
         "baseline_detail": choice.detail,
         "run_id": run_id,
-        "evaluation_mode": str(mode) if isinstance(mode, str) and mode else "full",
+        "evaluation_mode": str(first["evaluation_mode"]),
         "n_now": n_now,
         "margin": dg.MetadataValue.float(regression.margin),
         "confidence": dg.MetadataValue.float(regression.confidence),

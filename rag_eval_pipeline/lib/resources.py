@@ -4,72 +4,60 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
 
-from ..core.answers.settings import AnswerSettings, LLMJudging, load_answer_settings
-from ..core.configs import (
-    ChunkConfig,
-    PipelineConfigs,
-    RetrievalProfile,
-    load_chunk_configs,
-    load_pipeline_configs,
-)
+from ..core.answers.settings import AnswerSettings, LLMJudging
+from ..core.configs import PipelineConfigs, RetrievalProfile
 from ..core.corpus import Corpus
 from ..core.embedding.base import Embedder
 from ..core.embedding.cache import CachedEmbedder, EmbeddingCache
 from ..core.embedding.local import SentenceTransformerEmbedder
 from ..core.embedding.openai_embedder import OpenAIEmbedder
 from ..core.errors import ConfigError
-from ..core.generation.settings import GenerationSettings, LLMSettings, load_generation_settings
+from ..core.generation.settings import GenerationSettings, LLMSettings
 from ..core.langsmith.settings import DEFAULT_API_URL, LangSmithSettings
 from ..core.llm.accounting import PriceTable
 from ..core.llm.client import LLMClient
 from ..core.llm.factory import make_chat_model, make_client
-from ..core.monitoring import MonitoringSettings, load_monitoring_settings
-from ..core.paths import child_path
-from ..core.profile_versions import ProfileVersions
+from ..core.monitoring_settings import MonitoringSettings
 from ..core.progress import Progress, no_progress
+from ..core.project_files import ProjectFiles, project_dir
 from ..core.retrieval.rerank import Reranker, load_reranker
 from ..core.vector_store.qdrant import QdrantVectorStore
-from ..core.workload import Workload, estimate_workload
-from ..project import project_dir
+from ..core.workload import Workload
 from .evaluation_runs import EvaluationModeResource
 
 
 class ProjectResource(dg.ConfigurableResource):
-    """The user-editable inputs; relative paths are under ``root``."""
+    """The project's files (core/project_files.py) for the assets: each location is config, so a run
+    or a test can point one elsewhere; a relative location is under ``root``."""
 
     root: str = Field(default_factory=lambda: str(project_dir()))
-    corpus_dir: str = "data/corpus"
-    corpus_glob: str = "**/*.md"
-    chunk_configs_file: str = "data/chunk_configs.yaml"
-    profiles_file: str = "data/retrieval_profiles.yaml"
-    golden_dataset: str = "data/datasets/golden_token_level.jsonl"
-    generation_file: str = "data/generation.yaml"
-    answer_evaluation_file: str = "data/answer_evaluation.yaml"
-    # The nightly schedule, quick mode, regression checks and history retention.
-    monitoring_file: str = "data/monitoring.yaml"
-    # Which settings each profile version had; commit it with the profiles so a team shares numbers.
-    profile_versions_file: str = "data/profile_versions.json"
-    # One BM25 index folder per chunk config, next to the local Qdrant folders.
-    keyword_index_dir: str = "data/bm25"
+    corpus_dir: str = ProjectFiles.corpus_dir
+    corpus_glob: str = ProjectFiles.corpus_glob
+    chunk_configs_file: str = ProjectFiles.chunk_configs_file
+    profiles_file: str = ProjectFiles.profiles_file
+    golden_dataset: str = ProjectFiles.golden_dataset
+    generation_file: str = ProjectFiles.generation_file
+    answer_evaluation_file: str = ProjectFiles.answer_evaluation_file
+    monitoring_file: str = ProjectFiles.monitoring_file
+    profile_versions_file: str = ProjectFiles.profile_versions_file
+    keyword_index_dir: str = ProjectFiles.keyword_index_dir
 
-    def path(self, relative: str) -> Path:
-        return Path(self.root) / relative
+    def files(self) -> ProjectFiles:
+        return ProjectFiles(Path(self.root), **self.model_dump(exclude={"root"}))
+
+    def path(self, location: str) -> Path:
+        return self.files().path(location)
 
     def load_configs(self) -> PipelineConfigs:
-        """The config files, each profile numbered by the version ledger (which records new settings)."""
-        configs = load_pipeline_configs(self.path(self.chunk_configs_file), self.path(self.profiles_file))
-        versions = ProfileVersions(self.path(self.profile_versions_file))
-        return replace(configs, profiles=versions.assign(configs.profiles))
+        return self.files().load_configs()
 
     def keyword_index_folder(self, chunk_config: str) -> Path:
-        """data/bm25/<chunk config>: never the bm25 folder itself or one outside it (core/paths.py)."""
-        return child_path(self.path(self.keyword_index_dir), chunk_config)
+        return self.files().keyword_index_folder(chunk_config)
 
     def reranker(self, profile: RetrievalProfile) -> Reranker | None:
         """The profile's cross-encoder, loaded once per process; a path is relative to ``root``."""
@@ -78,41 +66,26 @@ class ProjectResource(dg.ConfigurableResource):
         return load_reranker(self.path(profile.reranker))
 
     def load_corpus(self) -> Corpus:
-        return Corpus.from_folder(self.path(self.corpus_dir), glob=self.corpus_glob)
+        return self.files().load_corpus()
 
     def workload(
         self, chunk_configs: Sequence[str] | None = None, ingestion: bool = True, corpus: Corpus | None = None
     ) -> Workload:
-        """What embedding the corpus will cost (core/workload.py): the named chunk configs (None: all)
-        and, with ``ingestion``, synthetic_questions' retrievability probe. A settings file that cannot
-        be read leaves its stage out of the estimate, saying so: the step that reads it fails on it."""
-        loaded = corpus if corpus is not None else self.load_corpus()
-        configs: tuple[ChunkConfig, ...] = ()
-        left_out = []
-        try:
-            configs = tuple(
-                c
-                for c in load_chunk_configs(self.path(self.chunk_configs_file))
-                if chunk_configs is None or c.name in chunk_configs
-            )
-        except ConfigError as exc:
-            left_out.append(f"no estimate for chunking, the chunk configs cannot be read: {exc}")
-        probe = False
-        if ingestion:
-            try:
-                probe = self.load_generation_settings().token_level.retrievability_top_n > 0
-            except ConfigError as exc:
-                left_out.append(f"no estimate for synthetic_questions, its settings cannot be read: {exc}")
-        return estimate_workload(loaded, configs, probe, left_out)
+        return self.files().workload(chunk_configs, ingestion, corpus)
 
     def load_generation_settings(self) -> GenerationSettings:
-        return load_generation_settings(self.path(self.generation_file))
+        return self.files().load_generation_settings()
 
     def load_answer_settings(self) -> AnswerSettings:
-        return load_answer_settings(self.path(self.answer_evaluation_file))
+        return self.files().load_answer_settings()
 
     def load_monitoring_settings(self) -> MonitoringSettings:
-        return load_monitoring_settings(self.path(self.monitoring_file))
+        return self.files().load_monitoring_settings()
+
+
+def _in_project(location: str) -> str:
+    """A default location of the project (core/project_files.py), absolute."""
+    return str(ProjectFiles(project_dir()).path(location))
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -122,7 +95,7 @@ class EmbedderResource(dg.ConfigurableResource):
     openai_model: str = "text-embedding-3-small"
     openai_api_key: str | None = None
     openai_base_url: str | None = None
-    cache_path: str = Field(default_factory=lambda: str(project_dir() / "data/cache/embeddings.sqlite"))
+    cache_path: str = Field(default_factory=lambda: _in_project(ProjectFiles.embedding_cache_file))
     batch_size: int = 64
 
     def model(self) -> Embedder:
@@ -149,7 +122,7 @@ class QdrantResource(dg.ConfigurableResource):
 
     url: str | None = None
     api_key: str | None = None
-    local_path: str = Field(default_factory=lambda: str(project_dir() / "data/qdrant"))
+    local_path: str = Field(default_factory=lambda: _in_project(ProjectFiles.qdrant_dir))
 
     def get(
         self, progress: Progress = no_progress, log: dg.DagsterLogManager | None = None
@@ -168,7 +141,7 @@ class LLMResource(dg.ConfigurableResource):
     model: str | None = None
     openai_api_key: str | None = None
     openai_base_url: str | None = None
-    cache_path: str = Field(default_factory=lambda: str(project_dir() / "data/cache/llm_responses.sqlite"))
+    cache_path: str = Field(default_factory=lambda: _in_project(ProjectFiles.llm_cache_file))
 
     def is_remote(self, settings: LLMSettings) -> bool:
         """Whether the configured LLM is an OpenAI-protocol endpoint (not the small local model)."""
@@ -233,9 +206,9 @@ def _env_secret(name: str) -> str | dg.EnvVar | None:
 
 
 def default_resources() -> dict[str, object]:
-    golden = os.environ.get("RAG_EVAL_GOLDEN_DATASET")
+    files = ProjectFiles.in_project(project_dir())
     return {
-        "project": ProjectResource(golden_dataset=golden) if golden else ProjectResource(),
+        "project": ProjectResource(root=str(files.root), golden_dataset=files.golden_dataset),
         "embedder": EmbedderResource(
             provider=os.environ.get("RAG_EVAL_EMBEDDER", "local"),
             openai_model=os.environ.get("RAG_EVAL_OPENAI_EMBEDDING_MODEL", "text-embedding-3-small"),

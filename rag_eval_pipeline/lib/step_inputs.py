@@ -10,7 +10,7 @@ from ..core.configs import ChunkConfig, RetrievalProfile
 from ..core.datasets import TokenLevelDataset
 from ..core.errors import InputError
 from ..core.generation.settings import GenerationSettings
-from ..core.leaderboard import ConfiguredNames
+from ..core.leaderboard.ranking import ConfiguredNames
 from ..core.llm.client import LLMClient
 from ..core.tables import questions_from_frame
 from .evaluation_runs import EvaluationModeResource

@@ -1,20 +1,13 @@
 """A step's progress: lines with counts and rates in the run log, and a terminal bar when `rag-eval run`
-executes the step in its own process and asks for one."""
+executes the step in its own process and asks for one (core/progress.py)."""
 
 from __future__ import annotations
 
-import os
-
 import dagster as dg
 
-from ..core.progress import LogProgress, Progress, TqdmProgress, fan_out
-
-PROGRESS_BAR_ENV = "RAG_EVAL_PROGRESS_BAR"
+from ..core.progress import Progress, step_progress
 
 
 def progress_for(context: dg.AssetExecutionContext) -> Progress:
     """Lines with counts and rates in the run log; also a terminal bar when `rag-eval run` asks for one."""
-    log_progress = LogProgress(context.log.info)
-    if os.environ.get(PROGRESS_BAR_ENV) == "1":
-        return fan_out(log_progress, TqdmProgress())
-    return log_progress
+    return step_progress(context.log.info)

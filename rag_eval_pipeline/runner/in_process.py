@@ -11,11 +11,11 @@ import dagster as dg
 import pandas as pd
 
 from ..core.configs import PipelineConfigs
-from ..core.monitoring import EvaluationMode
+from ..core.evaluation_ids import new_evaluation_id
+from ..core.monitoring_settings import EvaluationMode
 from ..core.processes import ProcessIdentity
-from ..lib.evaluation_runs import new_evaluation_id
 from ..lib.io_managers import read_current_leaderboard
-from ..lib.partition_sync import sync_partitions
+from ..lib.partition_sync import PartitionChanges, sync_partitions
 from .outcome import EvaluationOutcome, RunOutcome, blocked_reason
 from .plan import EvaluationRequest, PlannedRun, plan_main_job, run_config_for
 from .run_failures import failure_of_result
@@ -94,11 +94,13 @@ def run_warnings(instance: dg.DagsterInstance, run_id: str) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
-def sync_configs(instance: dg.DagsterInstance, configs: PipelineConfigs) -> None:
-    """A partition for every entry of the config files (a removed entry keeps its partitions)."""
+def sync_configs(instance: dg.DagsterInstance, configs: PipelineConfigs) -> PartitionChanges:
+    """A partition for every entry of the config files; an entry no longer configured keeps its
+    partitions, and is noted on stderr. Returns what was added and what is no longer configured."""
     changes = sync_partitions(instance, configs)
     for name in changes.removed_chunk_configs + changes.removed_profiles:
         print(f"note: {name} is no longer configured; its partitions and history are kept", file=sys.stderr)
+    return changes
 
 
 def evaluate_in_process(

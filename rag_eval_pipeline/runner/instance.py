@@ -17,13 +17,13 @@ def project_instance(root: Path) -> Iterator[dg.DagsterInstance]:
     """$DAGSTER_HOME when set, else the project's own dagster.yaml (storage under .dagster/). Its storage
     paths are relative to the working directory, as for `dagster dev`: call it from the project root
     (`main` changes there)."""
-    from dagster._core.instance.ref import InstanceRef
-
     if os.environ.get("DAGSTER_HOME"):
         with dg.DagsterInstance.get() as instance:
             yield instance
         return
     home = root / ".dagster"
     make_folder(home)  # a read-only project fails here with the folder and the OS error
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home), config_dir=str(root))) as instance:
+    # the project's dagster.yaml puts every store under .dagster/; without one, Dagster's defaults go there
+    config_dir = root if (root / "dagster.yaml").is_file() else home
+    with dg.DagsterInstance.from_config(str(config_dir)) as instance:
         yield instance

@@ -5,7 +5,6 @@ runner/launch.py submits it to a running `dagster dev`."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -14,12 +13,9 @@ import dagster as dg
 
 from ..core.configs import PipelineConfigs
 from ..core.errors import InputError
-from ..core.monitoring import EvaluationMode
+from ..core.monitoring_settings import EvaluationMode
 from ..lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG, evaluation_run_config, evaluation_tags
-
-warnings.filterwarnings("ignore", category=dg.BetaWarning)  # the partition mapping of lib/partitions.py
-
-from ..lib.partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, evaluation_partitions  # noqa: E402
+from ..lib.partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, evaluation_partitions
 
 # Dagster's own tag for a run's partition key ("<chunk_config>|<profile>" for the evaluation job).
 PARTITION_TAG = "dagster/partition"

@@ -15,7 +15,7 @@ import dagster as dg
 
 from ..core.configs import PipelineConfigs
 from ..core.errors import InputError
-from ..core.monitoring import EvaluationMode
+from ..core.monitoring_settings import EvaluationMode
 from ..lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
 from .outcome import FAILED, SUCCEEDED
 from .plan import PARTITION_TAG, STAGES, EvaluationRequest, PlannedRun, plan_main_job

@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import dagster as dg
-from dagster._utils.error import SerializableErrorInfo
 
 from ..core.errors import InputError
 from ..lib.step_failures import BAD_INPUT_METADATA
@@ -69,7 +68,20 @@ def cause_text(chain: Sequence[ErrorLink]) -> str:
     return where + "; caused by ".join(parts) if parts else ""
 
 
-def chain_of(error: SerializableErrorInfo | None) -> list[ErrorLink]:
+class ErrorInfo(Protocol):
+    """The error a step failure carries (Dagster's serialized exception), as far as it is read here."""
+
+    @property
+    def cls_name(self) -> str | None: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def cause(self) -> ErrorInfo | None: ...
+    @property
+    def context(self) -> ErrorInfo | None: ...
+
+
+def chain_of(error: ErrorInfo | None) -> list[ErrorLink]:
     """The error and its causes (explicit ``from``, else the implicit context)."""
     links: list[ErrorLink] = []
     while error is not None and len(links) < 20:

@@ -15,19 +15,19 @@ import dagster as dg
 import pandas as pd
 
 from ..core.errors import InputError
+from ..core.leaderboard.board import STATUS_METRICS
+from ..core.leaderboard.render_text import mean_ci
 from ..core.processes import ProcessIdentity
 from ..core.text_table import format_table
+from ..core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from ..lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG, evaluation_id_of
-from ..lib.io_managers import default_warehouse_dir, history_path
-from ..lib.leaderboard_tables import mean_ci
+from ..lib.io_managers import default_warehouse_dir
 from ..lib.partitions import CHUNK_CONFIG, PROFILE
 from .in_process import PROCESS_TAG
 from .outcome import FAILED, SUCCEEDED
 from .plan import PARTITION_TAG, STAGE_JOBS
 from .run_failures import failure_of_run
 
-# The headline metrics `status` shows per evaluated partition (retrieval_metrics_summary columns).
-STATUS_METRICS = ("span_recall", "span_iou", "recall_at_k", "mrr")
 SENSOR_TAG = "dagster/sensor_name"
 SCHEDULE_TAG = "dagster/schedule_name"
 
@@ -122,31 +122,16 @@ def find_runs(instance: dg.DagsterInstance, ref: str) -> Selection:
 
 
 def metrics_of_runs(warehouse_dir: str | Path, runs: Sequence[RunInfo]) -> pd.DataFrame:
-    """The retrieval_metrics_summary history rows the evaluation runs wrote (one per run and partition).
-    Rows from before evaluation ids and modes were recorded count as their run's own evaluation, full."""
-    frames = []
-    for run in runs:
-        if "|" not in run.partition:  # evaluation_job, or the automation's asset runs of a partition
-            continue
-        chunk_config, profile = run.partition.split("|", 1)
-        path = history_path(
-            warehouse_dir,
-            "retrieval_metrics_summary",
-            {CHUNK_CONFIG: chunk_config, PROFILE: profile},
-            run.run_id,
-        )
-        if path.exists():
-            frames.append(pd.read_parquet(path))
-    if not frames:
-        return pd.DataFrame()
-    rows = pd.concat(frames, ignore_index=True)
-    if "evaluation_id" not in rows.columns:
-        rows["evaluation_id"] = rows["run_id"]
-    rows["evaluation_id"] = rows["evaluation_id"].fillna(rows["run_id"])
-    if "evaluation_mode" not in rows.columns:
-        rows["evaluation_mode"] = "full"
-    rows["evaluation_mode"] = rows["evaluation_mode"].fillna("full")
-    return rows
+    """The retrieval_metrics_summary history rows the evaluation runs wrote (one per run and partition;
+    evaluation_job's own run and the automation's asset runs have no ``chunk_config|profile``)."""
+    return Warehouse(Path(warehouse_dir)).read_runs(
+        RETRIEVAL_SUMMARY,
+        [
+            (r.run_id, dict(zip((CHUNK_CONFIG, PROFILE), r.partition.split("|", 1), strict=True)))
+            for r in runs
+            if "|" in r.partition
+        ],
+    )
 
 
 def format_status(selection: Selection, metrics: pd.DataFrame) -> str:

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 import dagster as dg
-import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.warehouse import LEADERBOARD, Warehouse
 from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
 from rag_eval_pipeline.runner.instance import project_instance
 
@@ -46,8 +46,8 @@ def test_run_prints_the_leaderboard_and_stores_everything_in_the_project(
     assert {line.split()[1] for line in table[2:]} == {"fixed-60-0", "recursive-120-20"}
     assert (tiny_project / ".dagster" / "storage").is_dir()  # the project's dagster.yaml instance
     assert (tiny_project / "data/cache/embeddings.sqlite").is_file()
-    board = pd.read_parquet(tiny_project / "data/warehouse/current/leaderboard.parquet")
-    assert len(board) == 2
+    board = Warehouse.in_project(tiny_project, {}).read_current(LEADERBOARD)  # the default: in the project
+    assert board is not None and len(board) == 2
     monkeypatch.delenv("DAGSTER_HOME", raising=False)  # the instance the command used: the project's
     monkeypatch.chdir(tiny_project)  # dagster.yaml, whose storage paths are relative to the project root
     with project_instance(tiny_project) as instance:  # every run of the command carries its id

@@ -8,9 +8,9 @@ import pytest
 from rag_eval_pipeline.cli import main
 from rag_eval_pipeline.cli.configs import merge_chunk_configs, read_chunk_config_file
 from rag_eval_pipeline.core.configs import load_chunk_configs
+from rag_eval_pipeline.core.project_files import ProjectFiles
 from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
 from rag_eval_pipeline.lib.partitions import CHUNK_CONFIG
-from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline.runner.instance import project_instance
 
 COMMENTED_CONFIGS = """\
@@ -147,7 +147,7 @@ def test_apply_rejects_bad_input_with_file_key_and_remedy_and_leaves_the_file(
 def test_lists_show_the_configured_names_versions_and_hashes(
     project: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    configs = ProjectResource(root=str(project)).load_configs()
+    configs = ProjectFiles(project).load_configs()
     assert main(["chunk-configs", "list"]) == 0
     out = capsys.readouterr().out
     for config in configs.chunk_configs:
@@ -172,7 +172,7 @@ def test_profile_show_prints_every_setting_and_the_version_history(
     profiles.write_text(profiles.read_text().replace("top_k: 4", "top_k: 3"), encoding="utf-8")
     assert main(["profiles", "show", "top4"]) == 0
     second = capsys.readouterr().out
-    new_hash = ProjectResource(root=str(project)).load_configs().profile("top4").config_hash
+    new_hash = ProjectFiles(project).load_configs().profile("top4").config_hash
     assert "version: 2" in second and f"hash: {new_hash}" in second and "  top_k: 3" in second
     history = second.split("versions recorded in", 1)[1]
     assert "  v1  " in history and "  v2  " in history and new_hash in history

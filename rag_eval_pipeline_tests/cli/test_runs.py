@@ -1,7 +1,6 @@
 """`rag-eval run | status | list | regenerate-questions`: on a real Dagster instance, the tiny project, and
 a real `dagster dev` for `run --launch`."""
 
-import dataclasses
 import itertools
 import os
 import re
@@ -14,24 +13,9 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.core.errors import InputError
-from rag_eval_pipeline.core.processes import ProcessIdentity
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
-from rag_eval_pipeline.lib.io_managers import history_path
-from rag_eval_pipeline.lib.resources import ProjectResource
-from rag_eval_pipeline.runner.in_process import PROCESS_TAG
 from rag_eval_pipeline.runner.instance import project_instance
-from rag_eval_pipeline.runner.outcome import EvaluationOutcome, RunOutcome, blocked_reason
-from rag_eval_pipeline.runner.plan import PARTITION_TAG, EvaluationRequest, plan_main_job, run_config_for
-from rag_eval_pipeline.runner.resume import plan_resume
-from rag_eval_pipeline.runner.run_failures import RunFailure, failure_of_run
-from rag_eval_pipeline.runner.run_status import (
-    UnknownReference,
-    evaluation_status,
-    find_runs,
-    format_evaluations,
-    recent_evaluations,
-)
 from rag_eval_pipeline_tests.dagster_dev import free_port, graphql, running_dagster_dev
 
 EVALUATION_LINE = re.compile(r"^evaluation (eval-\S+) \((quick|full) mode\)")
@@ -66,214 +50,6 @@ def runs_of(project: Path, evaluation_id: str) -> list[dg.RunRecord]:
         return list(instance.get_run_records(dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id})))
 
 
-# ---------------------------------------------------------------------------------------------------
-# the plan
-
-
-def test_plan_runs_stage_by_stage_and_only_evaluation_runs_get_the_mode(tiny_project: Path) -> None:
-    configs = ProjectResource(root=str(tiny_project)).load_configs()
-    plan = plan_main_job(configs, ["recursive-120-20"], None)
-    assert [(r.job_name, r.partition_key) for r in plan] == [
-        ("ingestion_job", None),
-        ("chunking_job", "recursive-120-20"),
-        ("evaluation_job", "recursive-120-20|top2"),
-        ("evaluation_job", "recursive-120-20|top4"),
-        ("leaderboard_job", None),
-    ]
-    assert plan[2].partition_tags() == {
-        "dagster/partition": "recursive-120-20|top2",
-        "dagster/partition/chunk_config": "recursive-120-20",
-        "dagster/partition/profile": "top2",
-    }
-    assert plan[1].partition_tags() == {"dagster/partition": "recursive-120-20"}
-    assert run_config_for(plan[2], "quick", 3) == {
-        "resources": {"evaluation": {"config": {"mode": "quick", "sample_size": 3}}}
-    }
-    assert run_config_for(plan[1], "quick") == {}
-    with pytest.raises(ValueError, match="unknown profile"):
-        plan_main_job(configs, None, ["top2", "nope"])
-
-
-def test_runs_that_need_what_failed_do_not_start_and_the_outcome_counts_them(tiny_project: Path) -> None:
-    configs = ProjectResource(root=str(tiny_project)).load_configs()
-    plan = plan_main_job(configs, None, ["top2"])
-    ingestion, chunk_fixed, chunk_recursive, eval_fixed, eval_recursive, board = plan
-    bad_config = RunFailure("chunk config 'recursive-120-20': unknown chunker", bad_input=True)
-    done = [
-        RunOutcome(ingestion, "succeeded", "r1"),
-        RunOutcome(chunk_fixed, "succeeded", "r2"),
-        RunOutcome(chunk_recursive, "failed", "r3", bad_config),
-    ]
-    assert blocked_reason(eval_fixed, done) == ""
-    assert blocked_reason(eval_recursive, done) == "chunking recursive-120-20 failed"
-    done += [
-        RunOutcome(eval_fixed, "failed", "r4", RunFailure("OSError: [Errno 28] No space left on device")),
-        RunOutcome(eval_recursive, "not run", blocked_by="chunking recursive-120-20 failed"),
-    ]
-    assert blocked_reason(board, done) == "no evaluation run succeeded"
-    assert blocked_reason(board, done, evaluated_before=True) == ""  # a resume: earlier ones did
-    outcome = EvaluationOutcome(
-        EvaluationRequest.of_plan(plan, "eval-x", "full", None),
-        (*done, RunOutcome(board, "not run", blocked_by="no evaluation run succeeded")),
-    )
-    assert outcome.counts() == "6 runs planned, 4 ran (2 succeeded, 2 failed), 2 not run"
-    assert outcome.not_run_lines() == [
-        "chunking recursive-120-20 failed, so 1 run did not start: evaluate recursive-120-20 x top2",
-        "no evaluation run succeeded, so 1 run did not start: leaderboard",
-    ]
-    assert outcome.exit_code == 2  # one failure is bad input
-    assert EvaluationOutcome(outcome.request, (done[0], done[1], done[3])).exit_code == 1
-    assert outcome.request.tags()["rag_eval/chunk_configs"] == "fixed-60-0,recursive-120-20"
-    assert EvaluationRequest.of_tags(outcome.request.tags()) == outcome.request
-
-
-# ---------------------------------------------------------------------------------------------------
-# status and list over runs made here (small jobs named like the pipeline's)
-
-
-@dg.op
-def succeeds() -> None:
-    pass
-
-
-@dg.op
-def fails() -> None:
-    raise dg.Failure("the reranker folder models/missing does not exist: fix the profile")
-
-
-def job(name: str, op: dg.OpDefinition) -> dg.JobDefinition:
-    @dg.job(name=name)
-    def made() -> None:
-        op()
-
-    return made
-
-
-def run(instance: dg.DagsterInstance, name: str, tags: dict[str, str], ok: bool = True) -> str:
-    result = job(name, succeeds if ok else fails).execute_in_process(
-        instance=instance, tags=tags, raise_on_error=False
-    )
-    return result.run_id
-
-
-def summary_row(warehouse: Path, run_id: str, chunk_config: str, profile: str, **extra: object) -> None:
-    """A retrieval_metrics_summary history file as retrieval_metrics writes it (older ones lack
-    evaluation_id and evaluation_mode)."""
-    row = {"run_id": run_id, "chunk_config": chunk_config, "profile": profile, "n_questions": 3, **extra}
-    for metric, mean in (("span_recall", 0.9), ("span_iou", 0.4), ("recall_at_k", 0.8), ("mrr", 0.7)):
-        row |= {f"{metric}_mean": mean, f"{metric}_ci_low": mean - 0.1, f"{metric}_ci_high": mean + 0.05}
-    path = history_path(
-        warehouse, "retrieval_metrics_summary", {"chunk_config": chunk_config, "profile": profile}, run_id
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pd.DataFrame([row]).to_parquet(path)
-
-
-def partition(key: str) -> dict[str, str]:
-    config, profile = key.split("|")
-    return {
-        "dagster/partition": key,
-        "dagster/partition/chunk_config": config,
-        "dagster/partition/profile": profile,
-    }
-
-
-def test_status_and_list_group_runs_by_evaluation(tmp_path: Path) -> None:
-    warehouse = tmp_path / "warehouse"
-    quick = {EVALUATION_ID_TAG: "eval-a", MODE_TAG: "quick"}
-    with dg.instance_for_test() as instance:
-        run(instance, "ingestion_job", quick)
-        good = run(instance, "evaluation_job", quick | partition("c1|p1"))
-        summary_row(warehouse, good, "c1", "p1", evaluation_id="eval-a", evaluation_mode="quick")
-        run(instance, "evaluation_job", quick | partition("c1|p2"), ok=False)
-        run(instance, "ingestion_job", {EVALUATION_ID_TAG: "eval-ab", MODE_TAG: "full"})
-        lone = run(instance, "evaluation_job", partition("c2|p1"))  # launched on its own, before ids
-        summary_row(warehouse, lone, "c2", "p1")
-
-        listed = recent_evaluations(instance, limit=10)
-        assert [s.evaluation_id for s in listed] == [lone, "eval-ab", "eval-a"]
-        eval_a = listed[2]
-        assert (len(eval_a.runs), eval_a.mode, eval_a.partitions) == (3, "quick", "2")
-        assert (eval_a.counts["succeeded"], eval_a.counts["failed"]) == (2, 1)
-        table = format_evaluations(listed)
-        assert "evaluation_job c2|p1" in table.splitlines()[2]
-        assert [s.evaluation_id for s in recent_evaluations(instance, limit=1)] == [lone]
-
-        status = evaluation_status(instance, "eval-a", warehouse)
-        assert status.startswith("evaluation eval-a (quick): 3 runs, 2 succeeded, 1 failed")
-        assert "FAILURE" in status
-        assert "fails: the reranker folder models/missing does not exist: fix the profile" in status
-        metrics = status.split("retrieval metrics", 1)[1].splitlines()
-        assert metrics[3].split()[:4] == ["c1", "p1", "quick", "3"]
-        assert "0.900 [0.80-0.95]" in metrics[3]
-        assert len(metrics) == 4  # the lone run's row is not part of eval-a
-
-        lone_status = evaluation_status(instance, lone[:8], warehouse)  # a prefix of a run id
-        assert lone_status.startswith(f"run {lone}: evaluation_job c2|p1")
-        assert lone_status.split("retrieval metrics", 1)[1].splitlines()[3].split()[:4] == [
-            "c2",
-            "p1",
-            "full",
-            "3",
-        ]
-
-        assert find_runs(instance, "eval-ab").kind == "evaluation"  # exact before prefix
-        with pytest.raises(UnknownReference, match="matches 2 runs or evaluations"):
-            find_runs(instance, "eval-")
-        with pytest.raises(UnknownReference, match="no run and no evaluation matches 'nope'"):
-            find_runs(instance, "nope")
-
-
-def started_run(instance: dg.DagsterInstance, name: str, tags: dict[str, str]) -> dg.DagsterRun:
-    """A run the instance has as STARTED, as a process leaves it that is killed while executing it."""
-    from dagster._core.utils import make_new_run_id
-
-    return instance.add_run(
-        dg.DagsterRun(job_name=name, run_id=make_new_run_id(), status=dg.DagsterRunStatus.STARTED, tags=tags)
-    )
-
-
-def test_resume_marks_dead_runs_failed_refuses_live_ones_and_replans_untagged_evaluations(
-    tiny_project: Path,
-) -> None:
-    configs = ProjectResource(root=str(tiny_project)).load_configs()
-    me = ProcessIdentity.current()
-    with dg.instance_for_test() as instance:
-        # the nightly schedule's evaluations carry no selection: they resume the runs they made
-        nightly = {EVALUATION_ID_TAG: "nightly-1", MODE_TAG: "quick"}
-        run(instance, "evaluation_job", nightly | partition("fixed-60-0|top2"))
-        run(instance, "evaluation_job", nightly | partition("fixed-60-0|top4"), ok=False)
-        resume = plan_resume(instance, "nightly-1", configs)
-        assert [r.label for r in resume.to_run] == ["evaluate fixed-60-0 x top4", "leaderboard"]
-        assert (resume.request.mode, resume.evaluated_before) == ("quick", True)
-        assert EvaluationRequest.of_tags(resume.request.tags()) is None  # still replanned from runs
-
-        # a run whose process is gone (here: the pid now belongs to a process started later) is failed
-        planned = EvaluationRequest("eval-k", "full", ("fixed-60-0",), ("top2",))
-        dead = dataclasses.replace(me, start_ticks=str(int(me.start_ticks) - 1)).to_text()
-        for job_name in ("ingestion_job", "chunking_job"):
-            run(
-                instance,
-                job_name,
-                planned.tags() | ({PARTITION_TAG: "fixed-60-0"} if "chunk" in job_name else {}),
-            )
-        killed = started_run(
-            instance, "evaluation_job", planned.tags() | partition("fixed-60-0|top2") | {PROCESS_TAG: dead}
-        )
-        resume = plan_resume(instance, "eval-k", configs)
-        assert [r.label for r in resume.to_run] == ["evaluate fixed-60-0 x top2", "leaderboard"]
-        assert resume.evaluated_before is False
-        assert instance.get_run_by_id(killed.run_id).status == dg.DagsterRunStatus.FAILURE
-        assert "is gone" in str(failure_of_run(instance, killed.run_id))
-
-        # a run whose process lives (this one) is in progress: no resume races it
-        started_run(instance, "leaderboard_job", planned.tags() | {PROCESS_TAG: me.to_text()})
-        with pytest.raises(InputError, match="still has 1 run"):
-            plan_resume(instance, "eval-k", configs)
-        with pytest.raises(UnknownReference, match="no evaluation 'eval-nope'"):
-            plan_resume(instance, "eval-nope", configs)
-
-
 def test_status_of_an_unknown_ref_exits_2_and_list_says_when_there_is_nothing(
     project: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -306,8 +82,8 @@ def test_quick_and_full_runs_are_evaluations_that_status_and_list_report(
         profiles.read_text() + "  - name: broken\n    top_k: 2\n    reranker: models/missing\n",
         encoding="utf-8",
     )
-    current = (
-        project / "data/warehouse/current/retrieval_metrics/chunk_config=fixed-60-0/profile=top2.parquet"
+    current = Warehouse.in_project(project).current_path(
+        "retrieval_metrics", {"chunk_config": "fixed-60-0", "profile": "top2"}
     )
 
     assert main(["run", "--mode", "quick", "--chunk-configs", "fixed-60-0", "--profiles", "top2"]) == 0
@@ -355,7 +131,7 @@ def test_regenerate_questions_overrides_the_generator_for_one_run(
     (project / "data/generation.yaml").write_text(settings, encoding="utf-8")
     assert main(["regenerate-questions", "--generator", "known-item"]) == 0
     out = capsys.readouterr().out
-    table = pd.read_parquet(project / "data/warehouse/current/synthetic_questions.parquet")
+    table = pd.read_parquet(Warehouse.in_project(project).current_path("synthetic_questions"))
     assert set(table["generator"]) == {"known-item"}
     accepted, rejected = (
         int((table["status"] == "accepted").sum()),

@@ -76,7 +76,7 @@ def test_any_other_failure_also_removes_the_temporary_and_is_raised_unchanged(tm
 
 
 def test_several_files_are_replaced_all_or_none(tmp_path: Path):
-    current, history = tmp_path / "current" / "t.parquet", tmp_path / "history" / "t" / "run-1.parquet"
+    current, history = tmp_path / "t.parquet", tmp_path / "runs" / "t" / "run-1.parquet"  # a table's pair
     write_text_atomically(current, "old")
 
     def new(temporary: Path) -> None:
@@ -86,16 +86,14 @@ def test_several_files_are_replaced_all_or_none(tmp_path: Path):
         write_files_atomically([(current, new), (history, fills_the_disk)])
     assert current.read_text(encoding="utf-8") == "old"
     assert not history.exists()
-    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == [
-        "current/t.parquet"
-    ]
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == ["t.parquet"]
     write_files_atomically([(current, new), (history, new)])
     assert current.read_text(encoding="utf-8") == history.read_text(encoding="utf-8") == "new"
 
 
 def test_a_folder_that_cannot_be_made_is_named(tmp_path: Path):
     (tmp_path / "warehouse").write_text("a file where a folder should be", encoding="utf-8")
-    folder = tmp_path / "warehouse" / "history"
+    folder = tmp_path / "warehouse" / "runs"
     with pytest.raises(StorageError) as failed:
         make_folder(folder)
     assert str(failed.value) == f"cannot create folder {folder}: [Errno 20] Not a directory"
@@ -157,7 +155,7 @@ def test_every_writer_on_a_real_full_and_read_only_disk(tmp_path: Path):
             where = f"{fault}/{name}: {result}"
             assert result["raised"] == "StorageError", where
             assert result["message"].startswith("cannot "), where
-            assert f" {folder / name / named}: " in result["message"], where
+            assert f" {named(folder / name)}: " in result["message"], where
             assert any(word in result["message"].lower() for word in words), where
             assert result["leftovers"] == [], where
             assert result["intact"] is (True if reader is not None else None), where

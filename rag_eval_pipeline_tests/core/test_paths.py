@@ -27,8 +27,8 @@ def test_a_child_that_is_a_link_out_of_the_parent_is_refused(tmp_path: Path):
 
 
 def test_children_are_joined_as_given(tmp_path: Path):
-    assert child_path(tmp_path, "history", "chunk_config=a.b", "x.parquet") == (
-        tmp_path / "history" / "chunk_config=a.b" / "x.parquet"
+    assert child_path(tmp_path, "tables", "chunk_config=a.b", "x.parquet") == (
+        tmp_path / "tables" / "chunk_config=a.b" / "x.parquet"
     )
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "real")  # a parent that is itself a link is fine

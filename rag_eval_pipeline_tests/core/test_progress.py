@@ -1,4 +1,12 @@
-from rag_eval_pipeline.core.progress import LogProgress, fan_out
+import pytest
+
+from rag_eval_pipeline.core.progress import (
+    PROGRESS_BAR_ENV,
+    LogProgress,
+    fan_out,
+    show_progress_bars,
+    step_progress,
+)
 
 
 def test_log_progress_reports_counts_rate_and_always_the_end():
@@ -21,3 +29,15 @@ def test_every_line_when_the_interval_is_zero_and_fan_out_reaches_all():
     assert len(first) == len(second) == 4
     assert [line.split(" at ")[0] for line in first] == [line.split(" at ")[0] for line in second]
     assert "eta" in first[1]
+
+
+def test_a_step_draws_a_bar_besides_its_lines_once_the_process_asks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+):
+    monkeypatch.delenv(PROGRESS_BAR_ENV, raising=False)  # restored after the test
+    lines: list[str] = []
+    step_progress(lines.append)("embed", 1, 1)
+    assert len(lines) == 1 and capsys.readouterr().err == ""
+    show_progress_bars()
+    step_progress(lines.append)("embed", 1, 1)
+    assert len(lines) == 2 and "embed" in capsys.readouterr().err  # the bar, on the terminal

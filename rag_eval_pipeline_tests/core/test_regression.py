@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.monitoring import RegressionSettings
+from rag_eval_pipeline.core.monitoring_settings import RegressionSettings
 from rag_eval_pipeline.core.regression import regression_verdict
 
 SETTINGS = RegressionSettings(margin=0.02, confidence=0.95, metrics=("m",), n_resamples=2000, seed=7)

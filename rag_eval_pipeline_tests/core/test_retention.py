@@ -15,7 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rag_eval_pipeline.core.monitoring import RetentionSettings
+from rag_eval_pipeline.core.datasets import TokenLevelDataset, TokenLevelExample
+from rag_eval_pipeline.core.monitoring_settings import RetentionSettings
 from rag_eval_pipeline.core.retention import (
     MARK,
     apply_retention,
@@ -23,6 +24,7 @@ from rag_eval_pipeline.core.retention import (
     read_mark,
     sample_positions,
 )
+from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
 from rag_eval_pipeline.core.warehouse import Warehouse
 
 NOW = datetime(2026, 6, 1, 3, 0, tzinfo=UTC)
@@ -74,11 +76,13 @@ def write_warehouse(base: Path, now: datetime = NOW) -> dict[str, Path]:
     stamp = (now - timedelta(days=40)).timestamp()
     os.utime(paths["corpus/middle"], (stamp, stamp))
     # a generated dataset's current file and its copy of the run: the copy is history, kept whole
-    dataset = w.dataset_folder("synthetic_questions")
-    paths["dataset/old"] = dataset / "history" / "old.jsonl"
-    paths["dataset/old"].parent.mkdir(parents=True)
-    for path in (paths["dataset/old"], dataset / "current.jsonl"):
-        path.write_text('{"a": 1}\n{"a": 2}\n', encoding="utf-8")
+    span = CharacterSpan(DocumentId("d0"), 0, 1, "x")
+    questions = TokenLevelDataset(
+        tuple(TokenLevelExample(QuestionId(q), q, (span,), {}) for q in ("q1", "q2"))
+    )
+    current = w.write_dataset(questions, "synthetic_questions", {}, "old")
+    (paths["dataset/old"],) = w.dataset_history_files()
+    for path in (paths["dataset/old"], current):
         os.utime(path, (0, 0))
     return paths
 

@@ -18,7 +18,7 @@ from rag_eval_pipeline.core.answers.settings import AnswerSettings
 from rag_eval_pipeline.core.configs import ChunkConfigsFile, ProfilesFile
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.generation.settings import GenerationSettings
-from rag_eval_pipeline.core.monitoring import MonitoringSettings
+from rag_eval_pipeline.core.monitoring_settings import MonitoringSettings
 from rag_eval_pipeline.core.settings_file import build_settings, check_value, describe
 
 PATH = Path("data/some.yaml")

@@ -1,27 +1,37 @@
 """How change flows through the graph: the automation conditions evaluated as the daemon would."""
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
 
 import dagster as dg
-from dagster._core.definitions.partitions.context import partition_loading_context
 
 from rag_eval_pipeline.definitions import build_definitions
+from rag_eval_pipeline.defs.automation import automation_sensor
 
 INGESTION = ("corpus", "synthetic_questions", "eval_questions", "answer_calibration")
 EVALUATION = ("retrieval_results", "retrieval_metrics", "answers", "answer_metrics")
 
 
-def requested(
-    result: dg.EvaluateAutomationConditionsResult, instance: dg.DagsterInstance
-) -> dict[str, set[str]]:
+def evaluate_tick(
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    after: dg.EvaluateAutomationConditionsResult | None = None,
+) -> dg.EvaluateAutomationConditionsResult:
+    """One evaluation of the automation sensor over the assets it selects, after the tick ``after``."""
+    return dg.evaluate_automation_conditions(
+        defs=defs,
+        instance=instance,
+        asset_selection=automation_sensor.asset_selection,
+        cursor=after.cursor if after is not None else None,
+    )
+
+
+def requested(result: dg.EvaluateAutomationConditionsResult) -> dict[str, set[str]]:
     """asset -> the partitions (or {""} for an unpartitioned asset) the tick would run."""
     out: dict[str, set[str]] = {}
-    with partition_loading_context(datetime.now(UTC), instance):
-        for r in result.results:
-            if r.true_subset.size:
-                partitions = result.get_requested_partitions(r.key)
-                out[r.key.to_user_string()] = {str(p) if p is not None else "" for p in partitions}
+    for r in result.results:
+        partitions = result.get_requested_partitions(r.key)
+        if partitions:
+            out[r.key.to_user_string()] = {str(p) if p is not None else "" for p in partitions}
     return out
 
 
@@ -38,31 +48,31 @@ def test_a_corpus_update_flows_down_to_the_leaderboard_one_layer_at_a_time():
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("chunk_config", ["a", "b"])
         instance.add_dynamic_partitions("profile", ["p"])
-        first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
-        assert requested(first, instance) == {}  # partitions that existed before are not run by themselves
+        first = evaluate_tick(defs, instance)
+        assert requested(first) == {}  # partitions that existed before are not run by themselves
 
         materialized(instance, INGESTION, [None])
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
+        tick = evaluate_tick(defs, instance, first)
         # chunk sets follow the corpus; evaluation waits while its chunk index is being rebuilt
-        assert requested(tick, instance) == {
+        assert requested(tick) == {
             "chunks": {"a", "b"},
             "chunk_index": {"a", "b"},
             "chunk_level_questions": {"a", "b"},
         }
 
         materialized(instance, ("chunks", "chunk_index", "chunk_level_questions"), ["a", "b"])
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-        assert requested(tick, instance) == {asset: {"a|p", "b|p"} for asset in EVALUATION}
+        tick = evaluate_tick(defs, instance, tick)
+        assert requested(tick) == {asset: {"a|p", "b|p"} for asset in EVALUATION}
 
         materialized(instance, EVALUATION, ["a|p"])
         materialized(instance, ("retrieval_results", "retrieval_metrics"), ["b|p"])
         # nothing is in progress, so the summaries refresh with the partitions that have landed
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-        assert {"leaderboard", "answer_judgements"} <= set(requested(tick, instance))
+        tick = evaluate_tick(defs, instance, tick)
+        assert {"leaderboard", "answer_judgements"} <= set(requested(tick))
 
         materialized(instance, ("answer_judgements", "leaderboard"), [None])
-        quiet = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-        assert requested(quiet, instance) == {}  # nothing changed: nothing runs
+        quiet = evaluate_tick(defs, instance, tick)
+        assert requested(quiet) == {}  # nothing changed: nothing runs
 
 
 def test_a_new_profile_runs_only_its_own_partitions():
@@ -74,16 +84,16 @@ def test_a_new_profile_runs_only_its_own_partitions():
         materialized(instance, ("chunks", "chunk_index", "chunk_level_questions"), ["a", "b"])
         materialized(instance, EVALUATION, ["a|p", "b|p"])
         materialized(instance, ("answer_judgements", "leaderboard"), [None])
-        first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
-        assert requested(first, instance) == {}
+        first = evaluate_tick(defs, instance)
+        assert requested(first) == {}
 
         instance.add_dynamic_partitions("profile", ["q"])
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
-        assert requested(tick, instance) == {asset: {"a|q", "b|q"} for asset in EVALUATION}
+        tick = evaluate_tick(defs, instance, first)
+        assert requested(tick) == {asset: {"a|q", "b|q"} for asset in EVALUATION}
 
         instance.add_dynamic_partitions("chunk_config", ["c"])
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-        assert requested(tick, instance) == {
+        tick = evaluate_tick(defs, instance, tick)
+        assert requested(tick) == {
             "chunks": {"c"},
             "chunk_index": {"c"},
             "chunk_level_questions": {"c"},
@@ -98,7 +108,7 @@ def test_summaries_wait_while_a_partition_is_running():
         materialized(instance, INGESTION, [None])
         materialized(instance, ("chunks", "chunk_index", "chunk_level_questions"), ["a"])
         materialized(instance, ("answer_judgements", "leaderboard"), [None])
-        first = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        first = evaluate_tick(defs, instance)
         materialized(instance, EVALUATION, ["a|p"])
         # a run for a|q is in progress: the leaderboard waits for it instead of refreshing twice
         job = defs.resolve_job_def("evaluation_job")
@@ -113,5 +123,5 @@ def test_summaries_wait_while_a_partition_is_running():
             status=dg.DagsterRunStatus.STARTED,
         )
         assert run.status == dg.DagsterRunStatus.STARTED
-        waiting = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=first.cursor)
-        assert "leaderboard" not in requested(waiting, instance)
+        waiting = evaluate_tick(defs, instance, first)
+        assert "leaderboard" not in requested(waiting)

@@ -110,19 +110,26 @@ def _read_jsonl(folder: Path) -> object:
 def _parquet(folder: Path, version: int) -> None:
     import pandas as pd
 
-    from rag_eval_pipeline.lib.io_managers import write_parquet_atomically
+    from rag_eval_pipeline.core.warehouse import Warehouse
 
     rows = 5_000 * version
     frame = pd.DataFrame({"version": [version] * rows, "row": [f"row {i}" for i in range(rows)]})
-    history = folder / "history" / "table" / f"run-{version}.parquet"
-    write_parquet_atomically(frame, folder / "current" / "table.parquet", history)
+    Warehouse(folder).write_table(frame, "table", {}, f"run-{version}")
 
 
 def _read_parquet(folder: Path) -> object:
-    import pandas as pd
+    from rag_eval_pipeline.core.warehouse import Warehouse
 
-    history = sorted(p.name for p in (folder / "history" / "table").iterdir())
-    return int(pd.read_parquet(folder / "current" / "table.parquet")["version"].iloc[0]), history
+    warehouse = Warehouse(folder)
+    current = warehouse.read_current("table")
+    version = int(current["version"].iloc[0]) if current is not None else None
+    return version, [p.name for p in warehouse.history_files("table")]
+
+
+def _table_file(folder: Path) -> Path:
+    from rag_eval_pipeline.core.warehouse import Warehouse
+
+    return Warehouse(folder).current_path("table")
 
 
 def _chunks(version: int) -> list[Any]:
@@ -177,15 +184,19 @@ def _qdrant(folder: Path, version: int) -> None:
     QdrantVectorStore(path=folder / "qdrant").replace_collection("collection", chunks, vectors, "fixed")
 
 
-WRITERS: dict[str, tuple[Writer, Reader | None, str]] = {
+WRITERS: dict[str, tuple[Writer, Reader | None, Callable[[Path], Path]]] = {
     # name: (writer, reader of what must survive a failed second version, the path the error names)
-    "text": (_text, _read_text, "report.html"),
-    "jsonl": (_jsonl, _read_jsonl, "datasets/current.jsonl"),
-    "parquet": (_parquet, _read_parquet, "current/table.parquet"),
-    "bm25": (_bm25, _read_bm25, "bm25/fixed"),
-    "embedding_cache": (_embedding_cache, _read_embedding_cache, "cache/embeddings.sqlite"),
+    "text": (_text, _read_text, lambda folder: folder / "report.html"),
+    "jsonl": (_jsonl, _read_jsonl, lambda folder: folder / "datasets" / "current.jsonl"),
+    "parquet": (_parquet, _read_parquet, _table_file),  # the current file: the first of the pair
+    "bm25": (_bm25, _read_bm25, lambda folder: folder / "bm25" / "fixed"),
+    "embedding_cache": (
+        _embedding_cache,
+        _read_embedding_cache,
+        lambda folder: folder / "cache" / "embeddings.sqlite",
+    ),
     # replace_collection drops the old collection first: the embedding cache is what survives
-    "qdrant": (_qdrant, None, "qdrant/collection"),
+    "qdrant": (_qdrant, None, lambda folder: folder / "qdrant" / "collection"),
 }
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.cli import main
+from rag_eval_pipeline.core.warehouse import LEADERBOARD, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, WarehouseResource
 from rag_eval_pipeline.lib.resources import LLMResource, default_resources
@@ -94,12 +95,12 @@ def rag_eval_in_process(*args: str) -> tuple[int, str, str]:
 
 def run_step(story: Story, name: str, *args: str) -> Snapshot:
     code, out, err = rag_eval_in_process("run", *args)
-    warehouse = story.project / "data" / "warehouse"
     report = story.project.parent / f"report-{name}.html"
-    shutil.copy(warehouse / "reports" / "leaderboard.html", report)
     with project_instance(story.project) as instance:
         metadata = latest_metadata(instance, "leaderboard")
-    board = pd.read_parquet(warehouse / "current" / "leaderboard.parquet")
+    shutil.copy(metadata["report_latest_path"], report)  # the latest report, replaced by every board
+    warehouse = Warehouse.in_project(story.project)
+    board = pd.read_parquet(warehouse.current_path(LEADERBOARD))
     snapshot = Snapshot(code, out, err, board, report, metadata)
     story.steps[name] = snapshot
     return snapshot
@@ -109,7 +110,7 @@ def leaderboard_job(project: Path, judge: bool) -> JobRun:
     """`leaderboard_job` on the project's instance, as the UI or the automation sensor launches it;
     ``judge``: with a local OpenAI-protocol server as the LLM (it answers every request with ``JUDGEMENT``),
     else with no LLM at all."""
-    warehouse = project / "data" / "warehouse"
+    warehouse = Warehouse.in_project(project)
     with openai_server() as (url, script), project_instance(project) as instance:
         script.responder = lambda body: json.dumps(JUDGEMENT)
         cache = str(project.parent / "llm.sqlite")
@@ -129,9 +130,9 @@ def leaderboard_job(project: Path, judge: bool) -> JobRun:
         return JobRun(
             result.success,
             latest_metadata(instance, "answer_judgements") if result.success else {},
-            pd.read_parquet(warehouse / "current" / "answer_judgements.parquet"),
+            pd.read_parquet(warehouse.current_path("answer_judgements")),
             latest_metadata(instance, "leaderboard") if result.success else {},
-            pd.read_parquet(warehouse / "current" / "leaderboard.parquet"),
+            pd.read_parquet(warehouse.current_path(LEADERBOARD)),
             len(script.chat_requests),
         )
 

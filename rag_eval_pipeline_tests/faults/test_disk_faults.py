@@ -17,6 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from rag_eval_pipeline.core.warehouse import LEADERBOARD, Warehouse
 from rag_eval_pipeline_tests.faults.disk import in_private_namespace, leftovers, require_private_mounts
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval_command, rag_eval_env
 
@@ -120,13 +121,14 @@ def test_a_command_that_writes_outside_a_run_names_the_file_too(faulty_runs: Pat
     assert returncode == 1, output
     assert "Traceback (most recent call last)" not in output
     named = (
-        rf"error: cannot [a-z ]+ {re.escape(str(warehouse))}/baselines\S*: \[Errno 30\] Read-only file system"
+        rf"error: cannot [a-z ]+ {re.escape(str(Warehouse(warehouse).baselines_path.parent))}\S*: "
+        r"\[Errno 30\] Read-only file system"
     )
     assert re.search(named, output), output
 
 
 def test_the_tables_of_the_first_run_are_there(faulty_runs: Path):
     """The survivors checked above are the real tables, not an empty warehouse."""
-    current = faulty_runs / "seeded" / "current"
-    assert (current / "corpus.parquet").is_file()
-    assert (current / "leaderboard.parquet").is_file()
+    seeded = Warehouse(faulty_runs / "seeded")
+    assert seeded.current_path("corpus").is_file()
+    assert seeded.current_path(LEADERBOARD).is_file()

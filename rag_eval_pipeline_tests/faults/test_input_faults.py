@@ -206,18 +206,20 @@ def test_every_folder_built_from_a_name_stays_under_its_parent(tmp_path: Path, n
     partition folder is `chunk_config=<name>`, one harmless component for `.` and `..`; with a `/` in
     the name it is refused too."""
     from rag_eval_pipeline.core.errors import ConfigError
+    from rag_eval_pipeline.core.project_files import ProjectFiles
     from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
-    from rag_eval_pipeline.lib.io_managers import WarehouseResource, history_path
-    from rag_eval_pipeline.lib.resources import ProjectResource
+    from rag_eval_pipeline.core.warehouse import Warehouse
+    from rag_eval_pipeline.lib.io_managers import WarehouseResource
 
     warehouse = tmp_path / "warehouse"
+    w = Warehouse(warehouse)
     builders = [
-        lambda: ProjectResource(root=str(tmp_path)).keyword_index_folder(name),
+        lambda: ProjectFiles(tmp_path).keyword_index_folder(name),
         lambda: QdrantVectorStore(path=tmp_path / "qdrant").collection_exists(name),
     ]
     if "/" in name:
         builders += [
-            lambda: history_path(warehouse, "chunks", {"chunk_config": name}, "run-1"),
+            lambda: w.history_path("chunks", {"chunk_config": name}, "run-1"),
             lambda: WarehouseResource(base_dir=str(warehouse)).write_dataset(
                 None,  # type: ignore[arg-type]  # refused before anything is written
                 "chunk_level_questions",
@@ -226,8 +228,8 @@ def test_every_folder_built_from_a_name_stays_under_its_parent(tmp_path: Path, n
             ),
         ]
     else:
-        path = history_path(warehouse, "chunks", {"chunk_config": name}, "run-1")
-        assert path.parent == warehouse / "history" / "chunks" / f"chunk_config={name}"
+        path = w.history_path("chunks", {"chunk_config": name}, "run-1")
+        assert path.parent == w.history_table_dir("chunks") / f"chunk_config={name}"
     for build in builders:
         with pytest.raises(ConfigError, match="one path component"):
             build()

@@ -15,9 +15,9 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 import pytest
-from dagster._serdes import serialize_value
 
 from rag_eval_pipeline.core.answers.judge import SYSTEM_PROMPT as JUDGE_PROMPT
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.lib.resources import LLMResource
 from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline.runner.instance import project_instance
@@ -106,7 +106,7 @@ def test_broken_replies_are_retried_and_always_broken_ones_keep_failed_rows(
     assert len(metrics) == 4 and metrics.loc["tiny-4", "keyword_status"] == "skipped"
     assert "malformed reply" in metrics.loc["tiny-4", "keyword_detail"]
 
-    judged = pd.read_parquet(tmp_path / "warehouse" / "current/answer_judgements.parquet").set_index(
+    judged = pd.read_parquet(Warehouse(tmp_path / "warehouse").current_path("answer_judgements")).set_index(
         "question_id"
     )
     pump = judged.loc["tiny-1"]
@@ -159,19 +159,16 @@ def test_a_key_echoed_by_the_server_is_redacted_everywhere(
         if path.is_file():
             raw = path.read_bytes()
             assert not any(leak.encode() in raw for leak in leaks), path
-    warehouse = tiny_project / "data" / "warehouse"
-    tables = {
-        p.relative_to(warehouse / "current").parts[0].removesuffix(".parquet"): pd.read_parquet(p)
-        for p in warehouse.glob("current/**/*.parquet")
-    }
-    for name, table in tables.items():  # Parquet compresses: look at the values too
-        text = [str(value) for value in table.to_numpy().ravel()]
-        assert not any(leak in cell for cell in text for leak in leaks), name
-    rejected = tables["synthetic_questions"]
+    warehouse = Warehouse.in_project(tiny_project, {})  # rag_eval's environment does not move it
+    # Parquet compresses: look at the values too, in every table file (each current file is a copy of one)
+    for path in warehouse.history_files():
+        text = [str(value) for value in pd.read_parquet(path).to_numpy().ravel()]
+        assert not any(leak in cell for cell in text for leak in leaks), path
+    rejected = pd.read_parquet(warehouse.current_path("synthetic_questions"))
     assert (rejected["status"] == "rejected").all() and rejected["detail"].str.contains(
         MARK, regex=False
     ).all()
-    assert tables["answers"]["error"].str.contains(MARK, regex=False).all()
+    assert current(warehouse.base_dir, "answers")["error"].str.contains(MARK, regex=False).all()
 
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     monkeypatch.chdir(tiny_project)
@@ -181,7 +178,7 @@ def test_a_key_echoed_by_the_server_is_redacted_everywhere(
         answers_meta = latest_metadata(instance, "answers", PAIR)
     assert len(runs) == 4 and entries
     for entry in entries:  # messages, metadata, step failures: everything the instance stored
-        stored = entry.user_message + (serialize_value(entry.dagster_event) if entry.dagster_event else "")
+        stored = entry.user_message + (dg.serialize_value(entry.dagster_event) if entry.dagster_event else "")
         assert not any(leak in stored for leak in leaks)
     assert MARK in str(answers_meta["first_failure"])
     assert any(MARK in entry.user_message for entry in entries)

@@ -15,12 +15,12 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
 
 GOLDEN = Path("data/datasets/golden_token_level.jsonl")
-TOP4_HISTORY = Path("data/warehouse/history/retrieval_results/chunk_config=fixed-60-0/profile=top4")
 
 # Loaded at interpreter start (PYTHONPATH): while the file ``hold`` exists, retrieval for the profile
 # top4 writes ``held`` and waits to be killed, so the test kills `rag-eval run` at a known point.
@@ -232,14 +232,20 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
 
     # 5. a partition failing for another reason (its history folder is blocked by a file): exit 1 with
     #    the path and the OS error; the board is this evaluation's, its top4 row from the resumed one
-    shutil.move(project / TOP4_HISTORY, tmp_path / "top4_history")
-    (project / TOP4_HISTORY).write_text("in the way", encoding="utf-8")
+    # the folder every run of that partition writes its retrieval_results history file to
+    top4_history = (
+        Warehouse.in_project(project, {})  # rag_eval's environment has no RAG_EVAL_WAREHOUSE_DIR
+        .history_path("retrieval_results", {"chunk_config": "fixed-60-0", "profile": "top4"}, "any")
+        .parent
+    )
+    shutil.move(top4_history, tmp_path / "top4_history")
+    top4_history.write_text("in the way", encoding="utf-8")
     blocked = rag_eval(project, "run", *selection)
     assert blocked.returncode == 1, blocked.stderr
     blocked_id = evaluation_id_of(blocked.stdout)
     failed = [line for line in blocked.stderr.splitlines() if line.startswith("FAILED: ")]
     assert len(failed) == 1 and failed[0].startswith("FAILED: evaluate fixed-60-0 x top4 (run ")
-    assert str(project / TOP4_HISTORY) in failed[0] and "File exists" in failed[0]
+    assert str(top4_history) in failed[0] and "File exists" in failed[0]
     out = blocked.stdout.splitlines()
     assert not any(line.startswith("NOT THE LEADERBOARD") for line in out)
     top2 = next(line for line in out if " top2 " in line)

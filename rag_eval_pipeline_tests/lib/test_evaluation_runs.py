@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.warehouse import LEADERBOARD, RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.evaluation_runs import evaluation_id_of, evaluation_run_config, evaluation_tags
 from rag_eval_pipeline.runner.in_process import run_main_job
@@ -14,14 +15,14 @@ from rag_eval_pipeline_tests.conftest import tiny_resources
 pytestmark = pytest.mark.slow
 
 
-def current(warehouse: Path, asset: str) -> pd.DataFrame:
-    return pd.read_parquet(warehouse / f"current/{asset}/chunk_config=fixed-60-0/profile=top2.parquet")
+def current(warehouse: Warehouse, asset: str) -> pd.DataFrame:
+    return pd.read_parquet(warehouse.current_path(asset, {"chunk_config": "fixed-60-0", "profile": "top2"}))
 
 
 def test_quick_mode_evaluates_the_same_seeded_sample_in_every_asset(tiny_project: Path, tmp_path: Path):
     (tiny_project / "data/monitoring.yaml").write_text("quick: {sample_size: 2, seed: 5}\n")
     resources = tiny_resources(tiny_project, tmp_path)
-    warehouse = tmp_path / "warehouse"
+    warehouse = Warehouse(tmp_path / "warehouse")
     with dg.instance_for_test() as instance:
         _, failures = run_main_job(
             instance,
@@ -54,14 +55,12 @@ def test_quick_mode_evaluates_the_same_seeded_sample_in_every_asset(tiny_project
         assert set(current(warehouse, "retrieval_results")["question_id"]) <= sampled["retrieval_metrics"]
         quick = current(warehouse, "retrieval_metrics")
         assert set(quick["evaluation_mode"]) == {"quick"} and set(quick["evaluation_id"]) == {"eval-test-1"}
-        summaries = pd.concat(
-            pd.read_parquet(f) for f in (warehouse / "history/retrieval_metrics_summary").rglob("*.parquet")
-        )
+        summaries = pd.concat(pd.read_parquet(f) for f in warehouse.history_files(RETRIEVAL_SUMMARY))
         assert sorted(summaries["evaluation_mode"]) == ["full", "quick"]
         assert sorted(summaries["n_questions"]) == [2, 4]
         # a quick run is of the same dataset: the regression check finds the full run before it
         assert summaries["dataset_sha256"].nunique() == 1
-        board = pd.read_parquet(warehouse / "current/leaderboard.parquet")
+        board = pd.read_parquet(warehouse.current_path(LEADERBOARD))
         assert list(board["evaluation_mode"]) == ["full"]  # the leaderboard ran after the full run only
 
         # run config overrides the settings' sample size; an unknown mode fails with the key to fix

@@ -1,49 +1,83 @@
-"""Parquet history is one table to DuckDB, pyarrow.dataset and pandas; writes are atomic."""
+"""The IO manager stores each asset where core/warehouse.py says (current file plus the run's history
+file, for no, one and two partition dimensions) and loads it back from there; the layout itself is
+tested in core/test_warehouse.py."""
 
 from pathlib import Path
 
-import duckdb
+import dagster as dg
 import pandas as pd
-import pyarrow.dataset as ds
+import pytest
 
-from rag_eval_pipeline.lib.io_managers import history_path, write_parquet_atomically
+from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, read_current_leaderboard
 
-
-def write_runs(base: Path) -> None:
-    for run in ("run-a", "run-b"):
-        for config, profile in (("fixed-200-0", "dense-top5"), ("token-128", "dense-top10")):
-            frame = pd.DataFrame(
-                {
-                    "run_id": [run] * 2,
-                    "chunk_config": [config] * 2,
-                    "profile": [profile] * 2,
-                    "question_id": ["q1", "q2"],
-                    "span_recall": [0.5, 1.0],
-                }
-            )
-            write_parquet_atomically(
-                frame,
-                history_path(base, "retrieval_metrics", {"profile": profile, "chunk_config": config}, run),
-            )
+configs = dg.DynamicPartitionsDefinition(name="chunk_config")
+profiles = dg.DynamicPartitionsDefinition(name="profile")
+# declared profile first: the folders still follow Dagster's order, by dimension name
+grid = dg.MultiPartitionsDefinition({"profile": profiles, "chunk_config": configs})
 
 
-def test_history_layout_is_hive_style_one_file_per_run(tmp_path: Path):
-    write_runs(tmp_path)
-    files = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.parquet"))
-    assert files[0] == "history/retrieval_metrics/chunk_config=fixed-200-0/profile=dense-top5/run-a.parquet"
-    assert len(files) == 4
-    assert not list(tmp_path.rglob("*.tmp"))
+@dg.asset
+def leaderboard() -> pd.DataFrame:
+    return pd.DataFrame({"run_id": ["x"], "rank": [1]})
 
 
-def test_history_reads_as_one_table_everywhere(tmp_path: Path):
-    write_runs(tmp_path)
-    folder = tmp_path / "history" / "retrieval_metrics"
-    by_duckdb = duckdb.sql(
-        f"SELECT chunk_config, profile, count(*) AS n, avg(span_recall) AS recall "
-        f"FROM read_parquet('{folder}/**/*.parquet') GROUP BY ALL ORDER BY chunk_config"
-    ).df()
-    assert by_duckdb["n"].tolist() == [4, 4] and by_duckdb["recall"].tolist() == [0.75, 0.75]
-    table = ds.dataset(folder, format="parquet", partitioning="hive").to_table()
-    assert table.num_rows == 8 and set(table.column("profile").to_pylist()) == {"dense-top5", "dense-top10"}
-    frame = pd.read_parquet(folder, partitioning=None)
-    assert len(frame) == 8 and set(frame["run_id"]) == {"run-a", "run-b"}
+@dg.asset(partitions_def=configs)
+def chunks(context: dg.AssetExecutionContext) -> pd.DataFrame:
+    return pd.DataFrame({"chunk_config": [context.partition_key], "n": [3]})
+
+
+@dg.asset(partitions_def=grid)  # reads its chunk_config's partition of chunks (Dagster infers it)
+def scores(context: dg.AssetExecutionContext, chunks: pd.DataFrame) -> pd.DataFrame:
+    key = context.partition_key
+    assert isinstance(key, dg.MultiPartitionKey)
+    return pd.DataFrame({"profile": [key.keys_by_dimension["profile"]], "n": chunks["n"] + 1})
+
+
+@dg.asset(partitions_def=grid)
+def summary(scores: pd.DataFrame) -> pd.DataFrame:
+    return scores.assign(n=scores["n"] * 10)
+
+
+def test_each_output_is_the_warehouse_s_current_file_and_the_run_s_history_file(tmp_path: Path):
+    w = Warehouse(tmp_path / "warehouse")
+    resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(w.base_dir))}
+    cell = {"chunk_config": "fixed-60-0", "profile": "top2"}
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
+        instance.add_dynamic_partitions("profile", ["top2"])
+        first = dg.materialize([leaderboard], instance=instance, resources=resources)
+        second = dg.materialize([chunks], instance=instance, resources=resources, partition_key="fixed-60-0")
+        third = dg.materialize(  # scores loads a chunks partition, summary a scores partition
+            [chunks, scores, summary],
+            selection=[scores, summary],
+            instance=instance,
+            resources=resources,
+            partition_key=dg.MultiPartitionKey(cell),
+        )
+    written = [
+        ("leaderboard", {}, first.run_id),
+        ("chunks", {"chunk_config": "fixed-60-0"}, second.run_id),
+        ("scores", cell, third.run_id),
+        ("summary", cell, third.run_id),
+    ]
+    expected = [w.current_path(t, p) for t, p, _ in written] + [w.history_path(*args) for args in written]
+    assert sorted(p for p in w.base_dir.rglob("*") if p.is_file()) == sorted(expected)
+    for table in ("scores", "summary"):  # the path Dagster shows is the file written
+        (materialization,) = third.asset_materializations_for_node(table)
+        assert materialization.metadata["path"] == dg.MetadataValue.path(str(w.current_path(table, cell)))
+    result = w.read_current("summary", cell)
+    assert result is not None and result["n"].tolist() == [40]  # each input read from its partition file
+    board = read_current_leaderboard(resources)
+    assert board is not None and board["rank"].tolist() == [1]
+
+
+def test_an_output_that_is_not_a_frame_fails_before_anything_is_written(tmp_path: Path):
+    @dg.asset(name="leaderboard")
+    def not_a_frame() -> list[int]:
+        return [1]
+
+    resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(tmp_path))}
+    with dg.instance_for_test() as instance, pytest.raises(TypeError, match="must return a pandas DataFrame"):
+        dg.materialize([not_a_frame], instance=instance, resources=resources)
+    assert read_current_leaderboard(resources) is None

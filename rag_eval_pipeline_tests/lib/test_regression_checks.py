@@ -15,15 +15,11 @@ import pytest
 
 from rag_eval_pipeline.core.baselines import BaselineStore
 from rag_eval_pipeline.core.history import HistoryStore
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.answers.checks import answer_metrics_regression
 from rag_eval_pipeline.defs.evaluation.checks import retrieval_metrics_regression
-from rag_eval_pipeline.lib.io_managers import (
-    ParquetIOManagerFactory,
-    WarehouseResource,
-    history_path,
-    write_parquet_atomically,
-)
+from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, WarehouseResource
 from rag_eval_pipeline.lib.partition_sync import sync_partitions
 from rag_eval_pipeline.lib.partitions import evaluation_partitions
 from rag_eval_pipeline.lib.resources import ProjectResource
@@ -96,6 +92,7 @@ def test_the_first_run_passes_with_no_baseline(tmp_path: Path) -> None:
     assert evaluation.passed and evaluation.partition == "c|p"
     assert meta["baseline_source"] == "none" and meta["baseline_run_id"] == ""
     assert "this run is the first reference" in meta["baseline_detail"]
+    assert meta["evaluation_mode"] == "full"  # rows without the evaluation columns: the warehouse's rule
 
 
 def test_a_significant_drop_beyond_the_margin_fails_with_severity_error_and_its_numbers(
@@ -212,8 +209,8 @@ def test_the_answer_check_counts_only_questions_where_the_metric_is_ok(tmp_path:
     warehouse = tmp_path / "warehouse"
     base = answer_rows("answers-1", [1.0] * 8, ["ok"] * 6 + ["failed", "skipped"], 0)
     base.loc[6:, "keyword"] = None
-    write_parquet_atomically(
-        base, history_path(warehouse, "answer_metrics", {"chunk_config": "c", "profile": "p"}, "answers-1")
+    Warehouse(warehouse).write_history(
+        base, "answer_metrics", {"chunk_config": "c", "profile": "p"}, "answers-1"
     )
     now = answer_rows(
         "(this run)", [0.0, 0.0, 0.0, 0.0, None, None, 0.0, 0.0], ["ok"] * 4 + ["failed"] * 2 + ["ok"] * 2, 5
@@ -299,11 +296,9 @@ def test_two_real_evaluations_the_second_checked_against_the_first(
         )
     )
     assert (meta["baseline_source"], meta["baseline_run_id"]) == ("previous_run", first.run_id)
-    history = (
-        tmp_path / "warehouse" / "history" / "retrieval_metrics" / "chunk_config=fixed-60-0" / "profile=top4"
-    )
-    before = pd.read_parquet(history / f"{first.run_id}.parquet")
-    after = pd.read_parquet(history / f"{second.run_id}.parquet")
+    w, partition = Warehouse(tmp_path / "warehouse"), {"chunk_config": "fixed-60-0", "profile": "top4"}
+    before = pd.read_parquet(w.history_path("retrieval_metrics", partition, first.run_id))
+    after = pd.read_parquet(w.history_path("retrieval_metrics", partition, second.run_id))
     for metric in ("span_recall", "recall_at_k"):
         assert meta[f"{metric}_mean_baseline"] == pytest.approx(before[metric].mean())
         assert meta[f"{metric}_mean_now"] == pytest.approx(after[metric].mean())

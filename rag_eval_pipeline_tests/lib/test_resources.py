@@ -1,13 +1,17 @@
-"""Which LLM judges: none offline or when switched off, the remote one on auto, any one when on."""
+"""The project resource is the project's files as config; which LLM judges: none offline or when
+switched off, the remote one on auto, any one when on."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.generation.settings import LLMSettings
 from rag_eval_pipeline.core.llm import factory
-from rag_eval_pipeline.lib.resources import LLMResource
+from rag_eval_pipeline.core.project_files import GOLDEN_DATASET_ENV, PROJECT_DIR_ENV, ProjectFiles
+from rag_eval_pipeline.lib.resources import LLMResource, ProjectResource, QdrantResource, default_resources
 
 REMOTE = LLMResource(openai_api_key="sk-test", openai_base_url="http://127.0.0.1:9/v1", cache_path="")
 
@@ -33,3 +37,21 @@ def test_judging_on_without_any_llm_is_a_configuration_error(monkeypatch: pytest
     monkeypatch.setattr(factory, "smollm2_available", lambda: False)
     with pytest.raises(ConfigError, match="llm_judging: on .* needs an LLM"):
         LLMResource(cache_path="").judge_client(LLMSettings(), "on")
+
+
+def test_the_project_resource_reads_the_files_its_config_names(tiny_project: Path):
+    assert ProjectResource(root=str(tiny_project)).files() == ProjectFiles(tiny_project)
+    moved = ProjectResource(root=str(tiny_project), corpus_dir="data/corpus/alpha", corpus_glob="*.md")
+    assert moved.files() == ProjectFiles(tiny_project, corpus_dir="data/corpus/alpha", corpus_glob="*.md")
+    assert {d.doc_id for d in moved.load_corpus().documents} == {"pumps.md", "valves.md"}
+
+
+def test_the_default_resources_are_the_configured_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(PROJECT_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(GOLDEN_DATASET_ENV, "data/datasets/other.jsonl")
+    resources = default_resources()
+    project = resources["project"]
+    assert isinstance(project, ProjectResource)
+    assert project.files() == ProjectFiles(tmp_path.resolve(), golden_dataset="data/datasets/other.jsonl")
+    qdrant = resources["qdrant"]
+    assert isinstance(qdrant, QdrantResource) and qdrant.local_path == str(tmp_path.resolve() / "data/qdrant")

@@ -7,12 +7,11 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 import pytest
-from dagster._serdes import serialize_value
 
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, TokenLevelExample, write_jsonl
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.definitions import defs
-from rag_eval_pipeline.lib.io_managers import write_parquet_atomically
 from rag_eval_pipeline.lib.step_redaction import redacts_secrets, step_redacts_secrets
 
 KEY = "sk-proj-Tq7Wm2Xc9Vb4Nz1Lk8Jh5Gf3Ds6Ap0"
@@ -23,7 +22,7 @@ def test_every_asset_check_and_op_of_the_project_redacts_what_it_hands_to_dagste
     """Fails when someone adds an asset, check or op without ``@redacts_secrets`` under its decorator."""
     ops = {
         node.name: node
-        for job in defs.resolve_all_job_defs()
+        for job in defs().resolve_all_job_defs()
         for node in job.all_node_defs
         if isinstance(node, dg.OpDefinition)
     }
@@ -72,7 +71,7 @@ def test_metadata_check_results_failures_and_log_lines_reach_the_event_log_redac
         broken = dg.materialize([failing], instance=instance, raise_on_error=False)
         assert done.success and not broken.success
         stored = [
-            entry.user_message + (serialize_value(entry.dagster_event) if entry.dagster_event else "")
+            entry.user_message + (dg.serialize_value(entry.dagster_event) if entry.dagster_event else "")
             for run in (done, broken)
             for entry in instance.all_logs(run.run_id)
         ]
@@ -101,9 +100,10 @@ def test_the_wrapper_refuses_a_body_it_cannot_see_the_result_of():
 def test_the_table_writers_redact_what_they_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     frame = pd.DataFrame({"detail": [f"401: {KEY}", "fine"], "raw": [[KEY[:14]], []], "n": [1, 2]})
-    write_parquet_atomically(frame, tmp_path / "current.parquet", tmp_path / "history.parquet")
-    for name in ("current.parquet", "history.parquet"):
-        back = pd.read_parquet(tmp_path / name)
+    w = Warehouse(tmp_path)
+    w.write_table(frame, "answers", {}, "r1")
+    for path in (w.current_path("answers"), w.history_path("answers", {}, "r1")):
+        back = pd.read_parquet(path)
         assert back["detail"].tolist() == [f"401: {MARK}", "fine"] and list(back["raw"][0]) == [MARK]
     assert frame["detail"][0] == f"401: {KEY}"  # the caller's frame is left alone
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 import pytest
-from dagster._core.instance.ref import InstanceRef
 
 from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
 from rag_eval_pipeline.core.embedding.cache import EmbeddingCache
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.partitions import CHUNK_CONFIG
 from rag_eval_pipeline.lib.resources import EmbedderResource
@@ -134,7 +134,7 @@ def test_killed_run_resumes_from_failure_without_recomputing_finished_work(
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")  # sqlite storage in home
     monkeypatch.setenv(WORK_ENV, str(tmp_path))
 
-    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home))) as instance:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
         instance.add_dynamic_partitions(CHUNK_CONFIG, [CHUNK_CONFIG_NAME])
         child_log = tmp_path / "child.log"
         with child_log.open("wb") as out:
@@ -187,7 +187,7 @@ def test_killed_run_resumes_from_failure_without_recomputing_finished_work(
 
     chunk_texts = list(
         pd.read_parquet(
-            tmp_path / "warehouse/current/chunks" / f"{CHUNK_CONFIG}={CHUNK_CONFIG_NAME}.parquet"
+            Warehouse(tmp_path / "warehouse").current_path("chunks", {CHUNK_CONFIG: CHUNK_CONFIG_NAME})
         )["text"]
     )
     later = logged_batches(gate)[len(first) :]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MetricSummary", "summarize", "summarize_by_group", "summarize_table"]
+__all__ = ["MetricSummary", "summarize", "summarize_by_group", "summarize_table", "summary_columns"]
 
 # Bounds the bootstrap index matrix (resamples x n) held in memory at once.
 _MAX_BATCH_CELLS = 4_000_000
@@ -95,6 +95,18 @@ def summarize_table(
     return {
         name: summarize(_column(rows, name), name, n_resamples, seed, confidence) for name in metric_names
     }
+
+
+def summary_columns(summaries: Mapping[str, MetricSummary]) -> dict[str, float]:
+    """Summaries as table columns, ``<metric>_mean``, ``_std``, ``_ci_low``, ``_ci_high`` per metric: the
+    columns of the per-run summary rows in history and of the leaderboard."""
+    columns: dict[str, float] = {}
+    for name, s in summaries.items():
+        columns[f"{name}_mean"] = s.mean
+        columns[f"{name}_std"] = s.std
+        columns[f"{name}_ci_low"] = s.ci_low
+        columns[f"{name}_ci_high"] = s.ci_high
+    return columns
 
 
 def summarize_by_group(

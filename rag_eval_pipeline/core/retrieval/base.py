@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..embedding.base import Embedder
 from ..embedding.cache import EmbeddingCounts
-from ..types import ChunkId, DocumentId, PositionAwareChunk, QuestionId
-from ..vector_store.base import VectorStore
+from ..types import ChunkId, DocumentId, QuestionId
 from .rewrite import RewriteStatus
 
 FoundBy = Literal["knn", "bm25", "both"]
@@ -71,16 +68,3 @@ class RetrievalRun:
     query_embedding: EmbeddingCounts = field(default_factory=EmbeddingCounts)
     reranker: str = ""  # model id of the reranker that ran, '' when none did
     rewriter: str = ""  # model id of the query rewriter that ran, '' when none did
-
-
-def index_chunks(
-    chunks: Sequence[PositionAwareChunk],
-    embedder: Embedder,
-    store: VectorStore,
-    collection: str,
-    chunk_config: str,
-) -> int:
-    """Embed (through whatever cache the embedder has) and make the collection hold exactly ``chunks``."""
-    vectors = embedder.embed([c.text for c in chunks])
-    store.replace_collection(collection, chunks, vectors, chunk_config)
-    return len(chunks)

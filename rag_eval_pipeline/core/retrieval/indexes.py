@@ -17,7 +17,6 @@ from ..embedding.cache import EmbeddingCounts
 from ..progress import Progress, no_progress
 from ..types import PositionAwareChunk
 from ..vector_store.base import VectorStore, collection_name
-from .base import index_chunks
 from .keyword import KeywordIndex
 
 BOTH_SIDES: tuple[Retriever, ...] = ("knn", "bm25")
@@ -74,7 +73,9 @@ def build_indexes(
     before = EmbeddingCounts.of(embedder)
     if "knn" in retrievers:
         name = collection or collection_name(chunk_set.name, embedder.model_id)
-        n_points = index_chunks(chunk_set.chunks, embedder, store, name, chunk_set.name)
+        vectors = embedder.embed([c.text for c in chunk_set.chunks])
+        store.replace_collection(name, chunk_set.chunks, vectors, chunk_set.name)
+        n_points = len(chunk_set.chunks)
         dense = DenseIndex(embedder, store, name)
     keyword, built = _keyword_side(chunk_set.chunks, keyword_folder, retrievers, progress)
     return ChunkIndexes(dense, keyword, n_points, EmbeddingCounts.of(embedder).since(before), built)

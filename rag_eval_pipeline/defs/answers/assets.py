@@ -30,6 +30,7 @@ from ...core.llm.accounting import check_total_budget
 from ...core.llm.client import LLMClient
 from ...core.tables import questions_from_frame, records, retrieved_from_frame, stale_question_count
 from ...core.types import ChunkId, QuestionId
+from ...core.warehouse import ANSWER_SUMMARY
 from ...lib.evaluation_runs import EvaluationModeResource
 from ...lib.io_managers import WarehouseResource
 from ...lib.partitions import CHUNK_CONFIG, PROFILE, evaluation_key, evaluation_partitions
@@ -103,7 +104,7 @@ def usage_metadata(client: LLMClient | None, prefix: str = "llm_") -> "dict[str,
     return dict(client.usage_snapshot().as_metadata(prefix)) if client is not None else {}
 
 
-@dg.asset(group_name="ingestion", kinds={"python", "parquet"}, pool=LLM_POOL)
+@dg.asset(group_name="answers", kinds={"python", "parquet"}, pool=LLM_POOL)
 @redacts_secrets
 def answer_calibration(
     context: dg.AssetExecutionContext,
@@ -191,7 +192,7 @@ def agreement_markdown(frame: pd.DataFrame) -> str:
 
 
 @dg.asset(
-    group_name="evaluation",
+    group_name="answers",
     partitions_def=evaluation_partitions,
     kinds={"openai", "parquet"},
     pool=LLM_POOL,
@@ -270,7 +271,7 @@ def answers(
 
 
 @dg.asset(
-    group_name="evaluation",
+    group_name="answers",
     partitions_def=evaluation_partitions,
     kinds={"python", "parquet"},
     pool=LLM_POOL,
@@ -379,7 +380,7 @@ def answer_metrics(
     }
     warehouse.write_history(
         pd.DataFrame([summary]),
-        "answer_metrics_summary",
+        ANSWER_SUMMARY,
         {CHUNK_CONFIG: chunk_config, PROFILE: profile_name},
         context.run.run_id,
     )
@@ -420,7 +421,7 @@ def answer_metrics_metadata(
 
 
 @dg.asset(
-    group_name="reporting",
+    group_name="answers",
     ins={
         "answer_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
         "answers": dg.AssetIn(metadata={"allow_missing_partitions": True}),

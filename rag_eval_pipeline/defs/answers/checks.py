@@ -5,17 +5,16 @@ import dagster as dg
 import pandas as pd
 
 from ...lib.io_managers import WarehouseResource
-from ...lib.partitions import evaluation_partitions
+from ...lib.partitions import evaluation_check
 from ...lib.regression_checks import monitoring_settings, regression_check
 from ...lib.resources import ProjectResource
 from ...lib.step_redaction import redacts_secrets
 from .assets import answer_metrics
 
 
-@dg.asset_check(
+@evaluation_check(
     asset=answer_metrics,
     name="regression",
-    partitions_def=evaluation_partitions,
     description="No answer metric (regression.answer_metrics) dropped below the partition's baseline by "
     "more than the margin with its paired bootstrap interval below 0; only questions where the metric is "
     "ok in both runs count.",

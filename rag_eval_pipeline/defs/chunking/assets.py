@@ -3,14 +3,11 @@
 import dagster as dg
 import pandas as pd
 
-from ...core.chunking import build_chunker
-from ...core.chunking.base import chunk_corpus
+from ...core.chunking import ChunkSet, build_chunker, cut_corpus
 from ...core.embedding.base import Embedder
-from ...core.retrieval.base import index_chunks
-from ...core.retrieval.keyword import KeywordIndex
+from ...core.retrieval.indexes import build_indexes
 from ...core.tables import chunks_from_frame, chunks_to_frame, corpus_from_frame
 from ...core.types import sha256_hex
-from ...core.vector_store.base import collection_name
 from ...lib.partitions import chunk_config_partitions
 from ...lib.provenance import with_columns
 from ...lib.resources import EmbedderResource, ProjectResource, QdrantResource
@@ -26,15 +23,16 @@ def chunks(
     project: ProjectResource,
     embedder: EmbedderResource,
     corpus: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
-    """The corpus cut by one chunk config, every chunk with its exact character offsets."""
+) -> dg.MaterializeResult[pd.DataFrame]:
+    """The corpus cut by one chunk config, every chunk with its exact character offsets (step 1 of an
+    evaluation, ``cut_corpus``, as the notebook API runs it)."""
     config = chunk_config_for(project, context.partition_key)
     documents = corpus_from_frame(corpus)
     semantic_embedder: Embedder | None = (
         embedder.get(progress_for(context)) if config.chunker == "semantic" else None
     )
     chunker = build_chunker(config, embedder=semantic_embedder)
-    cut = chunk_corpus(chunker, documents)
+    cut = cut_corpus(chunker, documents, config.name).chunks
     sizes = pd.Series([c.end - c.start for c in cut], dtype="float64")
     frame = with_columns(
         chunks_to_frame(cut),
@@ -44,8 +42,8 @@ def chunks(
         corpus_sha256=documents.sha256,
     )
     context.log.info(f"{config.name}: {len(cut)} chunks from {len(documents)} documents")
-    return dg.Output(
-        frame,
+    return dg.MaterializeResult(
+        value=frame,
         metadata={
             "n_chunks": len(cut),
             "mean_chunk_chars": float(sizes.mean()) if len(sizes) else 0.0,
@@ -67,20 +65,25 @@ def chunk_index(
     chunks: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """A Qdrant collection holding exactly this chunk set (embeddings come from the on-disk cache), and
-    its BM25 index, rebuilt only when the chunks changed."""
+    its BM25 index, rebuilt only when the chunks changed (step 2, ``build_indexes``, as the notebook API
+    runs it)."""
     progress = progress_for(context)
     model = embedder.get(progress)
     store = qdrant.get(progress, context.log)
     chunk_config = context.partition_key
-    collection = collection_name(chunk_config, model.model_id)
-    cut = chunks_from_frame(chunks)
-    n_points = index_chunks(cut, model, store, collection, chunk_config)
     folder = project.keyword_index_folder(chunk_config)
-    keyword, rebuilt = KeywordIndex.load_or_build(folder, cut, progress)
+    indexes = build_indexes(
+        ChunkSet(chunk_config, tuple(chunks_from_frame(chunks))),
+        model,
+        store,
+        keyword_folder=folder,
+        progress=progress,
+    )
+    collection, n_points, embedding = indexes.collection, indexes.n_points, indexes.embedding
     context.log.info(
-        f"{collection}: {n_points} points at {store.location}; embedded {model.texts_embedded} new texts, "
-        f"{model.cache_hits} from the cache; keyword index {folder} "
-        + ("built" if rebuilt else "unchanged, reused")
+        f"{collection}: {n_points} points at {store.location}; embedded {embedding.texts_embedded} new "
+        f"texts, {embedding.cache_hits} from the cache; keyword index {folder} "
+        + ("built" if indexes.keyword_built else "unchanged, reused")
     )
     manifest = pd.DataFrame(
         {
@@ -90,10 +93,10 @@ def chunk_index(
             "location": [store.location],
             "embedder_model_id": [model.model_id],
             "n_points": [n_points],
-            "texts_embedded": [model.texts_embedded],
-            "cache_hits": [model.cache_hits],
+            "texts_embedded": [embedding.texts_embedded],
+            "cache_hits": [embedding.cache_hits],
             "keyword_index": [str(folder)],
-            "keyword_index_fingerprint": [keyword.fingerprint],
+            "keyword_index_fingerprint": [indexes.keyword_fingerprint],
         }
     )
     return dg.Output(
@@ -101,10 +104,10 @@ def chunk_index(
         metadata={
             "collection": collection,
             "n_points": n_points,
-            "texts_embedded": model.texts_embedded,
-            "embedding_cache_hits": model.cache_hits,
+            "texts_embedded": embedding.texts_embedded,
+            "embedding_cache_hits": embedding.cache_hits,
             "embedder": model.model_id,
             "keyword_index": dg.MetadataValue.path(str(folder)),
-            "keyword_index_rebuilt": rebuilt,
+            "keyword_index_rebuilt": indexes.keyword_built,
         },
     )

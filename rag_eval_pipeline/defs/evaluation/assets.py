@@ -1,30 +1,32 @@
 """Retrieval and its metrics per chunk config x retrieval profile."""
 
+from collections.abc import Sequence
+
 import dagster as dg
 import pandas as pd
 
+from ...core.chunking import ChunkSet
 from ...core.configs import RetrievalProfile
-from ...core.evaluation import TOKEN_LEVEL_METRICS, question_group, score_token_level
+from ...core.evaluation import token_level_result
 from ...core.langsmith.experiments import ExperimentRow
-from ...core.metrics.aggregate import MetricSummary, summarize_table
+from ...core.leaderboard.board import HEADLINE_METRICS
+from ...core.metrics.aggregate import MetricSummary, summary_columns
 from ...core.retrieval.base import Query, RetrievalRun, RetrievedChunk
-from ...core.retrieval.keyword import KeywordIndex
-from ...core.retrieval.profile_retriever import DenseIndex, ProfileRetriever
+from ...core.retrieval.indexes import open_indexes
+from ...core.retrieval.profile_retriever import retrieve
 from ...core.retrieval.rewrite import LLMQueryRewriter
 from ...core.tables import (
     chunks_from_frame,
     corpus_from_frame,
-    records,
     retrieved_from_frame,
     retrieved_to_frame,
     stale_question_count,
 )
+from ...core.warehouse import RETRIEVAL_SUMMARY
 from ...lib.evaluation_runs import EvaluationModeResource
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import log_experiment
-from ...lib.leaderboard_tables import HEADLINE_METRICS
-from ...lib.metric_columns import summary_columns
-from ...lib.partitions import by_chunk_config, evaluation_key, evaluation_partitions
+from ...lib.partitions import evaluation_key, evaluation_partitions
 from ...lib.provenance import dataset_hashes, evaluation_columns, now_utc, with_columns
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
 from ...lib.step_failures import input_errors_fail_the_step
@@ -36,10 +38,6 @@ from ...lib.step_redaction import redacts_secrets
 @dg.asset(
     group_name="evaluation",
     partitions_def=evaluation_partitions,
-    ins={
-        "chunk_index": dg.AssetIn(partition_mapping=by_chunk_config),
-        "chunks": dg.AssetIn(partition_mapping=by_chunk_config),
-    },
     kinds={"qdrant", "bm25", "parquet"},
 )
 @redacts_secrets
@@ -55,7 +53,9 @@ def retrieval_results(
     eval_questions: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """The top k chunks of the profile for every evaluation question: dense, keyword or fused by weighted
-    RRF, optionally rewritten and reranked; every row says which retrievers found it, at what rank."""
+    RRF, optionally rewritten and reranked; every row says which retrievers found it, at what rank.
+    Steps 2 and 3 of an evaluation as the notebook API runs them: ``open_indexes`` (what ``chunk_index``
+    built), then ``retrieve``."""
     chunk_config, profile_name = evaluation_key(context)
     profile = profile_for(project, profile_name)
     progress = progress_for(context)
@@ -66,21 +66,28 @@ def retrieval_results(
             f"chunk_index[{chunk_config}] was built with {manifest['embedder_model_id']}, but the embedder is now "
             f"{model.model_id}: re-materialize chunk_index for {chunk_config} first"
         )
-    dense = DenseIndex(model, qdrant.get(progress, context.log), str(manifest["collection"]))
-    keyword = None
-    if "bm25" in profile.retrievers:
-        keyword, rebuilt = KeywordIndex.load_or_build(
-            project.keyword_index_folder(chunk_config), chunks_from_frame(chunks), progress
-        )
-        if rebuilt:
-            context.log.warning(f"the keyword index of {chunk_config} was missing or stale and was rebuilt")
+    indexes = open_indexes(
+        ChunkSet(chunk_config, tuple(chunks_from_frame(chunks))),
+        model,
+        qdrant.get(progress, context.log),
+        collection=str(manifest["collection"]),
+        keyword_folder=project.keyword_index_folder(chunk_config),
+        retrievers=profile.retrievers,
+        progress=progress,
+    )
+    if indexes.keyword_built:
+        context.log.warning(f"the keyword index of {chunk_config} was missing or stale and was rebuilt")
     rewriter = query_rewriter(project, llm, profile)
     with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
-        retriever = ProfileRetriever(
-            profile, dense=dense, keyword=keyword, reranker=project.reranker(profile), rewriter=rewriter
-        )
         questions = evaluated_questions(project, evaluation, eval_questions)
-        run = retriever.run([Query(e.question_id, e.query) for e in questions], progress)
+        run = retrieve(
+            profile,
+            indexes,
+            [Query(e.question_id, e.query) for e in questions],
+            reranker=project.reranker(profile),
+            rewriter=rewriter,
+            progress=progress,
+        )
     frame = with_columns(
         retrieved_to_frame(run.hits, run.traces),
         run_id=context.run.run_id,
@@ -92,8 +99,8 @@ def retrieval_results(
         profile_hash=profile.config_hash,
         profile_version=profile.version,
         retrievers="+".join(profile.retrievers),
-        reranker=retriever.reranker.model_id if retriever.reranker is not None else "",
-        rewriter=rewriter.model_id if rewriter is not None else "",
+        reranker=run.reranker,
+        rewriter=run.rewriter,
         embedder_model_id=model.model_id,
         collection=str(manifest["collection"]),
         corpus_sha256=str(eval_questions["corpus_sha256"].iloc[0]),
@@ -104,8 +111,8 @@ def retrieval_results(
         f"top {profile.top_k} for {len(questions)} questions"
     )
     metadata = retrieval_metadata(run, profile, len(frame))
-    metadata["query_texts_embedded"] = model.texts_embedded
-    metadata["query_embedding_cache_hits"] = model.cache_hits
+    metadata["query_texts_embedded"] = run.query_embedding.texts_embedded
+    metadata["query_embedding_cache_hits"] = run.query_embedding.cache_hits
     if rewriter is not None:
         metadata.update(rewriter.client.usage_snapshot().as_metadata())
     return dg.Output(frame, metadata=metadata)
@@ -158,7 +165,6 @@ def retrieval_metadata(
 @dg.asset(
     group_name="evaluation",
     partitions_def=evaluation_partitions,
-    ins={"chunks": dg.AssetIn(partition_mapping=by_chunk_config)},
     kinds={"python", "parquet"},
 )
 @redacts_secrets
@@ -175,18 +181,20 @@ def retrieval_metrics(
 ) -> dg.Output[pd.DataFrame]:
     """Per-question token-level metrics (span recall/precision/IoU, Chroma variants, precision_omega) and
     chunk-level metrics with ground truth derived for this chunk set; a summary row per run in history;
-    a LangSmith experiment on the evaluation dataset when LangSmith is configured."""
+    a LangSmith experiment on the evaluation dataset when LangSmith is configured. Step 4 of an
+    evaluation as the notebook API runs it: ``token_level_result``."""
     chunk_config, profile_name = evaluation_key(context)
     profile = profile_for(project, profile_name)
     questions = evaluated_questions(project, evaluation, eval_questions)
-    documents = corpus_from_frame(corpus)
-    retrieved = retrieved_from_frame(retrieval_results)
-    scores = score_token_level(questions.examples, retrieved, chunks_from_frame(chunks), profile.top_k)
+    result = token_level_result(
+        questions.examples,
+        retrieved_from_frame(retrieval_results),
+        chunks_from_frame(chunks),
+        profile.top_k,
+        corpus_from_frame(corpus),
+    )
     per_question = pd.DataFrame(
-        [
-            {"question_id": e.question_id, "group": question_group(e, documents), **scores[e.question_id]}
-            for e in questions
-        ]
+        [{"question_id": r.question_id, "group": r.group, **r.metrics} for r in result.raw_results]
     )
     # golden questions whose excerpt an edited document lost: not scored here (see eval_questions)
     n_stale = stale_question_count(eval_questions)
@@ -217,19 +225,19 @@ def retrieval_metrics(
         generation_settings(project).langsmith.dataset(questions.name),
         f"{chunk_config} x {profile_name} {context.run.run_id[:8]}",
         [
-            ExperimentRow(qid, {"retrieved": retrieved_outputs(retrieved.get(qid, []))}, s)
-            for qid, s in scores.items()
+            ExperimentRow(r.question_id, {"retrieved": retrieved_outputs(r.retrieved)}, dict(r.metrics))
+            for r in result.raw_results
         ],
         {key: str(value) for key, value in provenance.items()},
         context.log,
     )
     provenance["experiment_url"] = experiment_url or ""
     frame = with_columns(per_question, **provenance)
-    summaries = summarize_table(records(per_question), TOKEN_LEVEL_METRICS)
+    summaries = dict(result.metrics)
     summary = pd.DataFrame([{**provenance, "n_questions": len(per_question), **summary_columns(summaries)}])
     warehouse.write_history(
         summary,
-        "retrieval_metrics_summary",
+        RETRIEVAL_SUMMARY,
         {"chunk_config": chunk_config, "profile": profile_name},
         context.run.run_id,
     )
@@ -248,7 +256,7 @@ def retrieval_metrics(
     return dg.Output(frame, metadata=metadata)
 
 
-def retrieved_outputs(hits: list[RetrievedChunk]) -> list[dict[str, object]]:
+def retrieved_outputs(hits: Sequence[RetrievedChunk]) -> list[dict[str, object]]:
     """What the experiment shows per question: the ranked chunks and where they lie."""
     return [
         {"rank": h.rank, "chunk_id": h.chunk_id, "doc_id": h.doc_id, "start": h.start, "end": h.end}

@@ -10,11 +10,12 @@ from datetime import datetime
 
 import dagster as dg
 
-from ...core.monitoring import MonitoringSettings
+from ...core.evaluation_ids import nightly_evaluation_id
+from ...core.monitoring_settings import MonitoringSettings
 from ...lib.evaluation_runs import evaluation_run_config, evaluation_tags
 from ...lib.partitions import CHUNK_CONFIG, PROFILE
 from ...lib.resources import ProjectResource
-from ...lib.schedule_settings import settings_at_load
+from ..jobs import evaluation_job
 
 
 def nightly_requests(
@@ -22,7 +23,7 @@ def nightly_requests(
 ) -> list[dg.RunRequest]:
     """One run per partition, all tagged with the same evaluation id (so `rag-eval compare` and the
     report treat the night as one evaluation); run keys carry the date, so a tick runs once."""
-    evaluation_id = f"nightly-{scheduled:%Y%m%dT%H%M}"
+    evaluation_id = nightly_evaluation_id(scheduled)
     mode = settings.nightly.mode
     return [
         dg.RunRequest(
@@ -37,11 +38,12 @@ def nightly_requests(
 
 
 def build_nightly_schedule(settings: MonitoringSettings) -> dg.ScheduleDefinition:
-    """The schedule at the settings' cron and time zone (Dagster needs both when the code loads)."""
+    """The schedule at the settings' cron and time zone (Dagster needs both when the definitions are
+    built: definitions.build_definitions reads data/monitoring.yaml for them)."""
 
     @dg.schedule(
         name="nightly_evaluation_schedule",
-        job_name="evaluation_job",
+        job=evaluation_job,
         cron_schedule=settings.nightly.cron,
         execution_timezone=settings.nightly.timezone,
         default_status=dg.DefaultScheduleStatus.RUNNING,
@@ -66,6 +68,3 @@ def build_nightly_schedule(settings: MonitoringSettings) -> dg.ScheduleDefinitio
         return nightly_requests(chunk_configs, profiles, project.load_monitoring_settings(), scheduled)
 
     return nightly
-
-
-nightly_evaluation_schedule = build_nightly_schedule(settings_at_load())

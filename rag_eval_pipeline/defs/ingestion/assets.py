@@ -6,7 +6,6 @@ import dagster as dg
 import pandas as pd
 
 from ...core.datasets import TokenLevelDataset
-from ...core.paths import child_path
 from ...core.reanchor import (
     GroundTruthStatus,
     ReanchoredDataset,
@@ -31,7 +30,7 @@ from ...lib.step_redaction import redacts_secrets
 
 @dg.asset(group_name="ingestion", kinds={"python", "parquet"})
 @redacts_secrets
-def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Output[pd.DataFrame]:
+def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.MaterializeResult[pd.DataFrame]:
     """Every markdown document of the corpus folder; doc id = path relative to it."""
     with input_errors_fail_the_step():
         loaded = project.load_corpus()
@@ -43,8 +42,8 @@ def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Ou
     workload = project.workload(corpus=loaded)  # what embedding it will cost: warned of when large
     for warning in workload.warnings():
         context.log.warning(warning)
-    return dg.Output(
-        frame,
+    return dg.MaterializeResult(
+        value=frame,
         metadata={
             "n_documents": len(loaded),
             "n_characters": loaded.total_characters,
@@ -67,7 +66,7 @@ def eval_questions(
     warehouse: WarehouseResource,
     corpus: pd.DataFrame,
     synthetic_questions: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult[pd.DataFrame]:
     """The questions every partition is evaluated on: the golden set, the synthetic set or both
     (``evaluate_on`` in data/generation.yaml), every span checked against the corpus as it is now.
 
@@ -143,10 +142,10 @@ def eval_questions(
     metadata.update(upload(langsmith, dataset, settings.langsmith.dataset(settings.evaluate_on), context.log))
     if reanchored is not None:
         write_anchors(ledger, reanchored.anchors)
-    return dg.Output(frame, metadata=metadata, data_version=dg.DataVersion(dataset.sha256))
+    return dg.MaterializeResult(value=frame, metadata=metadata, data_version=dg.DataVersion(dataset.sha256))
 
 
 def anchor_ledger_path(project: ProjectResource, warehouse: WarehouseResource) -> Path:
     """Which document versions the golden dataset's spans were last found valid against: what tells an
     edited document (re-anchor) from a wrong dataset (fail). Kept with the warehouse, per dataset file."""
-    return child_path(Path(warehouse.base_dir) / "anchors", f"{Path(project.golden_dataset).stem}.json")
+    return warehouse.layout().anchors_path(Path(project.golden_dataset).stem)

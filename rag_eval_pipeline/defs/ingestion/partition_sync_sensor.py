@@ -8,8 +8,9 @@ import dagster as dg
 
 from ...core.configs import PipelineConfigs
 from ...lib.partition_sync import partition_changes
-from ...lib.partitions import CHUNK_CONFIG, PROFILE
+from ...lib.partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, profile_partitions
 from ...lib.resources import ProjectResource
+from ..jobs import chunking_job, evaluation_job
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def rerun_requests(
     requests = [
         dg.RunRequest(
             run_key=f"chunk-config-{name}-{state.chunk_configs[name][:16]}-{suffix}",
-            job_name="chunking_job",
+            job_name=chunking_job.name,
             partition_key=name,
             tags={"rag_eval/reason": f"chunk config {name} changed"},
         )
@@ -79,7 +80,7 @@ def rerun_requests(
             requests.append(
                 dg.RunRequest(
                     run_key=f"profile-{config}|{profile}-{state.profiles[profile][:16]}-{suffix}",
-                    job_name="evaluation_job",
+                    job_name=evaluation_job.name,
                     partition_key=key,
                     tags={"rag_eval/reason": f"profile {profile} changed"},
                 )
@@ -87,7 +88,11 @@ def rerun_requests(
     return requests
 
 
-@dg.sensor(minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
+@dg.sensor(
+    jobs=[chunking_job, evaluation_job],
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+)
 def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectResource) -> dg.SensorResult:
     """Adds a partition for every chunk config and profile in the files (automation then evaluates the
     new partitions and nothing else); re-runs the partitions of a config or profile whose settings
@@ -101,9 +106,9 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
         return dg.SensorResult(skip_reason="config files unchanged", cursor=state.to_cursor())
     requests = []
     if changes.add_chunk_configs:
-        requests.append(dg.AddDynamicPartitionsRequest(CHUNK_CONFIG, changes.add_chunk_configs))
+        requests.append(chunk_config_partitions.build_add_request(changes.add_chunk_configs))
     if changes.add_profiles:
-        requests.append(dg.AddDynamicPartitionsRequest(PROFILE, changes.add_profiles))
+        requests.append(profile_partitions.build_add_request(changes.add_profiles))
     for kind, names in (
         ("chunk config", changes.removed_chunk_configs),
         ("profile", changes.removed_profiles),

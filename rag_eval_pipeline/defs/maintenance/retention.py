@@ -16,11 +16,10 @@ from pydantic import Field
 
 from ...core.baselines import BaselineStore
 from ...core.errors import ConfigError
-from ...core.monitoring import MonitoringSettings
+from ...core.monitoring_settings import MonitoringSettings
 from ...core.retention import apply_retention, describe, plan_retention
 from ...lib.io_managers import WarehouseResource, warehouse_writes
 from ...lib.resources import ProjectResource
-from ...lib.schedule_settings import settings_at_load
 from ...lib.step_failures import input_errors_fail_the_step
 from ...lib.step_redaction import redacts_secrets
 
@@ -117,7 +116,3 @@ def build_retention_schedule(
         default_status=default_status,
         description="Applies history retention daily at 03:00 (data/monitoring.yaml `retention`).",
     )
-
-
-# in the nightly schedule's time zone, so "03:00, after the 02:00 evaluation" holds wherever that is
-retention_schedule = build_retention_schedule(settings_at_load().nightly.timezone)

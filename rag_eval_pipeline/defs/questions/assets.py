@@ -55,7 +55,7 @@ def generation_metadata(
     return metadata
 
 
-@dg.asset(group_name="ingestion", kinds={"python", "parquet"}, pool=LLM_POOL)
+@dg.asset(group_name="questions", kinds={"python", "parquet"}, pool=LLM_POOL)
 @redacts_secrets
 def synthetic_questions(
     context: dg.AssetExecutionContext,
@@ -65,7 +65,7 @@ def synthetic_questions(
     langsmith: LangSmithResource,
     warehouse: WarehouseResource,
     corpus: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult[pd.DataFrame]:
     """Token-level questions generated from the corpus (data/generation.yaml, token_level), de-duplicated
     and checked for retrievability; rejected ones are kept as rows with their reason."""
     settings = generation_settings(project)
@@ -92,11 +92,13 @@ def synthetic_questions(
     metadata.update(
         upload(langsmith, synthesized.dataset, settings.langsmith.dataset("synthetic"), context.log)
     )
-    return dg.Output(frame, metadata=metadata, data_version=dg.DataVersion(synthesized.dataset.sha256))
+    return dg.MaterializeResult(
+        value=frame, metadata=metadata, data_version=dg.DataVersion(synthesized.dataset.sha256)
+    )
 
 
 @dg.asset(
-    group_name="chunking",
+    group_name="questions",
     partitions_def=chunk_config_partitions,
     kinds={"python", "parquet"},
     pool=LLM_POOL,
@@ -110,7 +112,7 @@ def chunk_level_questions(
     langsmith: LangSmithResource,
     warehouse: WarehouseResource,
     chunks: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult[pd.DataFrame]:
     """Chunk-level questions for one chunk config (data/generation.yaml, chunk_level): ground truth is
     this config's chunk ids, with question type, keywords and source chunks in each example's metadata."""
     chunk_config = context.partition_key
@@ -152,4 +154,6 @@ def chunk_level_questions(
     metadata = generation_metadata(synthesized, client, str(jsonl))
     name = settings.langsmith.dataset(f"chunk-level-{chunk_config}")
     metadata.update(upload(langsmith, synthesized.dataset, name, context.log))
-    return dg.Output(frame, metadata=metadata, data_version=dg.DataVersion(synthesized.dataset.sha256))
+    return dg.MaterializeResult(
+        value=frame, metadata=metadata, data_version=dg.DataVersion(synthesized.dataset.sha256)
+    )

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from rag_eval_pipeline.core.chunking import FixedSizeChunker, build_chunker, chunk_corpus, cut_corpus
-from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile
+from rag_eval_pipeline.core.chunking import FixedSizeChunker, cut_corpus
+from rag_eval_pipeline.core.configs import RetrievalProfile
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache, EmbeddingCounts
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.retrieval.base import Query, RetrievedChunk, index_chunks
+from rag_eval_pipeline.core.retrieval.base import Query, RetrievedChunk
 from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, DenseIndex, build_indexes
 from rag_eval_pipeline.core.retrieval.keyword import KeywordIndex
 from rag_eval_pipeline.core.retrieval.profile_retriever import ProfileRetriever, retrieve
@@ -33,10 +33,12 @@ def profile(**fields: Any) -> RetrievalProfile:
 def sides(
     minilm: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[DenseIndex, KeywordIndex, list[PositionAwareChunk]]:
-    chunks = chunk_corpus(build_chunker(ChunkConfig("f", "fixed", 60)), tiny_corpus())  # type: ignore[arg-type]
-    store = QdrantVectorStore(path=tmp_path_factory.mktemp("qdrant"))
-    index_chunks(chunks, minilm, store, "tiny", "f")
-    return DenseIndex(minilm, store, "tiny"), KeywordIndex.build(chunks), chunks
+    cut = cut_corpus(FixedSizeChunker(60, 0), tiny_corpus(), "f")  # type: ignore[arg-type]
+    indexes = build_indexes(
+        cut, minilm, QdrantVectorStore(path=tmp_path_factory.mktemp("qdrant")), collection="tiny"
+    )
+    assert indexes.dense is not None and indexes.keyword is not None
+    return indexes.dense, indexes.keyword, list(cut.chunks)
 
 
 def run(sides: Any, p: RetrievalProfile, **kwargs: Any) -> Any:

@@ -16,6 +16,7 @@ import pytest
 from rag_eval_pipeline.core.answers.answering import ANSWER_FORMAT_INSTRUCTION
 from rag_eval_pipeline.core.answers.judge import SYSTEM_PROMPT as JUDGE_PROMPT
 from rag_eval_pipeline.core.answers.recall import RECALL_JUDGE_PROMPT
+from rag_eval_pipeline.core.warehouse import ANSWER_SUMMARY, Warehouse
 from rag_eval_pipeline.lib.resources import LLMResource
 from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
@@ -30,7 +31,7 @@ def current(
     warehouse: Path, table: str, chunk_config: str = "fixed-60-0", profile: str = "top2"
 ) -> pd.DataFrame:
     return pd.read_parquet(
-        warehouse / f"current/{table}/chunk_config={chunk_config}/profile={profile}.parquet"
+        Warehouse(warehouse).current_path(table, {"chunk_config": chunk_config, "profile": profile})
     )
 
 
@@ -75,7 +76,9 @@ def test_offline_answers_are_extractive_and_every_table_has_its_answer_columns(
     assert set(metrics["semantic_validation"]) <= {"pass", "fail", "skipped"}
     assert metrics_meta["semantic_similarity"] == pytest.approx(metrics["semantic_similarity"].mean())
 
-    history = ds.dataset(warehouse / "history/answer_metrics_summary", format="parquet", partitioning="hive")
+    history = ds.dataset(
+        Warehouse(warehouse).history_table_dir(ANSWER_SUMMARY), format="parquet", partitioning="hive"
+    )
     summary = history.to_table().to_pandas()
     assert len(summary) == 4 and {"keyword_mean", "escalated_fraction", "threshold_reason"} <= set(
         summary.columns
@@ -213,7 +216,7 @@ def test_an_llm_answers_judges_the_top_pair_only_and_checks_recall_only_when_esc
     # llm_judge and hybrid are measured against the labels too
     assert {"llm_judge_accuracy", "hybrid_accuracy"} <= set(calibration)
 
-    judged = pd.read_parquet(warehouse / "current/answer_judgements.parquet")
+    judged = pd.read_parquet(Warehouse(warehouse).current_path("answer_judgements"))
     best = board.sort_values("semantic_similarity_mean", ascending=False, kind="stable").iloc[0]
     assert judgements_meta["pairs_judged"].count(" x ") == 1
     assert set(zip(judged["chunk_config"], judged["profile"], strict=True)) == {

@@ -5,14 +5,15 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.monitoring import MonitoringSettings, load_monitoring_settings
-from rag_eval_pipeline.defs.evaluation.nightly_schedule import (
-    build_nightly_schedule,
-    nightly_evaluation_schedule,
-)
+from rag_eval_pipeline.core.monitoring_settings import MonitoringSettings, load_monitoring_settings
+from rag_eval_pipeline.definitions import build_definitions
+from rag_eval_pipeline.defs.evaluation.nightly_schedule import build_nightly_schedule
 from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
 from rag_eval_pipeline.lib.resources import ProjectResource
-from rag_eval_pipeline.lib.schedule_settings import settings_at_load
+from rag_eval_pipeline_tests.conftest import tiny_resources
+
+# the schedule as a project without data/monitoring.yaml has it; each tick reads the file itself
+NIGHTLY = build_nightly_schedule(MonitoringSettings())
 
 
 def evaluate(instance: dg.DagsterInstance, project: Path, when: datetime) -> object:
@@ -23,7 +24,7 @@ def evaluate(instance: dg.DagsterInstance, project: Path, when: datetime) -> obj
         scheduled_execution_time=when,
         resources={"project": ProjectResource(root=str(project))},
     ) as context:
-        return nightly_evaluation_schedule(context)
+        return NIGHTLY(context)
 
 
 def test_the_nightly_schedule_evaluates_every_configured_partition(tiny_project: Path):
@@ -56,7 +57,7 @@ def test_the_nightly_schedule_evaluates_every_configured_partition(tiny_project:
 
 
 def test_the_schedule_is_on_by_default_at_two_in_the_morning_and_targets_the_evaluation():
-    schedule = nightly_evaluation_schedule
+    schedule = NIGHTLY
     assert schedule.cron_schedule == "0 2 * * *"
     assert schedule.execution_timezone == "UTC"
     assert schedule.job_name == "evaluation_job"
@@ -70,13 +71,27 @@ def test_the_time_and_zone_come_from_the_settings(tmp_path: Path):
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("30 4 * * 1-5", "Europe/Berlin")
 
 
+def test_the_definitions_read_the_project_settings_as_they_are_built(tiny_project: Path, tmp_path: Path):
+    """Read when the code location loads (not when a module is imported), from the project of the
+    definitions' resources; retention follows the nightly run in its time zone."""
+    (tiny_project / "data/monitoring.yaml").write_text(
+        "nightly: {cron: '15 1 * * *', timezone: Asia/Tokyo}\n"
+    )
+    defs = build_definitions(tiny_resources(tiny_project, tmp_path / "work"))
+    nightly = defs.resolve_schedule_def("nightly_evaluation_schedule")
+    assert (nightly.cron_schedule, nightly.execution_timezone) == ("15 1 * * *", "Asia/Tokyo")
+    retention = defs.resolve_schedule_def("retention_schedule")
+    assert (retention.cron_schedule, retention.execution_timezone) == ("0 3 * * *", "Asia/Tokyo")
+
+
 def test_a_broken_file_does_not_stop_the_code_location_but_fails_every_tick(
-    tiny_project: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_project: Path, tmp_path: Path
 ):
     (tiny_project / "data/monitoring.yaml").write_text("nightly: {timezone: Mars/Olympus}\n")
-    monkeypatch.setenv("RAG_EVAL_PROJECT_DIR", str(tiny_project))
-    with pytest.warns(UserWarning, match="nightly.timezone"):
-        assert settings_at_load() == MonitoringSettings()
+    with pytest.warns(UserWarning, match="nightly schedule at its default time: .*nightly.timezone"):
+        defs = build_definitions(tiny_resources(tiny_project, tmp_path / "work"))
+    nightly = defs.resolve_schedule_def("nightly_evaluation_schedule")
+    assert (nightly.cron_schedule, nightly.execution_timezone) == ("0 2 * * *", "UTC")
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
         instance.add_dynamic_partitions("profile", ["top2"])

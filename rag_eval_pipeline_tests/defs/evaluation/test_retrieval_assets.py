@@ -10,6 +10,7 @@ import pytest
 from sentence_transformers import CrossEncoder
 
 from rag_eval_pipeline.core.embedding.base import Embedder
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.lib.resources import EmbedderResource, LLMResource
 from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import TINY_QUESTIONS, latest_metadata, tiny_resources
@@ -40,7 +41,9 @@ def add_profiles(project: Path, text: str) -> None:
 
 def results(warehouse: Path, chunk_config: str, profile: str) -> pd.DataFrame:
     return pd.read_parquet(
-        warehouse / f"current/retrieval_results/chunk_config={chunk_config}/profile={profile}.parquet"
+        Warehouse(warehouse).current_path(
+            "retrieval_results", {"chunk_config": chunk_config, "profile": profile}
+        )
     )
 
 
@@ -87,9 +90,8 @@ def test_new_profiles_embed_nothing_and_every_row_says_who_found_it(tiny_project
         assert failures == [] and board is not None
         # a new profile embeds no chunk and no question again (only sentences its answers quote that
         # no earlier answer did: the extractive answerer embeds those once, through the same cache)
-        chunk_texts = set(
-            pd.read_parquet(warehouse / "current/chunks/chunk_config=fixed-60-0.parquet")["text"]
-        )
+        chunks = Warehouse(warehouse).current_path("chunks", {"chunk_config": "fixed-60-0"})
+        chunk_texts = set(pd.read_parquet(chunks)["text"])
         questions = {q for _, q, _ in TINY_QUESTIONS}
         assert not set(embedded()) & (chunk_texts | questions)
         assert len(embedded()) == len(set(embedded()))
@@ -138,7 +140,9 @@ def test_new_profiles_embed_nothing_and_every_row_says_who_found_it(tiny_project
         edited = results(warehouse, "fixed-60-0", "hybrid")
         assert (edited["profile_version"] == 2).all() and edited["profile_hash"].iloc[0] != first_hash
         metrics = pd.read_parquet(
-            warehouse / "current/retrieval_metrics/chunk_config=fixed-60-0/profile=hybrid.parquet"
+            Warehouse(warehouse).current_path(
+                "retrieval_metrics", {"chunk_config": "fixed-60-0", "profile": "hybrid"}
+            )
         )
         assert (metrics["profile_version"].astype(str) == "2").all()
 
@@ -193,6 +197,10 @@ def test_rewritten_queries_are_searched_and_cached_across_partitions(tiny_projec
         tiny_project,
         "  - name: rewritten\n    top_k: 2\n    vector_weight: 0\n    keyword_weight: 1\n"
         "    query_rewrite_enabled: true\n",
+    )
+    # the LLM rewrites queries only: answers and judgements stay offline (they have tests of their own)
+    (tiny_project / "data/answer_evaluation.yaml").write_text(
+        "answerer: extractive\nllm_judging: off\n", encoding="utf-8"
     )
     with openai_server() as (url, script):
         script.responder = lambda body: "search: " + body["messages"][-1]["content"].rstrip("?") + " lead"

@@ -13,6 +13,7 @@ import pytest
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.corpus_state import CorpusCursor
 from rag_eval_pipeline.core.types import sha256_hex
+from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.ingestion.assets import corpus as corpus_asset
 from rag_eval_pipeline.defs.ingestion.document_sensor import document_sensor
@@ -163,8 +164,12 @@ EDITED_PUMPS = (
 )
 
 
-def chunk_texts(warehouse: Path) -> pd.DataFrame:
-    return pd.read_parquet(warehouse / "current/chunks/chunk_config=fixed-60-0.parquet")
+FIXED = {"chunk_config": "fixed-60-0"}
+FIXED_TOP2 = {"chunk_config": "fixed-60-0", "profile": "top2"}
+
+
+def chunk_texts(warehouse: Warehouse) -> pd.DataFrame:
+    return pd.read_parquet(warehouse.current_path("chunks", FIXED))
 
 
 @pytest.mark.slow
@@ -177,7 +182,7 @@ def test_an_edited_document_reembeds_its_new_chunks_and_reanchors_its_ground_tru
         "token_level:\n  retrievability_top_n: 0\n", encoding="utf-8"
     )
     resources = tiny_resources(tiny_project, tmp_path)
-    warehouse = tmp_path / "warehouse"
+    warehouse = Warehouse(tmp_path / "warehouse")
     defs = build_definitions(resources)
     ingestion = defs.resolve_job_def("ingestion_job")
     chunking = defs.resolve_job_def("chunking_job")
@@ -213,13 +218,13 @@ def test_an_edited_document_reembeds_its_new_chunks_and_reanchors_its_ground_tru
         new_texts = set(after["text"]) - set(before["text"])
         assert new_texts and set(after.loc[after["doc_id"] != PUMPS, "text"]) <= set(before["text"])
         assert set(after.loc[after["text"].isin(new_texts), "doc_id"]) == {PUMPS}
-        manifest = pd.read_parquet(warehouse / "current/chunk_index/chunk_config=fixed-60-0.parquet")
+        manifest = pd.read_parquet(warehouse.current_path("chunk_index", FIXED))
         index_meta = latest_metadata(instance, "chunk_index", "fixed-60-0")
         assert index_meta["texts_embedded"] == int(manifest["texts_embedded"].iloc[0]) == len(new_texts)
         assert len(new_texts) < after["text"].nunique()
 
         # (b) tiny-1 moved with its excerpt, tiny-2 lost its excerpt, the other documents are untouched
-        questions = pd.read_parquet(warehouse / "current/eval_questions.parquet").set_index("question_id")
+        questions = pd.read_parquet(warehouse.current_path("eval_questions")).set_index("question_id")
         assert questions["ground_truth_status"].to_dict() == {
             "tiny-1": "reanchored",
             "tiny-2": "stale",
@@ -249,23 +254,17 @@ def test_an_edited_document_reembeds_its_new_chunks_and_reanchors_its_ground_tru
             show_progress=False,
         )
         assert failures == [] and board is not None
-        metrics = pd.read_parquet(
-            warehouse / "current/retrieval_metrics/chunk_config=fixed-60-0/profile=top2.parquet"
-        )
+        metrics = pd.read_parquet(warehouse.current_path("retrieval_metrics", FIXED_TOP2))
         assert sorted(metrics["question_id"]) == ["tiny-1", "tiny-3", "tiny-4"]
         assert (metrics["n_stale_questions"] == 1).all()
-        key = dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top2"})
+        key = dg.MultiPartitionKey(FIXED_TOP2)
         assert latest_metadata(instance, "retrieval_metrics", key)["n_stale_questions"] == 1
-        summaries = pd.concat(
-            pd.read_parquet(p) for p in (warehouse / "history/retrieval_metrics_summary").rglob("*.parquet")
-        )
+        summaries = pd.concat(pd.read_parquet(p) for p in warehouse.history_files(RETRIEVAL_SUMMARY))
         assert list(summaries["n_stale_questions"]) == [1]
         assert list(board["n_stale_questions"]) == [1]
-        results = pd.read_parquet(
-            warehouse / "current/retrieval_results/chunk_config=fixed-60-0/profile=top2.parquet"
-        )
+        results = pd.read_parquet(warehouse.current_path("retrieval_results", FIXED_TOP2))
         assert "tiny-2" not in set(results["question_id"])
         # the ledger still knows pumps.md's old version: the stale question stays stale, nothing fails
-        ledger = json.loads((warehouse / "anchors/golden_token_level.json").read_text(encoding="utf-8"))
+        ledger = json.loads(warehouse.anchors_path("golden_token_level").read_text(encoding="utf-8"))
         assert ledger["documents"][PUMPS] == sha256_hex(TINY_DOCS[PUMPS])
         assert ledger["documents"]["beta/staff.md"] == sha256_hex(TINY_DOCS["beta/staff.md"])

@@ -11,7 +11,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.defs.maintenance.retention import retention_job, retention_schedule
+from rag_eval_pipeline.defs.maintenance.retention import build_retention_schedule, retention_job
 from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, WarehouseResource
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline_tests.core.test_retention import snapshot, write_warehouse
@@ -34,7 +34,7 @@ def defs(tmp_path: Path) -> dg.Definitions:
     warehouse = str(tmp_path / "warehouse")
     return dg.Definitions(
         jobs=[retention_job],
-        schedules=[retention_schedule],
+        schedules=[build_retention_schedule()],
         resources={
             "project": ProjectResource(root=str(project)),
             "warehouse": WarehouseResource(base_dir=warehouse),

@@ -9,6 +9,7 @@ import pytest
 
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import read_chunk_level_jsonl, read_token_level_jsonl
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.resources import LLMResource
 from rag_eval_pipeline_tests.conftest import tiny_resources
@@ -50,8 +51,7 @@ def test_offline_default_makes_known_item_questions_and_evaluation_can_use_them(
     corpus = Corpus.from_folder(tiny_project / "data" / "corpus")
     jsonl = read_token_level_jsonl(generated["jsonl"], corpus)  # every span valid against the corpus
     assert len(jsonl) == n and all(e.metadata["generator"] == "known-item-simulation" for e in jsonl)
-    history = list((tmp_path / "warehouse" / "history" / "synthetic_questions").rglob("*.parquet"))
-    assert len(history) == 1
+    assert len(Warehouse(tmp_path / "warehouse").history_files("synthetic_questions")) == 1
 
 
 def test_llm_generation_counts_usage_hits_the_cache_on_rerun_and_respects_the_budget(

@@ -9,7 +9,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.lib.io_managers import history_path, write_parquet_atomically
+from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.chromium import rendered_dom
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
@@ -18,9 +18,9 @@ pytestmark = pytest.mark.slow
 
 
 def test_leaderboard_writes_the_report_and_links_it(tiny_project: Path, tmp_path: Path):
-    warehouse = tmp_path / "warehouse"
+    warehouse = Warehouse(tmp_path / "warehouse")
     old_run = {"chunk_config": "fixed-60-0", "profile": "top2"}
-    write_parquet_atomically(  # an evaluation three days ago, in the format before evaluation_id existed
+    warehouse.write_history(  # an evaluation three days ago, in the format before evaluation_id existed
         pd.DataFrame(
             [
                 {
@@ -34,7 +34,9 @@ def test_leaderboard_writes_the_report_and_links_it(tiny_project: Path, tmp_path
                 }
             ]
         ),
-        history_path(warehouse, "retrieval_metrics_summary", old_run, "old-run"),
+        RETRIEVAL_SUMMARY,
+        old_run,
+        "old-run",
     )
     with dg.instance_for_test() as instance:
         board, failures = run_main_job(
@@ -44,8 +46,8 @@ def test_leaderboard_writes_the_report_and_links_it(tiny_project: Path, tmp_path
         metadata = latest_metadata(instance, "leaderboard")
 
     run_id = str(board["run_id"].iloc[0])
-    snapshot = warehouse / "reports" / "history" / f"{run_id}.html"
-    current = warehouse / "reports" / "leaderboard.html"
+    report = warehouse.report_paths(run_id)
+    current, snapshot = report.current, report.snapshot
     assert metadata["report"] == snapshot.resolve().as_uri()
     assert metadata["report_path"] == str(snapshot.resolve())
     assert metadata["report_latest_path"] == str(current.resolve())

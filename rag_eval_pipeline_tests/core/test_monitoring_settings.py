@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.monitoring import MonitoringSettings, load_monitoring_settings
+from rag_eval_pipeline.core.monitoring_settings import MonitoringSettings, load_monitoring_settings
 
 REPO = Path(__file__).resolve().parents[2]
 

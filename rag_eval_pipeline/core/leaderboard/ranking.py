@@ -1,8 +1,8 @@
 """Ranking the leaderboard, and saying which of its rows it cannot vouch for.
 
-A row is one chunk config x profile with its latest metrics. Two things keep a row from being a fair
-competitor of the others; every renderer (the CLI table, the asset's markdown, the HTML report) shows them
-the same way, through ``rank_label``, ``row_note`` and ``footnotes``:
+A row is one chunk config x profile with its latest metrics (``board.py``). Two things keep a row from
+being a fair competitor of the others; every renderer (the terminal table, the asset's markdown, the HTML
+report) shows them the same way, through ``rank_label``, ``row_note`` and ``footnotes``:
 
 - **removed**: its chunk config or profile is no longer in the config files. It is no longer a choice, so
   it is not ranked (``rank`` is empty, shown ``-``); it stays listed after the ranked rows, with its
@@ -57,10 +57,11 @@ class ConfiguredNames:
 
 def rank_board(rows: pd.DataFrame, configured: ConfiguredNames | None) -> pd.DataFrame:
     """``rows`` (one per chunk config x profile, with the ``*_mean`` metrics, ``dataset_sha256``,
-    ``n_questions``, ``metrics_created_at`` and, where answers were evaluated, ``answer_threshold``) as the
-    leaderboard: ``rank`` first (nullable: removed rows have none), configured rows in rank order, then
-    the removed ones in the same order, with the columns ``removed``, ``other_dataset``,
-    ``other_threshold`` and ``note``. ``configured`` None: the config files could not be read."""
+    ``n_questions``, ``evaluation_mode``, ``metrics_created_at`` and, where answers were evaluated,
+    ``answer_threshold``: as ``board.build_board`` makes them) as the leaderboard: ``rank`` first
+    (nullable: removed rows have none), configured rows in rank order, then the removed ones in the same
+    order, with the columns ``removed``, ``other_dataset``, ``other_threshold`` and ``note``.
+    ``configured`` None: the config files could not be read."""
     frame = rows.copy()
     if "answer_threshold" not in frame.columns:
         frame["answer_threshold"] = float("nan")
@@ -129,9 +130,7 @@ def reference_questions(frame: pd.DataFrame, dataset: Reference | None) -> int |
     if dataset is None:
         return None
     on_reference = frame[frame["dataset_sha256"].astype("string").eq(dataset).fillna(False).astype(bool)]
-    if "evaluation_mode" in on_reference.columns:
-        on_reference = on_reference[on_reference["evaluation_mode"].fillna("full") != "quick"]
-    counts = on_reference["n_questions"].dropna()
+    counts = on_reference[on_reference["evaluation_mode"] != "quick"]["n_questions"].dropna()
     return int(counts.value_counts().index[0]) if len(counts) else None
 
 
@@ -187,6 +186,12 @@ def row_note(row: pd.Series) -> str:
     return "" if note is None or pd.isna(note) else str(note)
 
 
+def profile_label(row: pd.Series) -> str:
+    """The profile, marked when its current metrics come from a quick run (a sample of the questions)."""
+    quick = row.get("evaluation_mode") == "quick"
+    return f"{row['profile']} (quick, {row['n_questions']} questions)" if quick else str(row["profile"])
+
+
 def has_notes(board: pd.DataFrame) -> bool:
     return any(row_note(row) for _, row in board.iterrows())
 
@@ -236,3 +241,21 @@ def first_ranked(board: pd.DataFrame) -> pd.Series | None:
 def pairs_where(board: pd.DataFrame, test: Callable[[pd.Series], bool]) -> list[str]:
     """``chunk config x profile`` of the rows that pass ``test`` (``is_removed``, ``is_not_comparable``)."""
     return [f"{r['chunk_config']} x {r['profile']}" for _, r in board.iterrows() if test(r)]
+
+
+def board_facts(board: pd.DataFrame) -> dict[str, str | int | float]:
+    """What a ranked board says at a glance (the leaderboard asset's metadata): its size, the best ranked
+    pair and its span IoU, and the pairs it cannot vouch for."""
+    best = first_ranked(board)
+    facts: dict[str, str | int | float] = {
+        "n_partitions": len(board),
+        "n_ranked": int(board["rank"].notna().sum()),
+        "best": f"{best['chunk_config']} x {best['profile']}" if best is not None else "none ranked",
+    }
+    if best is not None:
+        facts["best_span_iou"] = float(best["span_iou_mean"])
+    facts["removed"] = ", ".join(pairs_where(board, is_removed)) or (
+        "unknown: the config files could not be read" if board["removed"].isna().all() else "none"
+    )
+    facts["not_comparable"] = ", ".join(pairs_where(board, is_not_comparable)) or "none"
+    return facts

@@ -9,21 +9,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.leaderboard import ConfiguredNames, footnotes, rank_board
-from rag_eval_pipeline.core.report import (
-    ANSWER_METRICS,
-    HEADLINE_METRICS,
-    HISTORY_COLUMNS,
-    TREND_METRICS,
-    render_report,
-    write_report,
-)
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.leaderboard.board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS
+from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, footnotes, rank_board
+from rag_eval_pipeline.core.leaderboard.render_html import HISTORY_COLUMNS, render_report, write_report
+from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline_tests import chromium as chromium_module
 from rag_eval_pipeline_tests.chromium import Node, parse_dom, rendered_dom
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
-SUMMARY = "retrieval_metrics_summary"
 # (chunk config, profile, span recall, span precision) in rank order
 BOARD = [
     ("recursive-120-20", "top2", 0.82, 0.31),
@@ -83,7 +76,9 @@ def write_history(warehouse: Path) -> None:
             }
             if mode is not None:  # newer files: both columns
                 row |= {"evaluation_id": f"eval-{run}", "evaluation_mode": mode}
-            w.write_history(pd.DataFrame([row]), SUMMARY, {"chunk_config": config, "profile": profile}, run)
+            w.write_history(
+                pd.DataFrame([row]), RETRIEVAL_SUMMARY, {"chunk_config": config, "profile": profile}, run
+            )
 
 
 def series_of(panel: Node) -> dict[tuple[str, str], Node]:
@@ -93,21 +88,22 @@ def series_of(panel: Node) -> dict[tuple[str, str], Node]:
     }
 
 
+@pytest.mark.slow  # Chromium
 def test_the_report_shows_the_table_the_scatter_and_the_trends_in_chromium(tmp_path: Path):
     warehouse = tmp_path / "warehouse"
     write_history(warehouse)
     w = Warehouse(warehouse)
-    w.history_path(SUMMARY, {"chunk_config": "fixed-60-0", "profile": "top2"}, "broken").write_bytes(
-        b"not parquet"
-    )
+    w.history_path(
+        RETRIEVAL_SUMMARY, {"chunk_config": "fixed-60-0", "profile": "top2"}, "broken"
+    ).write_bytes(b"not parquet")
     board = board_frame()
-    files = write_report(board, w.history_table_dir(SUMMARY), w.reports_dir, "board-run", generated_at=NOW)
-    assert files.current == warehouse / "reports" / "leaderboard.html"
-    assert files.snapshot == warehouse / "reports" / "history" / "board-run.html"
-    assert files.current.read_bytes() == files.snapshot.read_bytes()
+    files = write_report(board, w, "board-run", generated_at=NOW)
+    assert files.paths == w.report_paths("board-run")
+    assert files.paths.current.read_bytes() == files.paths.snapshot.read_bytes()
+    assert files.history_files == 10 and len(files.problems) == 1  # nine runs' files and the broken one
     assert not list((warehouse / "reports").rglob("*.tmp"))
 
-    dom = rendered_dom(files.current, tmp_path)
+    dom = rendered_dom(files.paths.current, tmp_path)
     pairs = [(c, p) for c, p, _, _ in BOARD]
 
     # the table: one row per partition, in rank order, with names, CIs and answer columns
@@ -181,6 +177,7 @@ def test_the_report_shows_the_table_the_scatter_and_the_trends_in_chromium(tmp_p
     assert not [n for n in dom.walk() if any(k in ("src", "href") for k in n.attrs)]
 
 
+@pytest.mark.slow  # Chromium
 def test_names_from_user_files_are_escaped_in_the_browser(tmp_path: Path):
     evil = '<b>bold</b>&"quoted"'
     board = board_frame([(evil, "top<2>", 0.8, 0.3)])
@@ -199,7 +196,7 @@ def test_names_from_user_files_are_escaped_in_the_browser(tmp_path: Path):
 def test_the_same_inputs_give_the_same_page_apart_from_the_time(tmp_path: Path):
     write_history(tmp_path)
     history = Warehouse(tmp_path).read_history(
-        SUMMARY, (*HISTORY_COLUMNS, *(f"{m}_mean" for m in TREND_METRICS))
+        RETRIEVAL_SUMMARY, (*HISTORY_COLUMNS, *(f"{m}_mean" for m in TREND_METRICS))
     )
     board = board_frame()
     first = render_report(board, history.frame, generated_at=NOW)
@@ -214,7 +211,7 @@ def test_a_board_without_answer_or_ci_columns_still_renders():
     board = board.drop(columns=[c for c in board.columns if c.endswith(("_ci_low", "_ci_high"))])
     dom = parse_dom(render_report(board, pd.DataFrame(), generated_at=NOW))
     headers = [th.text() for th in dom.find("table", id="leaderboard").find_all("th")]
-    assert not set(ANSWER_METRICS) & set(headers) and "keyword" not in headers
+    assert not set(HEADLINE_ANSWER_METRICS) & set(headers) and "keyword" not in headers
     assert (
         dom.find("table", id="leaderboard")
         .find("tbody")
@@ -229,7 +226,7 @@ def test_a_board_without_answer_or_ci_columns_still_renders():
 
 
 def test_removed_and_not_comparable_rows_are_marked_and_a_removed_row_is_never_best():
-    rows = board_frame().drop(columns="rank")
+    rows = board_frame().drop(columns="rank").assign(evaluation_mode="full")  # as build_board makes them
     rows["dataset_sha256"] = ["d1", "d1", "d2", "d1"]
     # two ranked rows, one on each dataset: the tie goes to the newer one's
     rows["metrics_created_at"] = [NOW - timedelta(hours=h) for h in (1, 1, 5, 1)]

@@ -1,5 +1,5 @@
-"""The leaderboard as one self-contained HTML page: the table, a span recall vs precision scatter of the
-chunk configs per profile, and metric trends over runs per partition.
+"""The leaderboard report: one self-contained HTML page with the table, a span recall vs precision
+scatter of the chunk configs per profile, and metric trends over runs per partition.
 
 Everything is inline (CSS and SVG, no script, no network), so the file opens from disk, from a CI
 artifact or a mail attachment alike. Every string that came from a user file is escaped. The same inputs
@@ -13,25 +13,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from .files import write_files_atomically
-from .leaderboard import (
-    first_ranked,
-    footnotes,
-    is_not_comparable,
-    is_removed,
-    rank_label,
-    row_note,
-)
-from .warehouse import read_history_folder
-
-HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr", "ndcg_at_k")
-ANSWER_METRICS = ("keyword", "semantic_dynamic", "hybrid", "llm_judge")
-TREND_METRICS = ("span_iou", "span_recall", "mrr")
+from ..files import write_files_atomically
+from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse, with_evaluation_defaults
+from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS
+from .ranking import first_ranked, footnotes, is_not_comparable, is_removed, rank_label, row_note
 
 LABELS = {
     "span_recall": "span recall",
@@ -63,7 +52,7 @@ PALETTE = (
 )
 DASHES = ("", "6 3", "2 3", "8 3 2 3")
 
-# What the trend chart reads from the history of retrieval_metrics_summary.
+# What the trend chart reads from the history of retrieval_metrics_summary (with TREND_METRICS' means).
 HISTORY_COLUMNS = (
     "run_id",
     "created_at",
@@ -81,52 +70,35 @@ def label(metric: str) -> str:
 
 @dataclass(frozen=True)
 class ReportFiles:
-    current: Path  # reports/leaderboard.html, replaced on every leaderboard
-    snapshot: Path  # reports/history/<run_id>.html, kept
+    paths: ReportPaths  # the current report (replaced on every leaderboard) and the run's (kept)
     history_files: int
     problems: tuple[str, ...]
 
 
 def write_report(
-    board: pd.DataFrame,
-    history_dir: Path,
-    reports_dir: Path,
-    run_id: str,
-    *,
-    headline_metrics: Sequence[str] = HEADLINE_METRICS,
-    answer_metrics: Sequence[str] = ANSWER_METRICS,
-    trend_metrics: Sequence[str] = TREND_METRICS,
-    generated_at: datetime | None = None,
+    board: pd.DataFrame, warehouse: Warehouse, run_id: str, *, generated_at: datetime | None = None
 ) -> ReportFiles:
-    """Render the report with the trends of ``history_dir`` (history/retrieval_metrics_summary) and write
+    """Render the report with the trends of the warehouse's retrieval_metrics_summary history and write
     it atomically as the run's snapshot and as the current report."""
-    columns = (*HISTORY_COLUMNS, *(f"{m}_mean" for m in trend_metrics))
-    history = read_history_folder(history_dir, columns)
+    history = warehouse.read_history(
+        RETRIEVAL_SUMMARY, (*HISTORY_COLUMNS, *(f"{m}_mean" for m in TREND_METRICS))
+    )
     problems = tuple(f"unreadable history file {u}" for u in history.unreadable)
-    html = render_report(
-        board,
-        history.frame,
-        headline_metrics=headline_metrics,
-        answer_metrics=answer_metrics,
-        trend_metrics=trend_metrics,
-        generated_at=generated_at,
-        notes=problems,
-    )
-    snapshot = reports_dir / "history" / f"{run_id}.html"
-    current = reports_dir / "leaderboard.html"
+    html = render_report(board, history.frame, generated_at=generated_at, notes=problems)
+    paths = warehouse.report_paths(run_id)
     write_files_atomically(
-        [(path, lambda tmp: tmp.write_text(html, encoding="utf-8")) for path in (current, snapshot)]
+        [
+            (path, lambda tmp: tmp.write_text(html, encoding="utf-8"))
+            for path in (paths.current, paths.snapshot)
+        ]
     )
-    return ReportFiles(current, snapshot, history.files, problems)
+    return ReportFiles(paths, history.files, problems)
 
 
 def render_report(
     board: pd.DataFrame,
     history: pd.DataFrame,
     *,
-    headline_metrics: Sequence[str] = HEADLINE_METRICS,
-    answer_metrics: Sequence[str] = ANSWER_METRICS,
-    trend_metrics: Sequence[str] = TREND_METRICS,
     generated_at: datetime | None = None,
     notes: Sequence[str] = (),
 ) -> str:
@@ -136,7 +108,7 @@ def render_report(
     board = board.reset_index(drop=True)
     partitions = [(str(r["chunk_config"]), str(r["profile"])) for _, r in board.iterrows()]
     notes = list(notes)
-    trends, trend_notes = trends_svg(history, partitions, trend_metrics)
+    trends, trend_notes = trends_svg(history, partitions, TREND_METRICS)
     notes += trend_notes
     run_id = str(board["run_id"].iloc[0]) if "run_id" in board.columns and len(board) else "n/a"
     n_questions = sorted({int(v) for v in board.get("n_questions", pd.Series(dtype="int64")).dropna()})
@@ -165,7 +137,7 @@ def render_report(
         '<section><h2>Leaderboard</h2><p class="hint">Ranked by span IoU. Retrieval cells: the mean over '
         "the questions and its bootstrap 95% confidence interval; the best value of each column is bold. "
         "Answer cells: means over the questions where the method applied.</p>",
-        leaderboard_table(board, headline_metrics, answer_metrics),
+        leaderboard_table(board, HEADLINE_METRICS, HEADLINE_ANSWER_METRICS),
         "</section>",
         '<section><h2>Span recall vs span precision</h2><p class="hint">One point per chunk config, one '
         "colour per retrieval profile; the whiskers are the 95% confidence intervals. Up and to the right "
@@ -239,14 +211,14 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
                 if version
                 else ""
             )
-            # what the board cannot vouch for, where the eye is: under the name (core/leaderboard.py)
+            # what the board cannot vouch for, where the eye is: under the name (ranking.py)
             + (f'<span class="note" data-column="note">{e(row_note(row))}</span>' if row_note(row) else "")
             + "</td>",
             f'<td class="num">{e(row.get("top_k", ""))}</td>',
             f'<td class="num">{e(row.get("n_questions", ""))}</td>',
         ]
         if has_mode:
-            mode = str(row["evaluation_mode"]) if pd.notna(row["evaluation_mode"]) else "full"
+            mode = str(row["evaluation_mode"])
             tds.append(f'<td class="mode-{e(mode)}">{e(mode)}</td>')
         for m in retrieval:
             mean = number(row[f"{m}_mean"])
@@ -506,9 +478,10 @@ def trends_svg(
     evaluation. Returns the SVG and notes on what was not drawn and why."""
     notes: list[str] = []
     frame = history.copy()
-    for column in ("chunk_config", "profile", "created_at", "run_id", "evaluation_mode"):
+    for column in ("chunk_config", "profile", "created_at", "run_id"):
         if column not in frame.columns:
             frame[column] = None
+    frame = with_evaluation_defaults(frame)  # rows from before evaluation modes were full evaluations
     frame["chunk_config"] = frame["chunk_config"].astype("object").map(str)
     frame["profile"] = frame["profile"].astype("object").map(str)
     frame["when"] = [as_utc(v) for v in frame["created_at"]]
@@ -563,7 +536,7 @@ def trends_svg(
             colour, dash = style[(chunk_config, profile)]
             mask = (frame["chunk_config"] == chunk_config) & (frame["profile"] == profile)
             points = [
-                (x(float(w.value)), y(v), v, str(run), str(mode) if pd.notna(mode) else "full", w)
+                (x(float(w.value)), y(v), v, str(run), str(mode), w)
                 for w, v, run, mode in zip(
                     frame.loc[mask, "when"],
                     values[mask],

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 
-from rag_eval_pipeline.core.leaderboard import (
+from rag_eval_pipeline.core.leaderboard.ranking import (
     ConfiguredNames,
     first_ranked,
     footnotes,

@@ -1,0 +1,160 @@
+"""The leaderboard's rows, built from the partitions' metric tables, and its headline metrics.
+
+A row is one chunk config x profile: the latest retrieval metrics (mean, std and bootstrap 95% CI per
+metric, with the run's provenance); where answers were evaluated, the answer metrics' means; for the
+pairs the judge saw, its verdict. ``build_board`` ranks the rows (``ranking.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from ..answers.tables import ok_mean
+from ..evaluation import TOKEN_LEVEL_METRICS
+from ..metrics.aggregate import summarize_table, summary_columns
+from ..tables import records
+from ..warehouse import with_evaluation_defaults
+from .ranking import ConfiguredNames, rank_board
+
+# The metrics a reader of the board looks at first (every metric is in the table), in the order every
+# view shows them: retrieval, then answers.
+HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr", "ndcg_at_k")
+HEADLINE_ANSWER_METRICS = ("keyword", "semantic_dynamic", "hybrid", "llm_judge")
+
+
+def headline_subset(headline: tuple[str, ...], *names: str) -> tuple[str, ...]:
+    """``names``, in the view's order, each one of ``headline``: a view picks from the headline metrics,
+    it never adds its own."""
+    unknown = [name for name in names if name not in headline]
+    if unknown:
+        raise ValueError(f"not headline metrics: {', '.join(unknown)}")
+    return names
+
+
+# What each view shows: the asset's markdown and the HTML table every headline metric, the narrower
+# views a named subset. The terminal table (17 characters per mean and CI): no nDCG@k, no hybrid.
+TERMINAL_METRICS = headline_subset(
+    HEADLINE_METRICS, "span_recall", "span_precision", "span_iou", "recall_at_k", "mrr"
+)
+TERMINAL_ANSWER_METRICS = headline_subset(HEADLINE_ANSWER_METRICS, "keyword", "semantic_dynamic", "llm_judge")
+# `rag-eval status`, beside each evaluated partition's mode and question count.
+STATUS_METRICS = headline_subset(HEADLINE_METRICS, "span_recall", "span_iou", "recall_at_k", "mrr")
+# The report's trend panels over runs, the ranking metric first.
+TREND_METRICS = headline_subset(HEADLINE_METRICS, "span_iou", "span_recall", "mrr")
+
+# The answer columns of a row. Means over the rows where each metric is ok (NaN when it never applied).
+ANSWER_MEANS = (
+    "keyword",
+    "semantic_similarity",
+    "semantic_fixed",
+    "semantic_dynamic",
+    "hybrid",
+    "context_relevance",
+    "context_precision",
+    "context_recall_heuristic",
+    "aggregated_confidence",
+)
+JUDGE_COLUMNS = ("llm_judge_mean", "llm_judge_accuracy", "llm_judge_n", "llm_judge_failed")
+ANSWER_COLUMNS = (
+    "answerer",
+    *(f"{m}_mean" for m in ANSWER_MEANS),
+    "grounded_rate",
+    "escalated_fraction",
+    *JUDGE_COLUMNS,
+    # the semantic_dynamic threshold the rows were judged with: the ranking marks a pair whose threshold
+    # differs from the others' (ranking.py)
+    "answer_threshold",
+    "answer_threshold_how",
+)
+
+Pair = tuple[str, str]
+
+
+def build_board(
+    retrieval_metrics: Mapping[str, pd.DataFrame],
+    answer_metrics: Mapping[str, pd.DataFrame],
+    judgements: pd.DataFrame,
+    configured: ConfiguredNames | None,
+) -> pd.DataFrame | None:
+    """The ranked board over every partition with retrieval metrics (partition keys -> the per-question
+    metric table; an empty table is a partition not evaluated yet); None when no partition has any.
+    ``configured`` None: the config files could not be read (``rank_board``)."""
+    answers = answer_columns(answer_metrics, judgements)
+    rows = [
+        {**retrieval_columns(frame), **answers.get(pair_of(frame), {})}
+        for _, frame in sorted(retrieval_metrics.items())
+        if not frame.empty
+    ]
+    return rank_board(pd.DataFrame(rows), configured) if rows else None
+
+
+def pair_of(frame: pd.DataFrame) -> Pair:
+    first = frame.iloc[0]
+    return str(first["chunk_config"]), str(first["profile"])
+
+
+def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
+    """A partition's row: its metrics summarized over the questions, and the run's provenance."""
+    first = with_evaluation_defaults(frame.head(1)).iloc[0]
+    summaries = summarize_table(records(frame[list(TOKEN_LEVEL_METRICS)]), TOKEN_LEVEL_METRICS)
+    return {
+        "chunk_config": first["chunk_config"],
+        "profile": first["profile"],
+        "top_k": int(first["top_k"]),
+        "n_questions": len(frame),
+        # metrics written before stale questions were counted had none
+        "n_stale_questions": int(first.get("n_stale_questions", 0)),
+        **summary_columns(summaries),
+        "metrics_run_id": first["run_id"],
+        # a quick run replaces its partition's current metrics: the board says so
+        "evaluation_mode": first["evaluation_mode"],
+        "evaluation_id": first["evaluation_id"],
+        "metrics_created_at": first["created_at"],
+        "chunk_config_hash": first["chunk_config_hash"],
+        "profile_hash": first["profile_hash"],
+        "profile_version": first.get("profile_version", ""),
+        "retrievers": first.get("retrievers", ""),
+        "embedder_model_id": first["embedder_model_id"],
+        "corpus_sha256": first["corpus_sha256"],
+        "dataset_sha256": first["dataset_sha256"],
+        "experiment_url": first.get("experiment_url", ""),
+    }
+
+
+def answer_columns(
+    metrics: Mapping[str, pd.DataFrame], judgements: pd.DataFrame
+) -> dict[Pair, dict[str, object]]:
+    """Per evaluated pair, the ``ANSWER_COLUMNS`` of its latest answer metrics and of the judgements."""
+    columns: dict[Pair, dict[str, object]] = {}
+    for frame in metrics.values():
+        if frame.empty:
+            continue
+        first = frame.iloc[0]
+        row: dict[str, object] = {name: float("nan") for name in ANSWER_COLUMNS}
+        row["answerer"] = str(first["answerer"])
+        if "threshold" in frame.columns:
+            row["answer_threshold"] = float(first["threshold"])
+            row["answer_threshold_how"] = str(first["threshold_how"])
+        for metric in ANSWER_MEANS:
+            row[f"{metric}_mean"] = ok_mean(frame, metric)
+        validated = frame["semantic_validation"].isin(["pass", "fail"])
+        if validated.any():
+            row["grounded_rate"] = float((frame.loc[validated, "semantic_validation"] == "pass").mean())
+        row["escalated_fraction"] = float(frame["escalated"].astype(bool).mean())
+        row["llm_judge_n"] = 0
+        row["llm_judge_failed"] = 0
+        columns[pair_of(frame)] = row
+    if not judgements.empty:
+        for (chunk_config, profile), judged in judgements.groupby(["chunk_config", "profile"], sort=True):
+            judged_row = columns.get((str(chunk_config), str(profile)))
+            if judged_row is None:
+                continue
+            ok = judged["status"] == "ok"
+            judged_row["llm_judge_n"] = int(ok.sum())
+            judged_row["llm_judge_failed"] = int((judged["status"] == "failed").sum())
+            if ok.any():
+                judged_row["llm_judge_mean"] = float(judged.loc[ok, "score"].astype("float64").mean())
+                judged_row["llm_judge_accuracy"] = float(judged.loc[ok, "correct"].astype(bool).mean())
+    return columns

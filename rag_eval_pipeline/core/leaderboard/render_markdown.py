@@ -1,0 +1,39 @@
+"""The leaderboard as a markdown table (the leaderboard asset's metadata, shown in the Dagster UI), with
+the rows' notes and their legend."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
+from .ranking import footnotes, has_notes, profile_label, rank_label, row_note
+
+
+def leaderboard_markdown(board: pd.DataFrame) -> str:
+    """Every headline metric: retrieval as mean and CI, answers as the mean."""
+    notes = has_notes(board)
+    header = ["rank", "chunk config", "profile", *HEADLINE_METRICS, *HEADLINE_ANSWER_METRICS]
+    header += ["note"] if notes else []
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, row in board.iterrows():
+        cells = [rank_label(row), str(row["chunk_config"]), profile_label(row)]
+        cells += [format_ci(row, m) for m in HEADLINE_METRICS]
+        cells += [format_mean(row.get(f"{m}_mean")) for m in HEADLINE_ANSWER_METRICS]
+        cells += [row_note(row)] if notes else []
+        lines.append("| " + " | ".join(cells) + " |")
+    legend = footnotes(board)
+    return "\n".join(lines + ([""] + [f"{line}  " for line in legend] if legend else []))
+
+
+def format_ci(row: pd.Series, metric: str) -> str:
+    """``0.537 [0.344, 0.728]``: the mean and its CI at three decimals."""
+    mean, low, high = row[f"{metric}_mean"], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]
+    if any(isinstance(v, float) and math.isnan(v) for v in (mean, low, high)):
+        return "n/a"
+    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def format_mean(value: object) -> str:
+    return "n/a" if not isinstance(value, int | float) or math.isnan(value) else f"{value:.3f}"

@@ -1,0 +1,124 @@
+"""The project on disk: the folder that holds data/ and where each of its files is (the corpus, the
+settings files, the golden dataset, the local indexes and caches), read with core's loaders.
+
+The one reader of the project's files: the Dagster resource (lib/resources.ProjectResource, whose config
+fields are these locations) and the command line both go through it, so neither rebuilds a path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .answers.settings import AnswerSettings, load_answer_settings
+from .configs import ChunkConfig, PipelineConfigs, load_chunk_configs, load_pipeline_configs
+from .corpus import Corpus
+from .errors import ConfigError
+from .generation.settings import GenerationSettings, load_generation_settings
+from .monitoring_settings import MonitoringSettings, load_monitoring_settings
+from .paths import child_path
+from .profile_versions import ProfileVersions
+from .workload import Workload, estimate_workload
+
+PROJECT_DIR_ENV = "RAG_EVAL_PROJECT_DIR"
+GOLDEN_DATASET_ENV = "RAG_EVAL_GOLDEN_DATASET"
+
+
+def project_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """``$RAG_EVAL_PROJECT_DIR``, else the checkout this package runs from (when it holds data/), else
+    the working directory."""
+    configured = environ.get(PROJECT_DIR_ENV)
+    if configured:
+        return Path(configured).resolve()
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "data").is_dir():
+        return checkout
+    return Path.cwd()
+
+
+@dataclass(frozen=True)
+class ProjectFiles:
+    """Where each file is: a relative location is under ``root``, an absolute one stays as it is.
+    Building a path reads and creates nothing; each ``load_*`` reads its file when called."""
+
+    root: Path
+    corpus_dir: str = "data/corpus"
+    corpus_glob: str = "**/*.md"
+    chunk_configs_file: str = "data/chunk_configs.yaml"
+    profiles_file: str = "data/retrieval_profiles.yaml"
+    golden_dataset: str = "data/datasets/golden_token_level.jsonl"
+    generation_file: str = "data/generation.yaml"
+    answer_evaluation_file: str = "data/answer_evaluation.yaml"
+    # The nightly schedule, quick mode, regression checks and history retention.
+    monitoring_file: str = "data/monitoring.yaml"
+    # Which settings each profile version had; commit it with the profiles so a team shares numbers.
+    profile_versions_file: str = "data/profile_versions.json"
+    # One BM25 index folder per chunk config, next to the local Qdrant folders.
+    keyword_index_dir: str = "data/bm25"
+    # Where `rag-eval dataset import|pull` writes unless told otherwise.
+    datasets_dir: str = "data/datasets"
+    # Embedded Qdrant (unless QDRANT_URL names a server) and the embedding and LLM response caches.
+    qdrant_dir: str = "data/qdrant"
+    embedding_cache_file: str = "data/cache/embeddings.sqlite"
+    llm_cache_file: str = "data/cache/llm_responses.sqlite"
+
+    @classmethod
+    def in_project(cls, root: Path, environ: Mapping[str, str] = os.environ) -> ProjectFiles:
+        """The files of the project at ``root``; ``$RAG_EVAL_GOLDEN_DATASET`` names another golden
+        dataset (relative to ``root``, or absolute)."""
+        golden = environ.get(GOLDEN_DATASET_ENV)
+        return cls(root, golden_dataset=golden) if golden else cls(root)
+
+    def path(self, location: str) -> Path:
+        return self.root / location
+
+    def keyword_index_folder(self, chunk_config: str) -> Path:
+        """data/bm25/<chunk config>: never the bm25 folder itself or one outside it (core/paths.py)."""
+        return child_path(self.path(self.keyword_index_dir), chunk_config)
+
+    def profile_versions(self) -> ProfileVersions:
+        return ProfileVersions(self.path(self.profile_versions_file))
+
+    def load_configs(self) -> PipelineConfigs:
+        """The config files, each profile numbered by the version ledger (which records new settings)."""
+        configs = load_pipeline_configs(self.path(self.chunk_configs_file), self.path(self.profiles_file))
+        return replace(configs, profiles=self.profile_versions().assign(configs.profiles))
+
+    def load_corpus(self) -> Corpus:
+        return Corpus.from_folder(self.path(self.corpus_dir), glob=self.corpus_glob)
+
+    def load_generation_settings(self) -> GenerationSettings:
+        return load_generation_settings(self.path(self.generation_file))
+
+    def load_answer_settings(self) -> AnswerSettings:
+        return load_answer_settings(self.path(self.answer_evaluation_file))
+
+    def load_monitoring_settings(self) -> MonitoringSettings:
+        return load_monitoring_settings(self.path(self.monitoring_file))
+
+    def workload(
+        self, chunk_configs: Sequence[str] | None = None, ingestion: bool = True, corpus: Corpus | None = None
+    ) -> Workload:
+        """What embedding the corpus will cost (core/workload.py): the named chunk configs (None: all)
+        and, with ``ingestion``, synthetic_questions' retrievability probe. A settings file that cannot
+        be read leaves its stage out of the estimate, saying so: the step that reads it fails on it."""
+        loaded = corpus if corpus is not None else self.load_corpus()
+        configs: tuple[ChunkConfig, ...] = ()
+        left_out = []
+        try:
+            configs = tuple(
+                c
+                for c in load_chunk_configs(self.path(self.chunk_configs_file))
+                if chunk_configs is None or c.name in chunk_configs
+            )
+        except ConfigError as exc:
+            left_out.append(f"no estimate for chunking, the chunk configs cannot be read: {exc}")
+        probe = False
+        if ingestion:
+            try:
+                probe = self.load_generation_settings().token_level.retrievability_top_n > 0
+            except ConfigError as exc:
+                left_out.append(f"no estimate for synthetic_questions, its settings cannot be read: {exc}")
+        return estimate_workload(loaded, configs, probe, left_out)

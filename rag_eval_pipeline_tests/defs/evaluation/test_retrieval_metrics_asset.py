@@ -1,0 +1,110 @@
+"""The retrieval_metrics asset run with frames (no model, no vector store, no upstream run): step 4 of the
+notebook API, token_level_result, per question, and one summary row in the history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
+from rag_eval_pipeline.core.configs import load_chunk_configs
+from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl
+from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, token_level_result
+from rag_eval_pipeline.core.retrieval.base import RetrievedChunk
+from rag_eval_pipeline.core.tables import (
+    chunks_to_frame,
+    corpus_to_frame,
+    questions_to_frame,
+    records,
+    retrieved_to_frame,
+)
+from rag_eval_pipeline.core.types import PositionAwareChunk, QuestionId
+from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
+from rag_eval_pipeline.defs.evaluation.assets import retrieval_metrics
+from rag_eval_pipeline_tests.conftest import tiny_corpus, tiny_resources
+from rag_eval_pipeline_tests.defs.frames import run_with_frames
+
+CHUNK_CONFIG = "fixed-60-0"
+# What retrieval_results records of its run, which the metrics carry over
+RETRIEVAL_PROVENANCE = {
+    "run_id": "retrieval-run",
+    "chunk_config_hash": "c0ffee",
+    "profile_hash": "beef",
+    "profile_version": "1",
+    "retrievers": "knn",
+    "embedder_model_id": "minilm",
+    "corpus_sha256": "abc",
+    "dataset_sha256": "def",
+}
+
+
+def tiny_inputs(project: Path) -> tuple[tuple[PositionAwareChunk, ...], TokenLevelDataset]:
+    """The tiny corpus cut by its first chunk config, and its golden dataset."""
+    corpus = tiny_corpus()
+    config = load_chunk_configs(project / "data/chunk_configs.yaml")[0]
+    assert config.name == CHUNK_CONFIG
+    cut = cut_corpus(build_chunker(config), corpus.documents, config.name).chunks
+    return cut, read_token_level_jsonl(project / "data/datasets/golden_token_level.jsonl", corpus)
+
+
+def scripted_hits(
+    cut: tuple[PositionAwareChunk, ...], dataset: TokenLevelDataset, find: bool
+) -> dict[QuestionId, list[RetrievedChunk]]:
+    """Per question but the last (which retrieves nothing): the first chunk overlapping its first span
+    when ``find``, then the corpus's first chunk (a miss for most)."""
+    hits: dict[QuestionId, list[RetrievedChunk]] = {}
+    for example in dataset.examples[:-1]:
+        span = example.relevant_spans[0]
+        hit = next(c for c in cut if c.doc_id == span.doc_id and c.start < span.end and span.start < c.end)
+        found = (hit, cut[0]) if find else (cut[0],)
+        hits[example.question_id] = [
+            RetrievedChunk(example.question_id, rank, c.chunk_id, c.doc_id, c.start, c.end, 1 / rank, c.text)
+            for rank, c in enumerate(found, start=1)
+        ]
+    return hits
+
+
+def metrics_with_frames(
+    project: Path, work: Path, profile: str, hits: dict[QuestionId, list[RetrievedChunk]]
+) -> tuple[pd.DataFrame, dict[str, object]]:
+    cut, dataset = tiny_inputs(project)
+    resources = tiny_resources(project, work)
+    return run_with_frames(
+        retrieval_metrics,
+        {
+            "corpus": corpus_to_frame(tiny_corpus()),
+            "chunks": chunks_to_frame(cut),
+            "eval_questions": questions_to_frame(dataset),
+            "retrieval_results": retrieved_to_frame(hits).assign(**RETRIEVAL_PROVENANCE),
+        },
+        {k: resources[k] for k in ("project", "warehouse", "langsmith", "evaluation")},
+        {"chunk_config": CHUNK_CONFIG, "profile": profile},
+    )
+
+
+def test_retrieval_metrics_scores_frames_as_token_level_result_does(tiny_project: Path, tmp_path: Path):
+    cut, dataset = tiny_inputs(tiny_project)
+    hits = scripted_hits(cut, dataset, find=True)
+
+    frame, metadata = metrics_with_frames(tiny_project, tmp_path, "top2", hits)
+
+    expected = token_level_result(dataset.examples, hits, cut, 2, tiny_corpus())
+    rows = {row["question_id"]: row for row in records(frame)}
+    assert sorted(rows) == sorted(r.question_id for r in expected.raw_results)
+    for result in expected.raw_results:
+        assert {m: float(rows[result.question_id][m]) for m in TOKEN_LEVEL_METRICS} == dict(result.metrics)
+        assert rows[result.question_id]["group"] == result.group
+    assert rows[dataset.examples[-1].question_id]["span_recall"] == 0.0  # nothing retrieved scores 0
+    assert 0.0 < expected.metrics["span_recall"].mean < 1.0
+    assert set(frame["chunk_config"]) == {CHUNK_CONFIG} and set(frame["profile"]) == {"top2"}
+    assert set(frame["retrieval_run_id"]) == {"retrieval-run"} and set(frame["chunk_config_hash"]) == {
+        "c0ffee"
+    }
+    history = Warehouse(tmp_path / "warehouse").read_history(
+        RETRIEVAL_SUMMARY, ["n_questions", "span_iou_mean"]
+    )
+    assert history.frame["n_questions"].tolist() == [len(dataset.examples)]
+    assert history.frame["span_iou_mean"].tolist() == pytest.approx([expected.metrics["span_iou"].mean])
+    assert metadata["span_iou"] == pytest.approx(expected.metrics["span_iou"].mean)
