@@ -41,7 +41,7 @@ lint: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/dg check defs
 
 ui: setup
-	$(BIN)/dagster dev
+	$(BIN)/rag-eval ui
 
 bench: setup
 	$(BIN)/python benchmarks/chroma_general.py

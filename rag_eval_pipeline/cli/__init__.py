@@ -6,6 +6,7 @@ instance, so every run it makes shows up in the UI too.
   profiles list|show NAME | chunk-configs list|apply FILE [--run]                 cli/configs.py
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
   leaderboard | dataset import|push|pull                                          here, cli/datasets.py
+  init DIR --corpus DOCS | ui                                                     cli/workspace.py
 
 cli/runs.py builds on runner/: plan.py (the plan), in_process.py (run here), launch.py (the plan
 submitted to `dagster dev` by GraphQL) and run_status.py (what the instance knows about an
@@ -18,9 +19,11 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from ..core.errors import InputError, StorageError
-from ..core.project_files import ProjectFiles, project_dir
+from ..core.errors import INIT_HINT, PRECEDENCE, InputError, StorageError
+from ..core.project_files import ProjectFiles
+from ..core.workspace import locate_workspace
 
 RUNS_COMMANDS = frozenset({"run", "status", "list", "regenerate-questions"})
 CONFIG_COMMANDS = frozenset({"profiles", "chunk-configs"})
@@ -31,11 +34,19 @@ def build_parser() -> argparse.ArgumentParser:
     from .datasets import add_dataset_commands
     from .history import add_history_commands
     from .runs import add_runs_commands
+    from .workspace import add_workspace_commands
 
     parser = argparse.ArgumentParser(
-        prog="rag-eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="rag-eval",
+        description=__doc__,
+        epilog=f"Where {PRECEDENCE}.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--workspace", metavar="DIR", help="the workspace to use (see below for where it is otherwise)"
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    add_workspace_commands(commands)
     add_runs_commands(commands)
     commands.add_parser("leaderboard", help="print the current leaderboard")
     add_config_commands(commands)
@@ -52,13 +63,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     install_stream_redaction()  # what the terminal shows (logs, tracebacks, output) holds no secret
     install_log_redaction()
     args = build_parser().parse_args(argv)
-    root = project_dir()
+    # where the user ran the command: paths given on the command line resolve against it, not against
+    # the project root the command then changes to
+    args.cwd = Path.cwd()
+    if args.command == "init":
+        from .workspace import run_init
+
+        return run_init(args)
+    location = locate_workspace(args.workspace)
+    root = location.root
     if not root.is_dir():
-        print(
-            f"error: the project folder {root} does not exist: set RAG_EVAL_PROJECT_DIR to the folder "
-            f"that holds data/ (data/corpus, the config files)",
-            file=sys.stderr,
-        )
+        print(f"error: the {location.describe()} does not exist: {INIT_HINT}", file=sys.stderr)
         return 2
     os.chdir(root)  # dagster.yaml's relative storage paths are relative to the project root
     try:
@@ -80,6 +95,10 @@ def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         from .configs import run_config_command
 
         return run_config_command(args, files)
+    if args.command == "ui":
+        from .workspace import run_ui_command
+
+        return run_ui_command(args, files.root)
     if args.command == "dataset":
         from .datasets import run_dataset_command
 

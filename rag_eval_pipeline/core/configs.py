@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar, get_args
 
 import yaml
 
-from .errors import ConfigError
+from .errors import WORKSPACE_HINT, ConfigError
 from .settings_file import build_settings
 from .types import ChunkConfigName, ProfileName, sha256_hex
 
@@ -315,7 +315,7 @@ def _read_yaml(path: str | Path) -> dict[str, Any]:
     try:
         document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
+        raise ConfigError(f"config file {path} does not exist: {WORKSPACE_HINT}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from None
     if not isinstance(document, dict):

@@ -1,6 +1,11 @@
 """Loading a folder of documents into a Corpus, refusing files that would give wrong offsets and
 symbolic links that lead out of the folder.
 
+Every file whose extension a reader knows (core/document_formats.py: markdown, text, reST, HTML) is a
+document; a file with another extension is listed in ``Corpus.skipped`` and not read, so a PDF or an
+image beside the documents never fails a run; hidden files and folders (``.git``, ``.DS_Store``) are
+not looked at. A known file that cannot be read or decoded is an error naming it.
+
 A link whose target lies outside the corpus folder is refused, never followed or skipped: what it
 points at (``/etc/passwd``, a private note) would otherwise go into chunks, vector payloads, LLM prompts
 and LangSmith. A link that stays inside the folder, and a corpus folder that is itself a link, are fine.
@@ -15,14 +20,20 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from .errors import CorpusError
+from .document_formats import KNOWN_EXTENSIONS, count_by_extension, describe_counts, format_of
+from .errors import WORKSPACE_HINT, CorpusError
 from .types import Document, DocumentId
+
+# Every file, filtered by the known extensions: a glob names which files, the extension how to read them.
+DEFAULT_CORPUS_GLOB = "**/*"
 
 
 @dataclass(frozen=True)
 class Corpus:
     documents: tuple[Document, ...]
     root: str = ""
+    # Files under the folder matching the glob whose extension no reader knows (relative POSIX paths).
+    skipped: tuple[str, ...] = field(default=(), compare=False)
     _by_id: Mapping[DocumentId, Document] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -34,21 +45,34 @@ class Corpus:
         object.__setattr__(self, "_by_id", by_id)
 
     @classmethod
-    def from_folder(cls, path: str | Path, glob: str = "**/*.md") -> Corpus:
-        """Every file under ``path`` matching ``glob``; doc id = path relative to ``path``, POSIX style."""
+    def from_folder(cls, path: str | Path, glob: str | None = DEFAULT_CORPUS_GLOB) -> Corpus:
+        """Every document under ``path`` matching ``glob`` (None: the default, every file); doc id =
+        path relative to ``path``, POSIX style. Matches with an unknown extension are skipped and
+        listed in ``skipped``."""
+        glob = glob or DEFAULT_CORPUS_GLOB
         root = Path(path)
         if not root.is_dir():
-            raise CorpusError(f"corpus folder {root} does not exist or is not a folder")
-        files = corpus_files(root, glob)
-        if not files:
+            raise CorpusError(
+                f"corpus folder {root} does not exist or is not a folder: set `corpus` in the workspace's "
+                f"rag-eval.yaml to your documents' folder, or {WORKSPACE_HINT}"
+            )
+        listing = corpus_files(root, glob)
+        if not listing.files:
+            if listing.skipped:
+                raise CorpusError(
+                    f"no document in {root}: the {len(listing.skipped)} files matching {glob!r} have "
+                    f"extensions the corpus does not read ({describe_counts(count_by_extension(listing.skipped))}); "
+                    f"the formats read are {', '.join(KNOWN_EXTENSIONS)}: convert the documents to one of "
+                    f"them, or change the glob"
+                )
             raise CorpusError(f"no file in {root} matches {glob!r}: add documents or change the glob")
         documents = []
-        for file in files:
+        for file in listing.files:
             rel = file.relative_to(root).as_posix()
             documents.append(
                 Document(DocumentId(rel), read_document_text(file), rel.split("/")[0] if "/" in rel else "")
             )
-        return cls(tuple(documents), root=str(root))
+        return cls(tuple(documents), root=str(root), skipped=listing.skipped)
 
     def __getitem__(self, doc_id: str) -> Document:
         try:
@@ -69,6 +93,15 @@ class Corpus:
     def total_characters(self) -> int:
         return sum(len(d.text) for d in self.documents)
 
+    def documents_per_format(self) -> dict[str, int]:
+        """How many documents each format has (format name -> count, by name; formats absent left out)."""
+        counts: dict[str, int] = {}
+        for doc in self.documents:
+            fmt = format_of(doc.doc_id)
+            name = fmt.name if fmt is not None else "unknown"
+            counts[name] = counts.get(name, 0) + 1
+        return dict(sorted(counts.items()))
+
     @cached_property
     def sha256(self) -> str:
         """Hash of every (doc id, content hash): two runs on the same corpus share it."""
@@ -78,12 +111,27 @@ class Corpus:
         return digest.hexdigest()
 
 
-def corpus_files(root: Path, glob: str) -> list[Path]:
-    """The files under ``root`` matching ``glob``, sorted, as ``Corpus.from_folder`` and the document
-    sensor's scan see them; a CorpusError names a symbolic link whose target is outside ``root``."""
+@dataclass(frozen=True)
+class CorpusFiles:
+    # The documents to load, sorted; then the matches with an unknown extension (relative POSIX paths).
+    files: tuple[Path, ...]
+    skipped: tuple[str, ...]
+
+
+def corpus_files(root: Path, glob: str) -> CorpusFiles:
+    """The files under ``root`` matching ``glob``, as ``Corpus.from_folder`` and the document sensor's
+    scan see them: those of a known format to load, the others skipped (never read); hidden files and
+    folders are left out. A CorpusError names a symbolic link to a document outside ``root``."""
     base = Path(os.path.realpath(root))
     files = []
+    skipped = []
     for file in sorted(p for p in root.glob(glob) if p.is_file()):
+        rel = file.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if format_of(file) is None:
+            skipped.append(rel.as_posix())
+            continue
         target = Path(os.path.realpath(file))
         if base not in target.parents:
             link = _first_link(root, file)
@@ -95,7 +143,7 @@ def corpus_files(root: Path, glob: str) -> list[Path]:
                 f"belongs to the corpus, or remove the link"
             )
         files.append(file)
-    return files
+    return CorpusFiles(tuple(files), tuple(skipped))
 
 
 def _first_link(root: Path, file: Path) -> Path:
@@ -109,8 +157,20 @@ def _first_link(root: Path, file: Path) -> Path:
 
 
 def read_document_text(file: Path) -> str:
-    """Decode UTF-8 with newlines untouched (a leading BOM is dropped): offsets index this text."""
-    raw = file.read_bytes()
+    """The document's text: the file decoded as UTF-8 with newlines untouched (a leading BOM is
+    dropped), then read by its format's reader (HTML reduced to its text); offsets index this text."""
+    fmt = format_of(file)
+    if fmt is None:
+        raise CorpusError(
+            f"{file} has an extension the corpus does not read; the formats read are "
+            f"{', '.join(KNOWN_EXTENSIONS)}"
+        )
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise CorpusError(
+            f"{file} cannot be read ({exc.strerror or exc}): check that it is a readable file, or remove it"
+        ) from None
     if b"\0" in raw:
         raise CorpusError(f"{file} looks binary (it contains NUL bytes): remove it or narrow the glob")
     try:
@@ -121,6 +181,8 @@ def read_document_text(file: Path) -> str:
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
+    text = fmt.read(text)
     if not text.strip():
-        raise CorpusError(f"{file} is empty: add content or remove the file")
+        what = "is empty" if fmt.verbatim else f"is empty: it has no readable text once read as {fmt.name}"
+        raise CorpusError(f"{file} {what}: add content or remove the file")
     return text

@@ -3,8 +3,11 @@ keeps as its cursor, so a change is seen by content and never by the clock.
 
 A rescan re-hashes only the files whose size or mtime differ from the previous state (a sensor tick
 times out at 60 s); a file touched without a content change keeps its hash and is not a change. The
-per-file hash is that of the text the corpus loads (UTF-8 bytes without a leading BOM), so the state
-yields the same ``corpus_sha256`` as ``Corpus.sha256`` without decoding or loading any document.
+per-file hash is that of the text the corpus loads, so the state yields the same ``corpus_sha256`` as
+``Corpus.sha256``: for markdown, text and reST the UTF-8 bytes without a leading BOM (no document is
+decoded or loaded); an HTML file is read to its text (core/document_formats.py), so an edit of its
+markup alone is no change. The files watched are those the corpus loads: a file with an unknown
+extension is not watched.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .corpus import corpus_files
-from .errors import CorpusError
+from .corpus import DEFAULT_CORPUS_GLOB, corpus_files, read_document_text
+from .document_formats import format_of
+from .errors import WORKSPACE_HINT, CorpusError
+from .types import sha256_hex
 
 _BOM = b"\xef\xbb\xbf"
 _CURSOR_VERSION = 1
@@ -107,19 +112,23 @@ class CorpusChanges:
 
 
 def scan_corpus_folder(
-    root: str | Path, glob: str = "**/*.md", previous: CorpusState | None = None
+    root: str | Path, glob: str | None = None, previous: CorpusState | None = None
 ) -> CorpusScan:
-    """The files ``Corpus.from_folder(root, glob)`` would load, with hashes reused from ``previous``
-    where size and mtime are unchanged. A missing folder is an error, and so is a symbolic link that
-    leads out of it (as for the corpus, so the sensor's tick names the link and reads nothing outside);
-    an empty folder is an empty state (the corpus asset then says what is wrong)."""
+    """The files ``Corpus.from_folder(root, glob)`` would load (glob None: the default, every file of a
+    known format), with hashes reused from ``previous`` where size and mtime are unchanged. A missing
+    folder is an error, and so is a symbolic link that leads out of it (as for the corpus, so the
+    sensor's tick names the link and reads nothing outside); an empty folder is an empty state (the
+    corpus asset then says what is wrong)."""
     folder = Path(root)
     if not folder.is_dir():
-        raise CorpusError(f"corpus folder {folder} does not exist or is not a folder")
+        raise CorpusError(
+            f"corpus folder {folder} does not exist or is not a folder: set `corpus` in the workspace's "
+            f"rag-eval.yaml to your documents' folder, or {WORKSPACE_HINT}"
+        )
     known = previous.files if previous is not None else {}
     files: dict[str, FileState] = {}
     hashed: list[str] = []
-    for file in corpus_files(folder, glob):
+    for file in corpus_files(folder, glob or DEFAULT_CORPUS_GLOB).files:
         rel = file.relative_to(folder).as_posix()
         stat = file.stat()
         before = known.get(rel)
@@ -132,9 +141,16 @@ def scan_corpus_folder(
 
 
 def document_sha256(file: Path) -> str:
-    """sha256 of the file without a leading UTF-8 BOM: for valid UTF-8 this is ``Document.sha256``
-    (the text as loaded, re-encoded); an undecodable file still gets a hash, and the corpus asset
-    refuses it with its own message."""
+    """``Document.sha256`` of the file as the corpus loads it: for a verbatim format the sha256 of the
+    file without a leading UTF-8 BOM (the text as loaded, re-encoded), for HTML that of its text. A
+    file the corpus would refuse still gets a hash (of its bytes), and the corpus asset refuses it with
+    its own message."""
+    fmt = format_of(file)
+    if fmt is not None and not fmt.verbatim:
+        try:
+            return sha256_hex(read_document_text(file))
+        except CorpusError:
+            pass
     digest = hashlib.sha256()
     with file.open("rb") as handle:
         head = handle.read(len(_BOM))

@@ -9,14 +9,22 @@
 
 Every span is checked against the corpus (``text[start:end]`` must equal the stated text), and an error
 names the file, the data row (1 = first row after the header) and the column.
+
+A question that names a document the corpus does not have (a benchmark over several corpora, imported
+into a project that holds some of them) is an error listing every such document, unless the import keeps
+only the questions whose documents are present (``only_present``): then the dropped ones are returned
+with the dataset, so the caller can say what was left out. Kept questions keep their ids (a benchmark
+row's id is its row number in the file).
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +36,7 @@ from .datasets import (
     default_question_id,
     read_chunk_level_jsonl,
     read_jsonl_objects,
-    read_token_level_jsonl,
+    token_level_example,
 )
 from .errors import DatasetError
 from .types import CharacterSpan, DocumentId, QuestionId
@@ -37,26 +45,63 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 CSV_SUFFIXES = (".csv",)
 BENCHMARK_COLUMNS = frozenset({"question", "references", "corpus_id"})
 SPAN_COLUMNS = frozenset({"question", "doc_id", "start", "end"})
+# Absent documents (and, in the error, questions) named one by one before the rest are counted.
+MAX_LISTED = 10
 
 
-def import_dataset(path: str | Path, corpus: Corpus | None) -> TokenLevelDataset | ChunkLevelDataset:
+@dataclass(frozen=True)
+class AbsentQuestion:
+    """A question of the file that names documents the corpus does not have."""
+
+    rows: tuple[int, ...]  # its data rows (CSV) or lines (JSONL)
+    where: str  # the first row and column that name an absent document
+    documents: tuple[DocumentId, ...]
+
+
+@dataclass(frozen=True)
+class ImportedDataset:
+    dataset: TokenLevelDataset | ChunkLevelDataset
+    # with ``only_present``: the questions left out because they name documents the corpus lacks
+    dropped: tuple[AbsentQuestion, ...] = ()
+
+    def absent_documents(self) -> list[tuple[DocumentId, int]]:
+        """Each absent document with the number of dropped questions that name it, most first."""
+        return absent_documents(self.dropped)
+
+
+def import_dataset(
+    path: str | Path, corpus: Corpus | None, *, only_present: bool = False
+) -> TokenLevelDataset | ChunkLevelDataset:
+    """The dataset in ``path`` (see ``read_dataset``)."""
+    return read_dataset(path, corpus, only_present=only_present).dataset
+
+
+def read_dataset(path: str | Path, corpus: Corpus | None, *, only_present: bool = False) -> ImportedDataset:
     """The dataset in ``path``, its format chosen by extension and then by JSON keys or CSV columns.
 
     ``corpus`` validates token-level spans; chunk-level ground truth does not need it (``None`` is fine).
+    A token-level question naming a document the corpus lacks is an error listing them all, or, with
+    ``only_present``, left out and returned in ``dropped``.
     """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix in JSONL_SUFFIXES:
         kind = _jsonl_kind(path)
         if kind == "chunk-level":
-            return read_chunk_level_jsonl(path)
-        return read_token_level_jsonl(path, _require(corpus, path))
+            return ImportedDataset(read_chunk_level_jsonl(path))
+        corpus = _require(corpus, path)
+        dropped = _present_only(path, corpus, *_absent_in_jsonl(path, corpus), only_present)
+        return ImportedDataset(_read_token_level_lines(path, corpus, _rows(dropped)), dropped)
     if suffix in CSV_SUFFIXES:
         columns = _csv_columns(path)
         if columns >= BENCHMARK_COLUMNS:
-            return read_token_level_csv(path, _require(corpus, path))
+            corpus = _require(corpus, path)
+            dropped = _present_only(path, corpus, *_absent_in_benchmark_csv(path, corpus), only_present)
+            return ImportedDataset(read_token_level_csv(path, corpus, skip_rows=_rows(dropped)), dropped)
         if columns >= SPAN_COLUMNS:
-            return read_span_csv(path, _require(corpus, path))
+            corpus = _require(corpus, path)
+            dropped = _present_only(path, corpus, *_absent_in_span_csv(path, corpus), only_present)
+            return ImportedDataset(read_span_csv(path, corpus, skip_rows=_rows(dropped)), dropped)
         raise DatasetError(
             f"{path}: unknown CSV columns {sorted(columns)}; expected either "
             f"{','.join(sorted(BENCHMARK_COLUMNS))} (references as a JSON list) or "
@@ -69,19 +114,27 @@ def import_dataset(path: str | Path, corpus: Corpus | None) -> TokenLevelDataset
 
 
 def read_token_level_csv(
-    path: str | Path, corpus: Corpus, *, id_prefix: str = "q-", name: str | None = None
+    path: str | Path,
+    corpus: Corpus,
+    *,
+    id_prefix: str = "q-",
+    name: str | None = None,
+    skip_rows: Collection[int] = (),
 ) -> TokenLevelDataset:
     """The benchmark CSV (``question,references,corpus_id``); row n becomes question ``{id_prefix}{n:03d}``.
 
-    A ``question_id`` column, when present and filled, names the question instead.
+    A ``question_id`` column, when present and filled, names the question instead. ``skip_rows``: data
+    rows left out (their questions name documents the corpus lacks).
     """
     path = Path(path)
     examples: list[TokenLevelExample] = []
     for row_no, row in _csv_rows(path, BENCHMARK_COLUMNS):
+        if row_no in skip_rows:
+            continue
         question_id = QuestionId(_cell(row, "question_id") or f"{id_prefix}{row_no:03d}")
         where = f"{path}, data row {row_no} ({question_id})"
         corpus_id = _cell(row, "corpus_id")
-        doc_id = DocumentId(corpus_id + ".md")
+        doc_id = benchmark_document(corpus_id)
         if doc_id not in corpus:
             raise DatasetError(
                 f"{where}: column corpus_id {corpus_id!r} has no file {doc_id} in the corpus at {corpus.root}"
@@ -98,17 +151,22 @@ def read_token_level_csv(
     return TokenLevelDataset(tuple(examples), name=name or path.stem)
 
 
-def read_span_csv(path: str | Path, corpus: Corpus, *, name: str | None = None) -> TokenLevelDataset:
+def read_span_csv(
+    path: str | Path, corpus: Corpus, *, name: str | None = None, skip_rows: Collection[int] = ()
+) -> TokenLevelDataset:
     """One row per span (``question,doc_id,start,end[,text][,question_id]``), grouped into questions.
 
     Rows belong to the same question when they share ``question_id`` (or, without that column, the same
     question text); questions keep the order of their first row. ``text``, when given, must equal the
-    document's characters, which catches offsets computed on a differently decoded file.
+    document's characters, which catches offsets computed on a differently decoded file. ``skip_rows``:
+    data rows left out (every row of a question that names a document the corpus lacks).
     """
     path = Path(path)
     queries: dict[QuestionId, str] = {}
     spans: dict[QuestionId, list[CharacterSpan]] = {}
     for row_no, row in _csv_rows(path, SPAN_COLUMNS):
+        if row_no in skip_rows:
+            continue
         where = f"{path}, data row {row_no}"
         question = row["question"] or ""
         if not question.strip():
@@ -122,6 +180,115 @@ def read_span_csv(path: str | Path, corpus: Corpus, *, name: str | None = None) 
         spans.setdefault(question_id, []).append(_row_span(row, corpus, where))
     examples = tuple(TokenLevelExample(qid, queries[qid], tuple(spans[qid]), {}) for qid in queries)
     return TokenLevelDataset(examples, name=name or path.stem)
+
+
+def benchmark_document(corpus_id: str) -> DocumentId:
+    """The document a benchmark row's ``corpus_id`` names: the file ``<corpus_id>.md`` of the corpus."""
+    return DocumentId(corpus_id + ".md")
+
+
+def absent_documents(questions: Collection[AbsentQuestion]) -> list[tuple[DocumentId, int]]:
+    """Each document the questions name that the corpus lacks, with how many of them name it, most first
+    (then by name)."""
+    counts = Counter(doc for q in questions for doc in q.documents)
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _present_only(
+    path: Path, corpus: Corpus, absent: list[AbsentQuestion], total: int, only_present: bool
+) -> tuple[AbsentQuestion, ...]:
+    """The questions to leave out; without ``only_present`` any absent document is an error."""
+    if not absent:
+        return ()
+    documents = absent_documents(absent)
+    listed = ", ".join(f"{doc} ({n} question{'s' if n > 1 else ''})" for doc, n in documents[:MAX_LISTED])
+    more = f" and {len(documents) - MAX_LISTED} more" if len(documents) > MAX_LISTED else ""
+    summary = (
+        f"{path}: {len(absent)} of {total} questions name documents that are not in the corpus at "
+        f"{corpus.root}: {listed}{more}"
+    )
+    if not only_present:
+        raise DatasetError(
+            f"{summary}; first: {absent[0].where}. Add those documents to the corpus, or pass "
+            "--only-present to import only the questions whose documents are present"
+        )
+    if len(absent) == total:
+        raise DatasetError(
+            f"{summary}: no question is left to import; is this the corpus they were written for?"
+        )
+    return tuple(absent)
+
+
+def _rows(questions: Collection[AbsentQuestion]) -> frozenset[int]:
+    return frozenset(row for q in questions for row in q.rows)
+
+
+def _absent_in_benchmark_csv(path: Path, corpus: Corpus) -> tuple[list[AbsentQuestion], int]:
+    """The rows whose ``corpus_id`` names no document of the corpus, and how many rows there are."""
+    absent, total = [], 0
+    for row_no, row in _csv_rows(path, BENCHMARK_COLUMNS):
+        total += 1
+        corpus_id = _cell(row, "corpus_id")
+        doc_id = benchmark_document(corpus_id)
+        if doc_id not in corpus:
+            question_id = _cell(row, "question_id") or f"q-{row_no:03d}"
+            where = f"data row {row_no} ({question_id}): column corpus_id {corpus_id!r} has no file {doc_id}"
+            absent.append(AbsentQuestion((row_no,), where, (doc_id,)))
+    return absent, total
+
+
+def _absent_in_span_csv(path: Path, corpus: Corpus) -> tuple[list[AbsentQuestion], int]:
+    """The questions (all their rows) with a row whose ``doc_id`` is no document of the corpus, and how
+    many questions there are. Rows are grouped as ``read_span_csv`` groups them."""
+    rows: dict[str, list[int]] = {}
+    missing: dict[str, list[tuple[int, DocumentId]]] = {}
+    for row_no, row in _csv_rows(path, SPAN_COLUMNS):
+        question = row["question"] or ""
+        key = _cell(row, "question_id") or (default_question_id(question) if question.strip() else "")
+        rows.setdefault(key, []).append(row_no)
+        doc_id = DocumentId(_cell(row, "doc_id"))
+        if doc_id not in corpus:
+            missing.setdefault(key, []).append((row_no, doc_id))
+    absent = [
+        AbsentQuestion(
+            tuple(rows[key]),
+            f"data row {named[0][0]}: column doc_id {named[0][1]!r} is not a document of the corpus",
+            tuple(dict.fromkeys(doc for _, doc in named)),
+        )
+        for key, named in missing.items()
+    ]
+    return absent, len(rows)
+
+
+def _absent_in_jsonl(path: Path, corpus: Corpus) -> tuple[list[AbsentQuestion], int]:
+    """The examples with a span whose ``doc_id`` is no document of the corpus, and how many examples
+    there are. A malformed span is left for the reader to report."""
+    absent, total = [], 0
+    for line_no, obj in read_jsonl_objects(path):
+        total += 1
+        outputs = obj.get("outputs")
+        spans = outputs.get("relevant_spans") if isinstance(outputs, dict) else None
+        named = [
+            DocumentId(span["doc_id"])
+            for span in (spans if isinstance(spans, list) else ())
+            if isinstance(span, dict) and isinstance(span.get("doc_id"), str)
+        ]
+        documents = tuple(dict.fromkeys(doc for doc in named if doc not in corpus))
+        if documents:
+            where = f"line {line_no}: field outputs.relevant_spans names {documents[0]!r}, not a document"
+            absent.append(AbsentQuestion((line_no,), where, documents))
+    return absent, total
+
+
+def _read_token_level_lines(path: Path, corpus: Corpus, skip_lines: Collection[int]) -> TokenLevelDataset:
+    """A token-level JSONL file without ``skip_lines``; every other span checked against ``corpus``."""
+    seen: dict[str, str] = {}
+    examples = tuple(
+        token_level_example(obj, corpus, f"{path}, line {line_no}", seen, f"line {line_no}")
+        for line_no, obj in read_jsonl_objects(path)
+        if line_no not in skip_lines
+    )
+    return TokenLevelDataset(examples, name=path.stem)
 
 
 def _require(corpus: Corpus | None, path: Path) -> Corpus:

@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import os
 
+# Where `rag-eval` looks for the workspace (core/workspace.locate_workspace implements it), said by
+# `rag-eval --help` and, with how to make one, by every error about a missing project file or folder.
+PRECEDENCE = (
+    "the workspace is, first that applies: --workspace DIR; $RAG_EVAL_PROJECT_DIR; the current directory "
+    "or the nearest folder above it holding rag-eval.yaml; else the bundled demo"
+)
+INIT_HINT = "create a workspace for your documents with `rag-eval init DIR --corpus DOCS`"
+WORKSPACE_HINT = f"{INIT_HINT}, or choose another; {PRECEDENCE}"
+
 
 class InputError(ValueError):
     """Bad user input (corpus, dataset, config). The message names the place and the remedy."""

@@ -15,27 +15,21 @@ from pathlib import Path
 from .answers.settings import AnswerSettings, load_answer_settings
 from .configs import ChunkConfig, PipelineConfigs, load_chunk_configs, load_pipeline_configs
 from .corpus import Corpus
-from .errors import ConfigError
+from .errors import ConfigError, DatasetError
 from .generation.settings import GenerationSettings, load_generation_settings
+from .generation.sources import QuestionSources, question_sources
 from .monitoring_settings import MonitoringSettings, load_monitoring_settings
 from .paths import child_path
 from .profile_versions import ProfileVersions
 from .workload import Workload, estimate_workload
+from .workspace import load_workspace_settings, locate_workspace
 
-PROJECT_DIR_ENV = "RAG_EVAL_PROJECT_DIR"
 GOLDEN_DATASET_ENV = "RAG_EVAL_GOLDEN_DATASET"
 
 
 def project_dir(environ: Mapping[str, str] = os.environ) -> Path:
-    """``$RAG_EVAL_PROJECT_DIR``, else the checkout this package runs from (when it holds data/), else
-    the working directory."""
-    configured = environ.get(PROJECT_DIR_ENV)
-    if configured:
-        return Path(configured).resolve()
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "data").is_dir():
-        return checkout
-    return Path.cwd()
+    """The workspace's folder, found as core/errors.PRECEDENCE says (without a --workspace flag)."""
+    return locate_workspace(environ=environ).root
 
 
 @dataclass(frozen=True)
@@ -44,8 +38,10 @@ class ProjectFiles:
     Building a path reads and creates nothing; each ``load_*`` reads its file when called."""
 
     root: Path
-    corpus_dir: str = "data/corpus"
-    corpus_glob: str = "**/*.md"
+    # None: what the workspace's rag-eval.yaml says (core/workspace.py), else data/corpus, every file
+    # of a known format
+    corpus_dir: str | None = None
+    corpus_glob: str | None = None
     chunk_configs_file: str = "data/chunk_configs.yaml"
     profiles_file: str = "data/retrieval_profiles.yaml"
     golden_dataset: str = "data/datasets/golden_token_level.jsonl"
@@ -86,8 +82,19 @@ class ProjectFiles:
         configs = load_pipeline_configs(self.path(self.chunk_configs_file), self.path(self.profiles_file))
         return replace(configs, profiles=self.profile_versions().assign(configs.profiles))
 
+    def corpus_folder(self) -> Path:
+        """The documents' folder: ``corpus_dir``, else rag-eval.yaml's ``corpus`` (relative to root)."""
+        return self.path(self.corpus_dir or load_workspace_settings(self.root).corpus)
+
+    def corpus_pattern(self) -> str | None:
+        """Which files of the folder: ``corpus_glob``, else rag-eval.yaml's ``glob`` (None: every file
+        of a known format)."""
+        return self.corpus_glob or load_workspace_settings(self.root).glob
+
     def load_corpus(self) -> Corpus:
-        return Corpus.from_folder(self.path(self.corpus_dir), glob=self.corpus_glob)
+        pattern = self.corpus_pattern()
+        folder = self.corpus_folder()
+        return Corpus.from_folder(folder, pattern) if pattern else Corpus.from_folder(folder)
 
     def load_generation_settings(self) -> GenerationSettings:
         return load_generation_settings(self.path(self.generation_file))
@@ -97,6 +104,17 @@ class ProjectFiles:
 
     def load_monitoring_settings(self) -> MonitoringSettings:
         return load_monitoring_settings(self.path(self.monitoring_file))
+
+    def question_sources(self, settings: GenerationSettings | None = None) -> QuestionSources:
+        """Which question sets the evaluation uses (core/generation/sources.py). A golden file named
+        explicitly (not the default location) must exist; only the default one may be absent."""
+        golden = self.path(self.golden_dataset)
+        default = self.path(ProjectFiles.golden_dataset)
+        return question_sources(
+            settings or self.load_generation_settings(),
+            golden,
+            golden_file_named=golden.resolve() != default.resolve(),
+        )
 
     def workload(
         self, chunk_configs: Sequence[str] | None = None, ingestion: bool = True, corpus: Corpus | None = None
@@ -118,7 +136,17 @@ class ProjectFiles:
         probe = False
         if ingestion:
             try:
-                probe = self.load_generation_settings().token_level.retrievability_top_n > 0
+                settings = self.load_generation_settings()
+                probe = settings.token_level.retrievability_top_n > 0 and _uses_synthetic(self, settings)
             except ConfigError as exc:
                 left_out.append(f"no estimate for synthetic_questions, its settings cannot be read: {exc}")
         return estimate_workload(loaded, configs, probe, left_out)
+
+
+def _uses_synthetic(files: ProjectFiles, settings: GenerationSettings) -> bool:
+    """Whether synthetic_questions runs (and probes); a named golden file that is missing fails the run
+    elsewhere, so the estimate counts the probe."""
+    try:
+        return files.question_sources(settings).synthetic
+    except DatasetError:
+        return True

@@ -6,6 +6,21 @@ partition when an input partition updated, or when the partition is newly added,
 input is missing or in progress. The summary assets over all partitions (judgements, leaderboard) run
 once the partitions they read stopped changing: not `eager`, which waits for EVERY input partition and
 so would never run while one partition is missing (GUIDE section 3).
+
+A planned evaluation is left alone. `rag-eval run` (in process or `--launch`ed) and its `--resume` run
+their own downstream stages, up to the leaderboard, and tag every run `rag_eval/planned`
+(lib/evaluation_runs.PLANNED_EVALUATION_TAG). An input update counts here only if some run without
+that tag made it since the last tick (`all_new_updates_have_run_tags`), so a `rag-eval run` over one
+chunk config and profile while the daemon of `dagster dev` runs does not make automation recompute
+every other partition downstream of the corpus it re-ingested. Those partitions stay as they were
+(the UI shows them stale) until something else changes them: a document edit (the document sensor's
+runs carry no such tag), a config change (partition sync sensor), the nightly schedule (its runs carry
+an evaluation id but plan no leaderboard, so the leaderboard still follows them), or a `rag-eval run`
+over them. A partition a run adds (`sync_configs`) is newly missing for automation as when the partition
+sync sensor adds it: automation fills it, and may race with the run's own run of it once. Dagster reads
+the tags of updates made after the last event the previous tick saw: on an instance whose first tick
+saw no event at all, the first updates count whatever their tags (once; `dagster dev` soon has events,
+the document sensor's first ingestion).
 """
 
 from __future__ import annotations
@@ -14,9 +29,22 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-FOLLOW_INPUTS = dg.AutomationCondition.eager()
+from ..lib.evaluation_runs import PLANNED_EVALUATION_TAG
+
+# Dagster's `any_deps_updated`, except for updates that only runs of a planned evaluation made: those
+# runs bring their own downstream runs.
+DEPS_UPDATED_OUTSIDE_PLANS = dg.AutomationCondition.any_deps_match(
+    (
+        dg.AutomationCondition.newly_updated()
+        & ~dg.AutomationCondition.executed_with_root_target()
+        & ~dg.AutomationCondition.all_new_updates_have_run_tags(tag_keys={PLANNED_EVALUATION_TAG})
+    ).with_label("newly_updated_outside_planned_evaluations")
+    | dg.AutomationCondition.will_be_requested()
+).with_label("any_deps_updated_outside_planned_evaluations")
+
+FOLLOW_INPUTS = dg.AutomationCondition.eager().replace("any_deps_updated", DEPS_UPDATED_OUTSIDE_PLANS)
 SUMMARIZE_WHEN_SETTLED = (
-    dg.AutomationCondition.any_deps_updated().since_last_handled()
+    DEPS_UPDATED_OUTSIDE_PLANS.since_last_handled()
     & ~dg.AutomationCondition.any_deps_in_progress()
     & ~dg.AutomationCondition.in_progress()
 ).with_label("summarize_when_settled")

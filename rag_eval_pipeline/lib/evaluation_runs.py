@@ -21,6 +21,13 @@ from ..core.sampling import sample_questions
 
 EVALUATION_ID_TAG = "rag_eval/evaluation_id"
 MODE_TAG = "rag_eval/mode"
+# On every run of a planned evaluation (`rag-eval run`, its resume and `--launch`: runner/plan.py), whose
+# plan runs its own downstream stages up to the leaderboard: the automation conditions ignore what such
+# a run updates (defs/automation.py), so the daemon does not recompute partitions it did not ask for.
+PLANNED_EVALUATION_TAG = "rag_eval/planned"
+# The run of `rag-eval regenerate-questions` (runner/regenerate.py): an explicit request to generate the
+# synthetic questions, whether or not the evaluation uses them (defs/questions/assets.py).
+COMMAND_TAG, REGENERATE_COMMAND = "rag_eval/command", "regenerate-questions"
 
 
 class EvaluationModeResource(dg.ConfigurableResource):

@@ -36,8 +36,9 @@ class ProjectResource(dg.ConfigurableResource):
     or a test can point one elsewhere; a relative location is under ``root``."""
 
     root: str = Field(default_factory=lambda: str(project_dir()))
-    corpus_dir: str = ProjectFiles.corpus_dir
-    corpus_glob: str = ProjectFiles.corpus_glob
+    # None: the workspace's rag-eval.yaml (its corpus folder and glob)
+    corpus_dir: str | None = ProjectFiles.corpus_dir
+    corpus_glob: str | None = ProjectFiles.corpus_glob
     chunk_configs_file: str = ProjectFiles.chunk_configs_file
     profiles_file: str = ProjectFiles.profiles_file
     golden_dataset: str = ProjectFiles.golden_dataset
@@ -58,6 +59,12 @@ class ProjectResource(dg.ConfigurableResource):
 
     def keyword_index_folder(self, chunk_config: str) -> Path:
         return self.files().keyword_index_folder(chunk_config)
+
+    def corpus_folder(self) -> Path:
+        return self.files().corpus_folder()
+
+    def corpus_pattern(self) -> str | None:
+        return self.files().corpus_pattern()
 
     def reranker(self, profile: RetrievalProfile) -> Reranker | None:
         """The profile's cross-encoder, loaded once per process; a path is relative to ``root``."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import uuid
 from collections.abc import Sequence
 
 import dagster as dg
@@ -50,9 +51,12 @@ def execute_plan(
     from tqdm import tqdm
 
     from ..definitions import build_definitions
+    from .pools import pool_wait_notices, release_stale_slots
 
     tags = {**request.tags(), **process_tags()}
     defs = build_definitions(resources)
+    for line in release_stale_slots(instance):  # a slot an ended run kept would block a step for good
+        print(f"note: {line}", file=sys.stderr)
     outcomes: list[RunOutcome] = []
     steps = tqdm(plan, desc="main job", unit="run", disable=not show_progress)
     for planned in steps:
@@ -61,13 +65,20 @@ def execute_plan(
             outcomes.append(RunOutcome(planned, "not run", blocked_by=blocked))
             continue
         steps.set_postfix_str(planned.label)
-        result = defs.resolve_job_def(planned.job_name).execute_in_process(
-            instance=instance,
-            partition_key=planned.partition_key,
-            run_config={**QUIET_LOGS, **run_config_for(planned, request.mode, request.sample_size)},
-            tags=tags,
-            raise_on_error=False,
-        )
+        run_id = str(uuid.uuid4())  # known before the run starts, so its waits can be watched
+
+        def say(line: str, label: str = planned.label) -> None:
+            tqdm.write(f"{label}: {line}", file=sys.stderr)
+
+        with pool_wait_notices(instance, run_id, say):
+            result = defs.resolve_job_def(planned.job_name).execute_in_process(
+                instance=instance,
+                partition_key=planned.partition_key,
+                run_config={**QUIET_LOGS, **run_config_for(planned, request.mode, request.sample_size)},
+                tags=tags,
+                raise_on_error=False,
+                run_id=run_id,
+            )
         for line in run_warnings(instance, result.run_id):
             tqdm.write(f"warning: {planned.label}: {line}", file=sys.stderr)
         if result.success:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from ..core.files import make_folder
+from ..core.files import make_folder, write_text_atomically
 
 
 @contextmanager
@@ -23,7 +23,10 @@ def project_instance(root: Path) -> Iterator[dg.DagsterInstance]:
         return
     home = root / ".dagster"
     make_folder(home)  # a read-only project fails here with the folder and the OS error
-    # the project's dagster.yaml puts every store under .dagster/; without one, Dagster's defaults go there
+    # the project's dagster.yaml puts every store under .dagster/; without one (a folder not made by
+    # `rag-eval init`), Dagster's defaults go there, telemetry off as in every dagster.yaml of ours
     config_dir = root if (root / "dagster.yaml").is_file() else home
+    if config_dir == home and not (home / "dagster.yaml").exists():
+        write_text_atomically(home / "dagster.yaml", "telemetry:\n  enabled: false\n")
     with dg.DagsterInstance.from_config(str(config_dir)) as instance:
         yield instance

@@ -14,7 +14,13 @@ import dagster as dg
 from ..core.configs import PipelineConfigs
 from ..core.errors import InputError
 from ..core.monitoring_settings import EvaluationMode
-from ..lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG, evaluation_run_config, evaluation_tags
+from ..lib.evaluation_runs import (
+    EVALUATION_ID_TAG,
+    MODE_TAG,
+    PLANNED_EVALUATION_TAG,
+    evaluation_run_config,
+    evaluation_tags,
+)
 from ..lib.partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, evaluation_partitions
 
 # Dagster's own tag for a run's partition key ("<chunk_config>|<profile>" for the evaluation job).
@@ -157,8 +163,11 @@ class EvaluationRequest:
         )
 
     def tags(self) -> dict[str, str]:
+        """The request, and the mark that its plan runs its own downstream stages (automation ignores
+        its updates: defs/automation.py)."""
         tags = {
             **evaluation_tags(self.evaluation_id, self.mode),
+            PLANNED_EVALUATION_TAG: "true",
             PLAN_CHUNK_CONFIGS_TAG: ",".join(self.chunk_configs),
             PLAN_PROFILES_TAG: ",".join(self.profiles),
         }

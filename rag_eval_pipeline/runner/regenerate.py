@@ -15,6 +15,7 @@ import yaml
 
 from ..core.errors import ConfigError
 from ..core.generation.settings import TokenLevelGenerator, load_generation_settings
+from ..lib.evaluation_runs import COMMAND_TAG, REGENERATE_COMMAND
 from ..lib.resources import ProjectResource
 from .in_process import QUIET_LOGS, process_tags, run_warnings
 from .plan import STAGE_JOBS
@@ -69,7 +70,7 @@ def regenerate_questions(
         result = job.execute_in_process(
             instance=instance,
             run_config=QUIET_LOGS,
-            tags={"rag_eval/command": "regenerate-questions", **process_tags()},
+            tags={COMMAND_TAG: REGENERATE_COMMAND, **process_tags()},
             raise_on_error=False,
         )
     for line in run_warnings(instance, result.run_id):

@@ -30,13 +30,10 @@ chunk_configs:
 
 
 @pytest.fixture
-def project(tiny_project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RAG_EVAL_PROJECT_DIR", str(tiny_project))
-    for name in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL", "LANGSMITH_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tiny_project)  # main() changes directory; monkeypatch changes it back
-    (tiny_project / "data/chunk_configs.yaml").write_text(COMMENTED_CONFIGS, encoding="utf-8")
-    return tiny_project
+def project(project: Path) -> Path:
+    """The shared tiny project (cli/conftest.py) with commented chunk configs."""
+    (project / "data/chunk_configs.yaml").write_text(COMMENTED_CONFIGS, encoding="utf-8")
+    return project
 
 
 def write(path: Path, text: str) -> Path:

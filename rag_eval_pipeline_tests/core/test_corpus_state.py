@@ -29,10 +29,13 @@ def bump_mtime(path: Path) -> None:
 
 
 def test_scan_sees_what_the_corpus_loads_and_hashes_like_it(folder: Path):
-    (folder / "notes.txt").write_text("not matched by the glob", encoding="utf-8")
+    (folder / "notes.pdf").write_text("an unknown extension: not loaded, not watched", encoding="utf-8")
+    (folder / ".draft.md").write_text("hidden: not loaded, not watched", encoding="utf-8")
     (folder / "alpha" / "bom.md").write_bytes("\ufeffA document saved with a BOM.\n".encode())
+    (folder / "beta" / "page.html").write_text("<p>An <b>HTML</b> page.</p>", encoding="utf-8")
     scan = scan_corpus_folder(folder)
     corpus = Corpus.from_folder(folder)
+    assert corpus.skipped == ("notes.pdf",) and "beta/page.html" in corpus
     assert sorted(scan.state.files) == sorted(d.doc_id for d in corpus)
     assert {p: f.sha256 for p, f in scan.state.files.items()} == {d.doc_id: d.sha256 for d in corpus}
     assert scan.state.corpus_sha256 == corpus.sha256
@@ -76,6 +79,19 @@ def test_diff_names_added_changed_removed_and_ignores_a_touch(folder: Path):
     assert changes.changed == ("alpha/valves.md",)
     assert changes.removed == ("beta/staff.md",)
     assert changes.documents == ("alpha/valves.md", "beta/staff.md", "gamma/new.md")
+
+
+def test_an_html_page_changes_with_its_text_not_with_its_markup(folder: Path):
+    page = folder / "beta" / "page.html"
+    page.write_text("<p>Night shift starts at 22:00.</p>", encoding="utf-8")
+    before = scan_corpus_folder(folder).state
+    page.write_text('<p class="note">Night shift <em>starts</em> at 22:00.</p>', encoding="utf-8")
+    restyled = scan_corpus_folder(folder, previous=before)
+    assert restyled.hashed == ("beta/page.html",) and not diff_states(before, restyled.state)
+    page.write_text("<p>Night shift starts at 23:00.</p>", encoding="utf-8")
+    edited = scan_corpus_folder(folder, previous=restyled.state).state
+    assert diff_states(restyled.state, edited).changed == ("beta/page.html",)
+    assert edited.corpus_sha256 == Corpus.from_folder(folder).sha256
 
 
 def test_cursor_round_trips_and_refuses_garbage_with_a_remedy(folder: Path):

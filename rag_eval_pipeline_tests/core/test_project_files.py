@@ -8,10 +8,10 @@ import pytest
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.project_files import (
     GOLDEN_DATASET_ENV,
-    PROJECT_DIR_ENV,
     ProjectFiles,
     project_dir,
 )
+from rag_eval_pipeline.core.workspace import PROJECT_DIR_ENV
 from rag_eval_pipeline_tests.conftest import REPO
 
 

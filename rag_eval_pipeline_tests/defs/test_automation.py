@@ -1,11 +1,17 @@
 """How change flows through the graph: the automation conditions evaluated as the daemon would."""
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.automation import automation_sensor
+from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG, PLANNED_EVALUATION_TAG
+from rag_eval_pipeline.lib.resources import ProjectResource
+from rag_eval_pipeline.runner.in_process import run_main_job, sync_configs
+from rag_eval_pipeline_tests.conftest import tiny_resources
 
 INGESTION = ("corpus", "synthetic_questions", "eval_questions", "answer_calibration")
 EVALUATION = ("retrieval_results", "retrieval_metrics", "answers", "answer_metrics")
@@ -125,3 +131,117 @@ def test_summaries_wait_while_a_partition_is_running():
         assert run.status == dg.DagsterRunStatus.STARTED
         waiting = evaluate_tick(defs, instance, first)
         assert "leaderboard" not in requested(waiting)
+
+
+def materialized_by_run(
+    instance: dg.DagsterInstance,
+    assets: Iterable[str],
+    partitions: Iterable[str | None],
+    tags: dict[str, str],
+) -> None:
+    """The assets' partitions materialized by one real run carrying ``tags`` (a job of one op that
+    reports them), as a run of the pipeline's jobs would leave them on the instance."""
+    keys = [(asset, partition) for partition in partitions for asset in assets]
+
+    @dg.op
+    def report(context: dg.OpExecutionContext) -> None:
+        for asset, partition in keys:
+            context.log_event(dg.AssetMaterialization(asset_key=asset, partition=partition))
+
+    @dg.job(name="reporting_job")
+    def reporting() -> None:
+        report()
+
+    assert reporting.execute_in_process(instance=instance, tags=tags).success
+
+
+def settled(instance: dg.DagsterInstance) -> None:
+    """Two chunk configs x two profiles, every asset materialized once."""
+    instance.add_dynamic_partitions("chunk_config", ["a", "b"])
+    instance.add_dynamic_partitions("profile", ["p", "q"])
+    materialized(instance, INGESTION, [None])
+    materialized(instance, ("chunks", "chunk_index", "chunk_level_questions"), ["a", "b"])
+    materialized(instance, EVALUATION, ["a|p", "a|q", "b|p", "b|q"])
+    materialized(instance, ("answer_judgements", "leaderboard"), [None])
+
+
+PLANNED = {
+    EVALUATION_ID_TAG: "20250101-000000-abcd",
+    PLANNED_EVALUATION_TAG: "true",
+    "rag_eval/chunk_configs": "a",
+    "rag_eval/profiles": "p",
+}
+
+
+def test_a_planned_evaluation_sets_off_no_automation():
+    """`rag-eval run -c a -p p` while the daemon runs: it re-ingests, re-chunks a, evaluates a|p and
+    builds the leaderboard itself; automation requests nothing (not chunks b, not a|q, b|p, b|q)."""
+    defs = build_definitions()
+    with dg.instance_for_test() as instance:
+        settled(instance)
+        first = evaluate_tick(defs, instance)
+        materialized_by_run(instance, INGESTION, [None], PLANNED)
+        tick = evaluate_tick(defs, instance, first)
+        assert requested(tick) == {}
+        materialized_by_run(instance, ("chunks", "chunk_index", "chunk_level_questions"), ["a"], PLANNED)
+        materialized_by_run(instance, EVALUATION, ["a|p"], PLANNED)
+        materialized_by_run(instance, ("answer_judgements", "leaderboard"), [None], PLANNED)
+        tick = evaluate_tick(defs, instance, tick)
+        assert requested(tick) == {}
+
+
+def test_a_document_update_still_flows_down_during_a_planned_evaluation():
+    """The document sensor's run (no planned tag) updates the corpus in the same tick as a planned
+    evaluation's ingestion: the update is not the evaluation's, so every partition follows it (the
+    evaluation partitions in the same tick as the chunk sets they read, which will be requested)."""
+    defs = build_definitions()
+    with dg.instance_for_test() as instance:
+        settled(instance)
+        first = evaluate_tick(defs, instance)
+        materialized_by_run(instance, INGESTION, [None], {"rag_eval/documents/changed": "a.md"})
+        materialized_by_run(instance, INGESTION, [None], PLANNED)
+        tick = evaluate_tick(defs, instance, first)
+        chunk_sets = ("chunks", "chunk_index", "chunk_level_questions")
+        assert requested(tick) == {
+            **{asset: {"a", "b"} for asset in chunk_sets},
+            **{asset: {"a|p", "a|q", "b|p", "b|q"} for asset in EVALUATION},
+        }
+
+
+def test_the_leaderboard_follows_the_nightly_evaluation():
+    """The nightly schedule's runs carry an evaluation id but plan no leaderboard: automation builds it."""
+    defs = build_definitions()
+    with dg.instance_for_test() as instance:
+        settled(instance)
+        first = evaluate_tick(defs, instance)
+        nightly = {EVALUATION_ID_TAG: "nightly-20250101", "rag_eval/mode": "quick"}
+        materialized_by_run(instance, EVALUATION, ["a|p", "a|q", "b|p", "b|q"], nightly)
+        tick = evaluate_tick(defs, instance, first)
+        assert set(requested(tick)) == {"answer_judgements", "leaderboard"}
+
+
+@pytest.mark.slow
+def test_a_cli_run_while_the_daemon_runs_requests_nothing_it_did_not_ask_for(
+    tiny_project: Path, tmp_path: Path
+):
+    """The recompute storm: `rag-eval run -c fixed-60-0 -p top2` on the instance `dagster dev` watches,
+    then the automation sensor's tick: nothing for the partitions the run left alone, while a document
+    edit afterwards still flows down to every chunk config."""
+    resources = tiny_resources(tiny_project, tmp_path)
+    defs = build_definitions(resources)
+    with dg.instance_for_test() as instance:
+        sync_configs(instance, ProjectResource(root=str(tiny_project)).load_configs())  # the sync sensor's
+        # `dagster dev` has run a while: the document sensor's first ingestion (Dagster's run-tag
+        # conditions read updates after the event the previous tick saw: with no event at all, every
+        # update counts)
+        materialized(instance, ("corpus",), [None])
+        before = evaluate_tick(defs, instance)
+        assert requested(before) == {}
+        board, failures = run_main_job(instance, ["fixed-60-0"], ["top2"], False, resources)
+        assert failures == [] and board is not None
+        after = evaluate_tick(defs, instance, before)
+        assert requested(after) == {}
+
+        materialized(instance, INGESTION, [None])  # the document sensor's run: no planned tag
+        edited = evaluate_tick(defs, instance, after)
+        assert requested(edited)["chunks"] == {"fixed-60-0", "recursive-120-20"}

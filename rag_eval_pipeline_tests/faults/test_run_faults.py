@@ -265,5 +265,7 @@ def test_resume_refuses_a_selection_of_its_own(tiny_project: Path) -> None:
 def test_a_project_folder_that_does_not_exist_exits_2(tmp_path: Path) -> None:
     missing = rag_eval(tmp_path / "nowhere", "list")
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
-    assert f"the project folder {tmp_path / 'nowhere'} does not exist" in missing.stderr
-    assert "RAG_EVAL_PROJECT_DIR" in missing.stderr
+    assert (
+        f"the workspace {tmp_path / 'nowhere'} (from $RAG_EVAL_PROJECT_DIR) does not exist" in missing.stderr
+    )
+    assert "rag-eval init DIR --corpus DOCS" in missing.stderr

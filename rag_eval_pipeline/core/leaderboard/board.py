@@ -119,6 +119,8 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "embedder_model_id": first["embedder_model_id"],
         "corpus_sha256": first["corpus_sha256"],
         "dataset_sha256": first["dataset_sha256"],
+        # metrics written before the column existed: unknown, so no note on the questions (ranking.py)
+        "question_generators": first.get("question_generators", ""),
         "experiment_url": first.get("experiment_url", ""),
     }
 

@@ -16,6 +16,10 @@ report) shows them the same way, through ``rank_label``, ``row_note`` and ``foot
 
 The reference is the value most ranked rows share (all rows when none is ranked); on a tie, the value of
 the most recently evaluated row. Rows without answer metrics have no threshold and are not compared on it.
+
+One thing holds for the whole board: when its questions came from the known-item generator (bags of a
+passage's salient terms), keyword retrieval has an edge over dense retrieval that real questions do not
+give it; ``footnotes`` says so under every view (``questions_footnote``).
 """
 
 from __future__ import annotations
@@ -26,10 +30,17 @@ from typing import cast
 
 import pandas as pd
 
+from ..generation.sources import known_item_share
+
 # The order of the ranked rows: best span IoU first; ties by recall, then by name, so it is stable.
 RANK_BY = ("span_iou_mean", "span_recall_mean", "chunk_config", "profile")
 RANK_ASCENDING = (False, False, True, True)
 NOT_COMPARABLE_MARK = "*"
+# Under a board whose questions are known-item queries (bags of a passage's salient terms).
+KNOWN_ITEM_CAVEAT = (
+    "bags of salient terms, which favour keyword retrieval): prefer an LLM generator or real questions "
+    "to compare dense and keyword profiles"
+)
 REMOVED_LABEL = "-"
 # A reference value: a dataset hash or a threshold.
 Reference = str | float
@@ -213,7 +224,20 @@ def footnotes(board: pd.DataFrame) -> list[str]:
         )
     if "removed" in board.columns and len(board) and board["removed"].isna().all():
         lines.append("the config files could not be read: every row is ranked, none is marked removed")
-    return lines
+    questions = questions_footnote(board)
+    return lines + ([questions] if questions else [])
+
+
+def questions_footnote(board: pd.DataFrame) -> str:
+    """The line that says the rows were evaluated on known-item questions, which favour keyword retrieval
+    (core/generation/sources.py); "" when none was, or the rows do not say who made their questions."""
+    if "question_generators" not in board.columns:
+        return ""
+    shares = {known_item_share("" if pd.isna(v) else str(v)) for v in board["question_generators"]}
+    if shares <= {"none"}:
+        return ""
+    which = "known-item" if shares == {"all"} else "partly known-item"
+    return f"questions: {which} ({KNOWN_ITEM_CAVEAT}"
 
 
 def reference_description(board: pd.DataFrame) -> str:

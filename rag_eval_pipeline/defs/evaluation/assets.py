@@ -8,6 +8,7 @@ import pandas as pd
 from ...core.chunking import ChunkSet
 from ...core.configs import RetrievalProfile
 from ...core.evaluation import token_level_result
+from ...core.generation.sources import question_generators
 from ...core.langsmith.experiments import ExperimentRow
 from ...core.leaderboard.board import HEADLINE_METRICS
 from ...core.metrics.aggregate import MetricSummary, summary_columns
@@ -219,6 +220,8 @@ def retrieval_metrics(
         },
         "retrieval_run_id": str(retrieval_results["run_id"].iloc[0]) if len(retrieval_results) else "",
         "n_stale_questions": n_stale,
+        # who made the questions: known-item ones favour keyword retrieval, the board says so
+        "question_generators": question_generators(e.metadata for e in questions),
     }
     experiment_url, langsmith_metadata = log_experiment(
         langsmith,

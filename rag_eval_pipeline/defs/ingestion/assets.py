@@ -6,6 +6,8 @@ import dagster as dg
 import pandas as pd
 
 from ...core.datasets import TokenLevelDataset
+from ...core.document_formats import count_by_extension, describe_counts, describe_skipped
+from ...core.generation.sources import question_generators
 from ...core.reanchor import (
     GroundTruthStatus,
     ReanchoredDataset,
@@ -23,22 +25,29 @@ from ...core.tables import (
 )
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import upload
+from ...lib.question_sources import question_sources_for
 from ...lib.resources import LangSmithResource, ProjectResource
 from ...lib.step_failures import bad_input_failure, input_errors_fail_the_step
+from ...lib.step_inputs import generation_settings
 from ...lib.step_redaction import redacts_secrets
 
 
 @dg.asset(group_name="ingestion", kinds={"python", "parquet"})
 @redacts_secrets
 def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.MaterializeResult[pd.DataFrame]:
-    """Every markdown document of the corpus folder; doc id = path relative to it."""
+    """Every document of the corpus folder (markdown, text, reST, HTML reduced to its text); doc id =
+    path relative to it. Files with another extension are skipped, counted and named in a warning."""
     with input_errors_fail_the_step():
         loaded = project.load_corpus()
     frame = corpus_to_frame(loaded)
     groups = sorted({d.group for d in loaded})
+    per_format = loaded.documents_per_format()
     context.log.info(
-        f"loaded {len(loaded)} documents, {loaded.total_characters} characters from {loaded.root}"
+        f"loaded {len(loaded)} documents ({describe_counts(per_format)}), {loaded.total_characters} "
+        f"characters from {loaded.root}"
     )
+    if loaded.skipped:
+        context.log.warning(describe_skipped(loaded.skipped))
     workload = project.workload(corpus=loaded)  # what embedding it will cost: warned of when large
     for warning in workload.warnings():
         context.log.warning(warning)
@@ -46,6 +55,9 @@ def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Ma
         value=frame,
         metadata={
             "n_documents": len(loaded),
+            "documents_per_format": dg.MetadataValue.json(per_format),
+            "n_skipped_files": len(loaded.skipped),
+            "skipped_extensions": describe_counts(count_by_extension(loaded.skipped)) or "none",
             "n_characters": loaded.total_characters,
             "groups": ", ".join(groups),
             "corpus_sha256": loaded.sha256,
@@ -69,21 +81,29 @@ def eval_questions(
 ) -> dg.MaterializeResult[pd.DataFrame]:
     """The questions every partition is evaluated on: the golden set, the synthetic set or both
     (``evaluate_on`` in data/generation.yaml), every span checked against the corpus as it is now.
+    Without a golden file, the synthetic set, with a warning (core/generation/sources.py).
 
     A golden span in a document edited since the dataset last matched is re-anchored to its excerpt,
     or its question is stale: kept as a row with ``ground_truth_status`` and ``stale_reason``, not
     evaluated (synthetic questions are regenerated from the new corpus instead)."""
-    loaded = corpus_from_frame(corpus, root=str(project.path(project.corpus_dir)))
+    loaded = corpus_from_frame(corpus, root=str(project.corpus_folder()))
     ledger = anchor_ledger_path(project, warehouse)
     reanchored: ReanchoredDataset | None = None
+    settings = generation_settings(project)
+    sources = question_sources_for(project, settings)  # no golden file: synthetic, with a warning
+    if sources.note:
+        context.log.warning(sources.note)
     with input_errors_fail_the_step():
-        settings = project.load_generation_settings()
-        if settings.evaluate_on != "synthetic":
-            reanchored = read_reanchored_jsonl(
-                project.path(project.golden_dataset), loaded, read_anchors(ledger)
-            )
+        if sources.golden:
+            reanchored = read_reanchored_jsonl(sources.golden_file, loaded, read_anchors(ledger))
     golden = reanchored.dataset if reanchored is not None else None
-    synthetic = questions_from_frame(synthetic_questions) if settings.evaluate_on != "golden" else None
+    synthetic = questions_from_frame(synthetic_questions) if sources.synthetic else None
+    if synthetic is not None and synthetic_questions.empty:  # not even a rejected row
+        raise bad_input_failure(
+            "synthetic_questions holds no question: it was skipped while the evaluation used only the "
+            "golden set, or made none from this corpus (its metadata says which): re-materialize it, or "
+            "see token_level in data/generation.yaml"
+        )
     if synthetic is not None and not len(synthetic):
         raise bad_input_failure(
             "synthetic_questions holds no accepted question: see its rejected rows and their reasons, or "
@@ -98,8 +118,8 @@ def eval_questions(
     result = reanchored.result if reanchored is not None else ReanchorResult((), frozenset(), ())
     stale = result.stale
     with input_errors_fail_the_step("golden and synthetic questions cannot be combined: "):
-        dataset = TokenLevelDataset(examples, name=settings.evaluate_on)
-        every_row = TokenLevelDataset(examples + tuple(s.example for s in stale), name=settings.evaluate_on)
+        dataset = TokenLevelDataset(examples, name=sources.name)
+        every_row = TokenLevelDataset(examples + tuple(s.example for s in stale), name=sources.name)
     if not len(dataset):
         raise bad_input_failure(
             f"every question is stale, so nothing can be evaluated: update {project.golden_dataset} to "
@@ -124,14 +144,15 @@ def eval_questions(
             "is updated: " + "; ".join(f"{s.example.question_id} ({s.reason})" for s in stale)
         )
     multi = int((frame["n_documents"] > 1).sum())
-    context.log.info(
-        f"{len(dataset)} questions ({multi} need two documents) from the {settings.evaluate_on} set"
-    )
+    context.log.info(f"{len(dataset)} questions ({multi} need two documents) from the {sources.name} set")
     metadata: dict[str, dg.RawMetadataValue] = {
         "n_questions": len(dataset),
         "n_reanchored": result.n_reanchored,
         "n_stale": len(stale),
-        "evaluate_on": settings.evaluate_on,
+        "evaluate_on": sources.name,  # what was evaluated; evaluate_on_configured: what the file says
+        "evaluate_on_configured": sources.configured,
+        "questions_note": sources.note or "none",
+        "question_generators": question_generators(e.metadata for e in dataset),
         "n_golden": len(golden) if golden else 0,
         "n_synthetic": len(synthetic) if synthetic else 0,
         "multi_document_questions": multi,
@@ -139,7 +160,7 @@ def eval_questions(
         "dataset_sha256": dataset.sha256,
         "evaluation_type": dataset.evaluation_type,
     }
-    metadata.update(upload(langsmith, dataset, settings.langsmith.dataset(settings.evaluate_on), context.log))
+    metadata.update(upload(langsmith, dataset, settings.langsmith.dataset(sources.name), context.log))
     if reanchored is not None:
         write_anchors(ledger, reanchored.anchors)
     return dg.MaterializeResult(value=frame, metadata=metadata, data_version=dg.DataVersion(dataset.sha256))

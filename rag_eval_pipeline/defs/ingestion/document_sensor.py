@@ -22,7 +22,7 @@ def document_sensor(context: dg.SensorEvaluationContext, project: ProjectResourc
     first tick: when the folder differs from the corpus last materialized)."""
     cursor = CorpusCursor.from_json(context.cursor) if context.cursor else None
     scan = scan_corpus_folder(
-        project.path(project.corpus_dir), project.corpus_glob, cursor.state if cursor else None
+        project.corpus_folder(), project.corpus_pattern(), cursor.state if cursor else None
     )
     state = scan.state
     requests = cursor.requests if cursor else 0

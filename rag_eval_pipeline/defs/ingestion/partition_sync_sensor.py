@@ -88,6 +88,31 @@ def rerun_requests(
     return requests
 
 
+# What each re-run makes, and the metadata entry that records the settings it was made with.
+_SETTINGS_RECORD = {
+    chunking_job.name: ("chunks", "chunk_config_hash"),
+    evaluation_job.name: ("retrieval_results", "profile_hash"),
+}
+
+
+def made_with_these_settings(
+    instance: dg.DagsterInstance, request: dg.RunRequest, state: ConfigState
+) -> bool:
+    """The latest materialization of the request's partition already records the new hash."""
+    asset, entry = _SETTINGS_RECORD[str(request.job_name)]
+    key = request.partition_key
+    if isinstance(key, dg.MultiPartitionKey):
+        wanted = state.profiles[key.keys_by_dimension[PROFILE]]
+    else:
+        wanted = state.chunk_configs[str(key)]
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[str(key)]), limit=1
+    ).records
+    materialization = records[0].asset_materialization if records else None
+    recorded = materialization.metadata.get(entry) if materialization is not None else None
+    return recorded is not None and recorded.value == wanted
+
+
 @dg.sensor(
     jobs=[chunking_job, evaluation_job],
     minimum_interval_seconds=30,
@@ -122,6 +147,9 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
         if names:
             context.log.info(f"{kind}(s) {', '.join(names)} changed: re-evaluating their partitions")
     reruns = rerun_requests(state, before, changed_configs, changed_profiles) if before else []
+    # a partition already made with the new settings (`rag-eval chunk-configs apply --run`, or a
+    # `rag-eval run` after the edit) is not made again
+    reruns = [r for r in reruns if not made_with_these_settings(context.instance, r, state)]
     if reruns:
         state = replace(state, requests=state.requests + 1)
     return dg.SensorResult(

@@ -9,6 +9,7 @@ import json
 import dagster as dg
 import pandas as pd
 
+from ...core.datasets import TokenLevelDataset
 from ...core.generation.settings import GenerationSettings
 from ...core.generation.synthesis import Synthesized, synthesize_chunk_level, synthesize_token_level
 from ...core.llm.client import LLMClient
@@ -18,10 +19,12 @@ from ...core.tables import (
     corpus_from_frame,
     generated_token_level_to_frame,
 )
+from ...lib.evaluation_runs import COMMAND_TAG, REGENERATE_COMMAND
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import upload
 from ...lib.partitions import CHUNK_CONFIG, chunk_config_partitions
 from ...lib.provenance import now_utc, with_columns
+from ...lib.question_sources import question_sources_for
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource
 from ...lib.step_failures import input_errors_fail_the_step
 from ...lib.step_inputs import LLM_POOL, chunk_config_for, generation_settings
@@ -55,6 +58,47 @@ def generation_metadata(
     return metadata
 
 
+# The column types of a generated synthetic_questions table other than text ("str").
+GENERATED_TYPES = {
+    "created_at": "datetime64[us, UTC]",
+    "n_documents": "int64",
+    "relevant_spans": "object",
+    "reference_answer": "object",
+    "expected_keywords": "object",
+    "source_doc_ids": "object",
+}
+
+
+def skipped_synthetic_questions(
+    context: dg.AssetExecutionContext, settings: GenerationSettings, reason: str
+) -> dg.MaterializeResult[pd.DataFrame]:
+    """The table with no row (the columns and types of a generated one), and why, as metadata."""
+    empty = TokenLevelDataset((), name="synthetic")
+    columns = with_columns(
+        generated_token_level_to_frame(empty, ()),
+        run_id=context.run.run_id,
+        created_at=now_utc(),
+        generator=settings.token_level.generator,
+        corpus_sha256="",
+    ).columns
+    # a column built from no value is float64: give each the type it has in a generated table
+    frame = pd.DataFrame({name: pd.Series([], dtype=GENERATED_TYPES.get(name, "str")) for name in columns})
+    context.log.info(f"synthetic_questions {reason}")
+    return dg.MaterializeResult(
+        value=frame,
+        metadata={
+            "skipped": True,
+            "skip_reason": reason,
+            "n_questions": 0,
+            "n_rejected": 0,
+            "rejected_by_reason": dg.MetadataValue.json({}),
+            "generator": settings.token_level.generator,
+            "model": "none",
+        },
+        data_version=dg.DataVersion(f"skipped-{empty.sha256[:16]}"),
+    )
+
+
 @dg.asset(group_name="questions", kinds={"python", "parquet"}, pool=LLM_POOL)
 @redacts_secrets
 def synthetic_questions(
@@ -67,9 +111,14 @@ def synthetic_questions(
     corpus: pd.DataFrame,
 ) -> dg.MaterializeResult[pd.DataFrame]:
     """Token-level questions generated from the corpus (data/generation.yaml, token_level), de-duplicated
-    and checked for retrievability; rejected ones are kept as rows with their reason."""
+    and checked for retrievability; rejected ones are kept as rows with their reason. Computed only when
+    the evaluation uses it (core/generation/sources.py) or `rag-eval regenerate-questions` asks for it;
+    otherwise an empty table whose metadata says why (no embedding, no LLM call)."""
     settings = generation_settings(project)
-    loaded = corpus_from_frame(corpus, root=str(project.path(project.corpus_dir)))
+    unused = question_sources_for(project, settings).synthetic_unused()
+    if unused and context.run.tags.get(COMMAND_TAG) != REGENERATE_COMMAND:
+        return skipped_synthetic_questions(context, settings, unused)
+    loaded = corpus_from_frame(corpus, root=str(project.corpus_folder()))
     progress = progress_for(context)
     client = llm_client(llm, settings, settings.token_level.generator)
     with input_errors_fail_the_step():  # the budget cap, or a generator that needs an LLM nobody configured
@@ -88,6 +137,13 @@ def synthetic_questions(
         f"{len(synthesized.dataset)} synthetic questions ({synthesized.generator}); rejected: "
         f"{json.dumps(synthesized.rejected_by_reason)}"
     )
+    tl = settings.token_level
+    if tl.generator != "llm" and not len(synthesized.dataset) + len(synthesized.rejections):
+        context.log.warning(
+            f"no question made from {len(loaded)} documents: the {tl.generator} generator asks about "
+            f"passages of {tl.passage_min_chars} to {tl.passage_max_chars} characters and found none; "
+            "lower token_level.passage_min_chars in data/generation.yaml"
+        )
     metadata = generation_metadata(synthesized, client, str(jsonl))
     metadata.update(
         upload(langsmith, synthesized.dataset, settings.langsmith.dataset("synthetic"), context.log)

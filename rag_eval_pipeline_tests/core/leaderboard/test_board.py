@@ -99,6 +99,7 @@ def test_a_row_per_evaluated_partition_ranked_with_its_summaries_and_provenance(
     assert list(board["metrics_run_id"]) == ["r2", "r1"]
     # metrics written before stale questions, profile versions or LangSmith were recorded
     assert list(board["n_stale_questions"]) == [0, 0] and list(board["profile_version"]) == ["", ""]
+    assert list(board["question_generators"]) == ["", ""]  # unknown: no note on the questions
 
 
 def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
@@ -123,6 +124,7 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "embedder_model_id",
         "corpus_sha256",
         "dataset_sha256",
+        "question_generators",
         "experiment_url",
         "answer_threshold",
         "removed",

@@ -102,6 +102,7 @@ def test_retrieval_metrics_scores_frames_as_token_level_result_does(tiny_project
     assert set(frame["retrieval_run_id"]) == {"retrieval-run"} and set(frame["chunk_config_hash"]) == {
         "c0ffee"
     }
+    assert set(frame["question_generators"]) == {"provided"}  # the golden set: no generator
     history = Warehouse(tmp_path / "warehouse").read_history(
         RETRIEVAL_SUMMARY, ["n_questions", "span_iou_mean"]
     )

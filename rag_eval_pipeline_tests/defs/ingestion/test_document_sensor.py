@@ -138,6 +138,25 @@ def test_edits_adds_and_removals_request_one_run_each_and_a_touch_does_not(
         assert len(set(keys)) == len(keys)
 
 
+def test_an_html_edit_requests_ingestion_and_an_unknown_extension_does_not(tiny_project: Path):
+    folder = tiny_project / "data/corpus"
+    page = folder / "beta/rota.html"
+    page.write_text("<h1>Rota</h1><ul><li>Mon: Zoë</li><li>Tue: Amélie</li></ul>", encoding="utf-8")
+    with dg.instance_for_test() as instance:
+        cursor = tick(instance, tiny_project, None).cursor
+        assert skipped(tick(instance, tiny_project, cursor)) == "no document changed (4 watched, 0 re-hashed)"
+
+        (folder / "beta/scan.pdf").write_bytes(b"%PDF-1.4 \xff")
+        (folder / "alpha/.notes.md").write_text("hidden", encoding="utf-8")
+        assert skipped(tick(instance, tiny_project, cursor)).startswith("no document changed (4 watched")
+
+        page.write_text("<h1>Rota</h1><ul><li>Mon: Zoë</li><li>Tue: Tomasz</li></ul>", encoding="utf-8")
+        result = tick(instance, tiny_project, cursor)
+        assert only_request(result).tags == {"rag_eval/documents_changed": "beta/rota.html"}
+        state = CorpusCursor.from_json(result.cursor or "").state
+        assert state.corpus_sha256 == Corpus.from_folder(folder).sha256
+
+
 def test_many_changes_are_named_briefly(tiny_project: Path, tmp_path: Path):
     folder = tiny_project / "data/corpus"
     with dg.instance_for_test() as instance:

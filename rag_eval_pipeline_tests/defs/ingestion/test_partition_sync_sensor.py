@@ -87,3 +87,37 @@ def test_a_cursor_from_before_per_config_hashes_is_read_as_no_history(tiny_proje
     with dg.instance_for_test() as instance:
         old = tick(instance, tiny_project, "0" * 64)  # the old cursor: one hash of the files
         assert not old.run_requests and old.cursor and old.cursor.startswith("{")
+
+
+def test_a_partition_already_made_with_the_new_settings_is_not_made_again(tiny_project: Path):
+    """`rag-eval chunk-configs apply --run` re-chunks a changed config itself; the sensor then sees the
+    file change, and must not run the same partition a second time."""
+    with dg.instance_for_test() as instance:
+        first = tick(instance, tiny_project, None)
+        configs = tiny_project / "data/chunk_configs.yaml"
+        configs.write_text(configs.read_text().replace("chunk_size: 120", "chunk_size: 140"))
+        new_hash = ProjectResource(root=str(tiny_project)).load_configs().chunk_config("recursive-120-20")
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                "chunks", partition="recursive-120-20", metadata={"chunk_config_hash": new_hash.config_hash}
+            )
+        )
+        assert not tick(instance, tiny_project, first.cursor).run_requests
+
+        # made with older settings: re-run
+        configs.write_text(configs.read_text().replace("chunk_size: 140", "chunk_size: 160"))
+        (request,) = tick(instance, tiny_project, first.cursor).run_requests or []
+        assert request.partition_key == "recursive-120-20"
+
+        # a changed profile: only the partitions not yet evaluated with it
+        profiles = tiny_project / "data/retrieval_profiles.yaml"
+        profiles.write_text(profiles.read_text().replace("top_k: 4", "top_k: 3"))
+        top4 = ProjectResource(root=str(tiny_project)).load_configs().profile("top4")
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization(
+                "retrieval_results", partition="fixed-60-0|top4", metadata={"profile_hash": top4.config_hash}
+            )
+        )
+        reprofiled = tick(instance, tiny_project, first.cursor)
+        # fixed-60-0|top4 is current; recursive-120-20's partitions follow its re-chunk by automation
+        assert [str(r.partition_key) for r in reprofiled.run_requests or []] == ["recursive-120-20"]
