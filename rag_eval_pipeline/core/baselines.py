@@ -134,7 +134,14 @@ def choose_baseline(
     """The pinned baseline of the partition if there is one (its run's rows in ``table``, else the
     latest run of its evaluation there); otherwise the most recent earlier full-mode run of the partition
     on the same dataset (and the same reference answers, when given); otherwise none. The run being
-    checked is never its own baseline, even when its evaluation is the one pinned."""
+    checked is never its own baseline, even when its evaluation is the one pinned.
+
+    ``history`` may be a store of ``partition`` alone (``HistoryStore(base, partition=...)``): every
+    candidate is a run of that partition, so the choice is the same and reads no other partition."""
+    if history.partition is not None and history.partition != partition:
+        raise ValueError(
+            f"a history of partition {history.partition} cannot choose the baseline of {partition}"
+        )
     pinned = store.get(partition)
     if pinned is not None and pinned.run_id != run_id:
         run = history.find_run(pinned.run_id, (table,))

@@ -5,6 +5,10 @@ partition dimensions (``chunk_config``, ``profile``) as columns; files written b
 read as NULL there. Rows from before evaluations were tagged get the warehouse's defaults (their run's
 own evaluation, full mode), so every query sees one shape.
 
+A store made for one partition (``HistoryStore(base, partition=...)``) reads only that partition's
+files: its views hold that partition's rows, so what it costs grows with the partition's own history,
+not with the whole warehouse's (the regression checks use it).
+
 An *evaluation* is the set of Dagster runs (one per partition) that share an evaluation id; a run
 launched on its own is an evaluation of one partition.
 """
@@ -22,7 +26,14 @@ import pandas as pd
 
 from .errors import InputError
 from .monitoring_settings import EvaluationMode
-from .warehouse import RETRIEVAL_SUMMARY, SUMMARY_TABLES, Warehouse, evaluation_defaults_sql
+from .warehouse import (
+    NO_PARTITION,
+    RETRIEVAL_SUMMARY,
+    SUMMARY_TABLES,
+    Partition,
+    Warehouse,
+    evaluation_defaults_sql,
+)
 
 RunId = NewType("RunId", str)
 EvaluationId = NewType("EvaluationId", str)
@@ -54,6 +65,10 @@ class PartitionKey:
                 f"a partition is written CHUNK_CONFIG|PROFILE (e.g. fixed-200-0|dense-top5), got {text!r}"
             )
         return cls(chunk_config, profile)
+
+    def dimensions(self) -> dict[str, str]:
+        """The warehouse's partition (dimension -> value) of this key."""
+        return {"chunk_config": self.chunk_config, "profile": self.profile}
 
 
 @dataclass(frozen=True)
@@ -93,10 +108,14 @@ class ResolvedRef:
 
 class HistoryStore:
     """Read-only SQL over the warehouse's history. Views are made on first use per table, so a check
-    that needs one table does not read the schemas of every file of every other table."""
+    that needs one table does not read the schemas of every file of every other table. With a
+    ``partition``, every view and table list covers that partition's files only; no file of another
+    partition is opened."""
 
-    def __init__(self, warehouse_dir: str | Path) -> None:
+    def __init__(self, warehouse_dir: str | Path, *, partition: PartitionKey | None = None) -> None:
         self.warehouse = Warehouse(Path(warehouse_dir))
+        self.partition = partition
+        self._dimensions: Partition = partition.dimensions() if partition is not None else NO_PARTITION
         self.root = self.warehouse.history_dir  # named in messages
         self._connection = duckdb.connect()
         self._connection.execute("SET TimeZone = 'UTC'")
@@ -117,8 +136,12 @@ class HistoryStore:
         """Table folders holding at least one Parquet file (the history of every asset and summary), as
         found when first asked: a store reads one consistent set of tables."""
         if self._tables is None:
-            self._tables = self.warehouse.history_tables()
+            self._tables = self.warehouse.history_tables(self._dimensions)
         return self._tables
+
+    @property
+    def _of_partition(self) -> str:
+        return f" for partition {self.partition}" if self.partition is not None else ""
 
     def has_table(self, table: str) -> bool:
         return table in self.tables
@@ -323,14 +346,16 @@ class HistoryStore:
             return
         if not self.has_table(table):
             raise HistoryError(
-                f"no history table {table!r} in {self.root}; tables: {', '.join(self.tables) or 'none yet'}"
+                f"no history table {table!r} in {self.root}{self._of_partition}; tables: "
+                f"{', '.join(self.tables) or 'none yet'}"
             )
-        source = self.warehouse.history_source_sql(table)
+        source = self.warehouse.history_source_sql(table, self._dimensions)
         try:
             described = self._connection.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()
         except duckdb.Error as exc:
             raise HistoryError(
-                f"cannot read the history of {table} under {self.warehouse.history_table_dir(table)}: {exc}"
+                f"cannot read the history of {table} under "
+                f"{self.warehouse.history_partition_dir(table, self._dimensions)}: {exc}"
             ) from None
         select = evaluation_defaults_sql([str(row[0]) for row in described])
         self._connection.execute(f'CREATE OR REPLACE VIEW "{table}" AS SELECT {select} FROM {source}')

@@ -119,6 +119,10 @@ class Warehouse:
     def history_table_dir(self, table: str) -> Path:
         return child_path(self.history_dir, table)
 
+    def history_partition_dir(self, table: str, partition: Partition = NO_PARTITION) -> Path:
+        """The folder of one partition's history files of ``table`` (the table's folder without one)."""
+        return child_path(self.history_dir, table, *partition_folders(partition))
+
     def history_path(self, table: str, partition: Partition, run_id: str) -> Path:
         """The file a run wrote for a table (and partition); history mirrors the current layout."""
         return child_path(self.history_dir, table, *partition_folders(partition), f"{run_id}.parquet")
@@ -146,13 +150,15 @@ class Warehouse:
 
     # -- listing -------------------------------------------------------------------------------------
 
-    def history_tables(self) -> tuple[str, ...]:
-        """Table folders holding at least one history file, sorted."""
+    def history_tables(self, partition: Partition = NO_PARTITION) -> tuple[str, ...]:
+        """Table folders holding at least one history file (of ``partition``: in its folder), sorted."""
         folders = sorted(self.history_dir.iterdir()) if self.history_dir.is_dir() else []
         return tuple(
             p.name
             for p in folders
-            if p.is_dir() and not p.name.startswith(".") and next(_finished(p, ".parquet"), None)
+            if p.is_dir()
+            and not p.name.startswith(".")
+            and next(_finished(self.history_partition_dir(p.name, partition), ".parquet"), None)
         )
 
     def history_files(self, table: str | None = None) -> list[Path]:
@@ -165,10 +171,11 @@ class Warehouse:
         """The per-run copies of the generated datasets (not their ``current.jsonl``), sorted."""
         return sorted(p for p in _finished(self.datasets_dir, ".jsonl") if p.parent.name == "history")
 
-    def history_source_sql(self, table: str) -> str:
-        """A DuckDB table function reading every history file of ``table``, partition folders as
-        columns, a column missing from older files as NULL."""
-        glob = str(self.history_table_dir(table) / "**" / "*.parquet").replace("'", "''")
+    def history_source_sql(self, table: str, partition: Partition = NO_PARTITION) -> str:
+        """A DuckDB table function reading every history file of ``table`` (only those of ``partition``,
+        when given: no other partition's file is opened), partition folders as columns, a column
+        missing from older files as NULL."""
+        glob = str(self.history_partition_dir(table, partition) / "**" / "*.parquet").replace("'", "''")
         return (
             f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true, "
             "hive_types_autocast = false)"

@@ -10,7 +10,7 @@ import pytest
 
 from rag_eval_pipeline.core.baselines import BaselineStore, choose_baseline
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.history import HistoryStore, PartitionKey
+from rag_eval_pipeline.core.history import HistoryError, HistoryStore, PartitionKey
 from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline_tests.history_files import at, constant, retrieval_rows, write_run
 
@@ -151,3 +151,61 @@ def test_answer_scores_are_held_only_to_runs_with_the_same_reference_answers(tmp
         edited = choose_baseline(history, store, "answer_metrics", P1, "now", "data-1", at(3), "answers-3")
     assert same.run is not None and same.run.run_id == "old-answers"
     assert (edited.source, edited.run) == ("none", None)
+
+
+def test_a_store_of_the_partition_alone_chooses_as_the_whole_history_does(tmp_path: Path) -> None:
+    write(tmp_path, "old", P1, 0)  # no evaluation columns: its own full evaluation
+    write(tmp_path, "pinned", P1, 1, evaluation_id="eval-p", mode="quick")
+    write(tmp_path, "full", P1, 2, evaluation_id="e-full", mode="full")
+    write(tmp_path, "quick", P1, 3, evaluation_id="e-quick", mode="quick")
+    write(tmp_path, "new-data", P1, 4, dataset="data-2")
+    for hour in range(6):  # the other partition runs later, on the same data and evaluations
+        write(tmp_path, f"other-{hour}", P2, hour + 0.5, evaluation_id="eval-p", mode="full")
+    store = BaselineStore(tmp_path)
+    questions = [("now", 5, "data-1"), ("full", 2, "data-1"), ("old", 0, "data-1"), ("x", 9, "data-2")]
+
+    def choices(partition: PartitionKey | None) -> list[tuple[str, str | None, str, str | None]]:
+        with HistoryStore(tmp_path, partition=partition) as history:
+            found = [
+                choose_baseline(history, store, "retrieval_metrics", P1, run, dataset, at(hour))
+                for run, hour, dataset in questions
+            ]
+            rows = [history.question_rows("retrieval_metrics", [c.run]) for c in found if c.run is not None]
+        assert all(set(r["chunk_config"] + "|" + r["profile"]) == {"c|p1"} for r in rows)
+        return [(c.source, c.run.run_id if c.run else None, c.detail, str(c.run)) for c in found]
+
+    unpinned = choices(None)
+    assert [(source, run) for source, run, _, _ in unpinned] == [
+        ("previous_run", "full"),
+        ("previous_run", "old"),
+        ("none", None),
+        ("previous_run", "new-data"),
+    ]
+    assert choices(P1) == unpinned
+    with HistoryStore(tmp_path) as history:
+        store.pin(history.resolve("pinned").runs)
+    pinned = choices(None)
+    assert {(source, run) for source, run, _, _ in pinned} == {("pinned", "pinned")}
+    assert choices(P1) == pinned
+    for path in (p for p in Warehouse(tmp_path).history_files("retrieval_metrics") if p.stem == "pinned"):
+        path.unlink()  # the pinned run is gone: the evaluation's other runs are in P2 only
+    gone = choices(None)
+    assert {(source, run) for source, run, _, _ in gone} == {("pinned", None)}
+    assert choices(P1) == gone
+
+    # a damaged file of the other partition: only a store of the whole history trips over it
+    next(
+        p for p in Warehouse(tmp_path).history_files("retrieval_metrics") if p.stem == "other-0"
+    ).write_bytes(b"x")
+    assert choices(P1) == gone
+    with pytest.raises(HistoryError, match="cannot read the history of retrieval_metrics"):
+        choices(None)
+
+
+def test_a_store_of_another_partition_cannot_choose(tmp_path: Path) -> None:
+    write(tmp_path, "run", P2, 0)
+    with (
+        HistoryStore(tmp_path, partition=P2) as history,
+        pytest.raises(ValueError, match=r"a history of partition c\|p2 cannot choose the baseline of c\|p1"),
+    ):
+        choose_baseline(history, BaselineStore(tmp_path), "retrieval_metrics", P1, "now", "data-1", at(1))

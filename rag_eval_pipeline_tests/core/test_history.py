@@ -247,3 +247,41 @@ def test_trend_is_the_summary_mean_and_interval_per_partition_over_time(warehous
     assert top5["mean"].tolist() == pytest.approx([0.515, 0.615, 0.715, 0.715])
     assert (top5["ci_low"] < top5["mean"]).all() and (top5["mean"] < top5["ci_high"]).all()
     assert top5["n"].tolist() == [4, 4, 4, 4]
+
+
+def test_a_store_of_one_partition_reads_only_that_partition_s_files(warehouse: Path) -> None:
+    top5 = PartitionKey("fixed-1", "top5")
+    # a damaged file in another partition's folder: the whole history no longer reads ...
+    damaged = Warehouse(warehouse).history_path(
+        "retrieval_metrics", {"chunk_config": "fixed-1", "profile": "10"}, "bad"
+    )
+    damaged.write_bytes(b"not parquet")
+    with HistoryStore(warehouse) as everything, pytest.raises(HistoryError, match="cannot read the history"):
+        everything.runs()
+    # ... but a store of this partition never opens it
+    with HistoryStore(warehouse, partition=top5) as history:
+        assert history.partition == top5
+        assert history.tables == (
+            "retrieval_metrics",
+            "retrieval_metrics_summary",
+        )  # leaderboard: no partition
+        assert [r.run_id for r in history.runs()] == ["run-old", "run-a1", "run-b1", "run-b1-retry"]
+        assert {r.partition for r in history.runs()} == {top5}
+        assert history.find_run("run-a2") is None  # a run of the other partition
+        found = history.find_run("run-a1", ("retrieval_metrics",))
+        assert found is not None and (found.evaluation_id, found.mode) == ("eval-a", "full")
+        rows = history.question_rows("retrieval_metrics", [found])
+        assert set(rows["run_id"]) == {"run-a1"} and len(rows) == 4
+        assert set(rows["chunk_config"] + "|" + rows["profile"]) == {"fixed-1|top5"}
+        latest = history.latest_run_of("retrieval_metrics", "eval-b", top5)
+        assert latest is not None and latest.run_id == "run-b1-retry"
+        with pytest.raises(
+            HistoryError, match="no history table 'leaderboard' .* for partition fixed-1\\|top5"
+        ):
+            history.question_rows("leaderboard", [])
+    with HistoryStore(warehouse, partition=PartitionKey("fixed-1", "new")) as empty:
+        assert empty.tables == () and empty.runs() == []
+        assert (
+            empty.previous_full_run("retrieval_metrics", PartitionKey("fixed-1", "new"), "data-1", at(9), "x")
+            is None
+        )

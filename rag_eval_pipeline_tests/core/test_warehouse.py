@@ -156,6 +156,29 @@ def test_history_reads_as_one_table_in_duckdb_pyarrow_and_pandas(tmp_path: Path)
     assert len(frame) == 8 and set(frame["run_id"]) == {"run-a", "run-b"}
 
 
+def test_one_partition_s_history_is_read_without_opening_another_partition_s_files(tmp_path: Path):
+    w = Warehouse(tmp_path)
+    write_runs(w)
+    other = {"chunk_config": "token-128", "profile": "dense-top10"}
+    assert relative(w, w.history_partition_dir("retrieval_metrics", TWO)) == (
+        "history/retrieval_metrics/chunk_config=fixed-200-0/profile=dense-top5"
+    )
+    assert w.history_partition_dir("retrieval_metrics") == w.history_table_dir("retrieval_metrics")
+    # another partition's file is damaged: the whole table no longer reads, this partition still does
+    w.history_path("retrieval_metrics", other, "run-a").write_bytes(b"not parquet")
+    with pytest.raises(duckdb.Error):
+        duckdb.sql(f"SELECT count(*) FROM {w.history_source_sql('retrieval_metrics')}").fetchall()
+    rows = duckdb.sql(
+        "SELECT chunk_config, profile, run_id, count(*) AS n "
+        f"FROM {w.history_source_sql('retrieval_metrics', TWO)} GROUP BY ALL ORDER BY run_id"
+    ).fetchall()
+    assert rows == [("fixed-200-0", "dense-top5", "run-a", 2), ("fixed-200-0", "dense-top5", "run-b", 2)]
+    w.write_history(pd.DataFrame({"run_id": ["r1"]}), SUMMARY, other, "r1")
+    assert w.history_tables(TWO) == ("retrieval_metrics",)
+    assert w.history_tables(other) == ("retrieval_metrics", SUMMARY)
+    assert w.history_tables({"chunk_config": "new", "profile": "p"}) == ()
+
+
 def test_a_failed_write_of_the_pair_replaces_neither_file(tmp_path: Path):
     w = Warehouse(tmp_path)
     w.write_table(pd.DataFrame({"version": [1]}), "t", {}, "run-1")

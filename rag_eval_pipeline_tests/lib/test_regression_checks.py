@@ -125,6 +125,25 @@ def test_a_significant_drop_beyond_the_margin_fails_with_severity_error_and_its_
     assert "| span_recall | 12 |" in meta["regression"] and "FAILED" in meta["regression"]
 
 
+def test_the_check_reads_its_own_partition_only(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    write_run(warehouse, retrieval_rows("base-run", "c", "p", metrics(BASE), at(1)))
+    # a later, better run of another partition, and a file there no reader can open
+    write_run(warehouse, retrieval_rows("elsewhere", "c", "q", metrics(BASE + 0.3), at(2)))
+    other = Warehouse(warehouse).history_partition_dir(
+        "retrieval_metrics", {"chunk_config": "c", "profile": "q"}
+    )
+    (other / "damaged.parquet").write_bytes(b"not parquet")
+    _, evaluation = run_check(tmp_path, now_rows(BASE - 0.1 + np.tile([0.01, -0.01], 6)))
+    meta = values(evaluation)
+    assert (meta["baseline_source"], meta["baseline_run_id"], meta["n_baseline"]) == (
+        "previous_run",
+        "base-run",
+        12,
+    )
+    assert meta["span_recall_mean_baseline"] == pytest.approx(BASE.mean()) and not evaluation.passed
+
+
 def test_a_drop_within_the_configured_margin_passes(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "monitoring.yaml").write_text("regression:\n  margin: 0.15\n", encoding="utf-8")
