@@ -15,7 +15,7 @@ from ..configs import Retriever
 from ..embedding.base import Embedder
 from ..embedding.cache import EmbeddingCounts
 from ..progress import Progress, no_progress
-from ..types import PositionAwareChunk
+from ..types import PositionAwareChunk, sha256_hex
 from ..vector_store.base import VectorStore, collection_name
 from .keyword import KeywordIndex
 
@@ -35,13 +35,15 @@ class DenseIndex:
 class ChunkIndexes:
     """What a retrieval profile searches; a side the caller did not ask for is None. The rest says what
     getting them cost: points written, texts embedded or found in the embedding cache, and whether the
-    BM25 index was built now (False: a saved index of exactly these chunks was reused)."""
+    collection and the BM25 index were built now (False: one made from exactly these chunks was
+    reused)."""
 
     dense: DenseIndex | None
     keyword: KeywordIndex | None
     n_points: int = 0
     embedding: EmbeddingCounts = field(default_factory=EmbeddingCounts)
     keyword_built: bool = False
+    dense_built: bool = False
 
     @property
     def collection(self) -> str:
@@ -66,19 +68,33 @@ def build_indexes(
 ) -> ChunkIndexes:
     """Make the collection (``rag_eval__<chunk set>__<embedder>`` unless named) hold exactly the chunk
     set, embedding through whatever cache the embedder has, and index the chunks for BM25: in memory, or
-    saved under ``keyword_folder`` and reused while the chunks are the same. Only the ``retrievers``
-    sides are built: a keyword-only evaluation never touches the vector store."""
+    saved under ``keyword_folder`` and reused while the chunks are the same. A collection completed
+    from exactly these chunks and this embedder is kept as it is: nothing embedded, no point written
+    (``n_points`` 0). Only the ``retrievers`` sides are built: a keyword-only evaluation never touches
+    the vector store."""
     dense = None
     n_points = 0
+    dense_built = False
     before = EmbeddingCounts.of(embedder)
     if "knn" in retrievers:
         name = collection or collection_name(chunk_set.name, embedder.model_id)
-        vectors = embedder.embed([c.text for c in chunk_set.chunks])
-        store.replace_collection(name, chunk_set.chunks, vectors, chunk_set.name)
-        n_points = len(chunk_set.chunks)
+        fingerprint = collection_fingerprint(chunk_set, embedder.model_id)
+        if store.fingerprint(name) != fingerprint:
+            vectors = embedder.embed([c.text for c in chunk_set.chunks])
+            store.replace_collection(name, chunk_set.chunks, vectors, chunk_set.name, fingerprint)
+            n_points, dense_built = len(chunk_set.chunks), True
         dense = DenseIndex(embedder, store, name)
     keyword, built = _keyword_side(chunk_set.chunks, keyword_folder, retrievers, progress)
-    return ChunkIndexes(dense, keyword, n_points, EmbeddingCounts.of(embedder).since(before), built)
+    counts = EmbeddingCounts.of(embedder).since(before)
+    return ChunkIndexes(dense, keyword, n_points, counts, built, dense_built)
+
+
+def collection_fingerprint(chunk_set: ChunkSet, embedder_model_id: str) -> str:
+    """What a collection's points are made from: the embedder and every chunk (id, place, text)."""
+    digest = sha256_hex(f"{embedder_model_id}\0{chunk_set.name}")
+    for c in chunk_set.chunks:
+        digest = sha256_hex(f"{digest}\0{c.chunk_id}\0{c.doc_id}\0{c.start}\0{c.end}\0{sha256_hex(c.text)}")
+    return digest
 
 
 def open_indexes(

@@ -25,10 +25,21 @@ class ScoredChunk:
 @runtime_checkable
 class VectorStore(Protocol):
     def replace_collection(
-        self, name: str, chunks: Sequence[PositionAwareChunk], vectors: Vectors, chunk_config: str
+        self,
+        name: str,
+        chunks: Sequence[PositionAwareChunk],
+        vectors: Vectors,
+        chunk_config: str,
+        fingerprint: str = "",
     ) -> None:
         """Make the collection hold exactly these chunks (payload: doc_id, start, end, chunk_id,
-        chunk_config, text)."""
+        chunk_config, text), and keep ``fingerprint`` (what the points were made from) with it once
+        every point is written."""
+        ...
+
+    def fingerprint(self, name: str) -> str | None:
+        """The fingerprint the collection was completed with; None when there is no collection, or it
+        was written without one or not to the end."""
         ...
 
     def search(self, name: str, queries: Vectors, k: int) -> list[list[ScoredChunk]]:

@@ -11,11 +11,12 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
 from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import UnexpectedResponse
 
 from ..embedding.base import Vectors
 from ..errors import StorageError
@@ -29,6 +30,10 @@ from .base import ScoredChunk
 
 UPSERT_BATCH = 256
 _POINT_NAMESPACE = uuid.UUID("4b6f1c9e-8a57-4c1b-9d1e-3f7c2a5e6b10")
+
+
+# The collection metadata key of the fingerprint replace_collection completed it with.
+_FINGERPRINT = "rag_eval_fingerprint"
 
 
 def point_id(chunk_id: str) -> str:
@@ -131,8 +136,21 @@ class QdrantVectorStore:
         with self._client(name) as client:
             return int(client.count(name, exact=True).count)
 
+    def fingerprint(self, name: str) -> str | None:
+        if not self.collection_exists(name):
+            return None
+        with self._client(name) as client:
+            metadata = client.get_collection(name).config.metadata or {}
+        value = metadata.get(_FINGERPRINT)
+        return str(value) if value else None
+
     def replace_collection(
-        self, name: str, chunks: Sequence[PositionAwareChunk], vectors: Vectors, chunk_config: str
+        self,
+        name: str,
+        chunks: Sequence[PositionAwareChunk],
+        vectors: Vectors,
+        chunk_config: str,
+        fingerprint: str = "",
     ) -> None:
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors for collection {name}")
@@ -165,6 +183,11 @@ class QdrantVectorStore:
                 ]
                 client.upsert(name, points=points, wait=True)
                 self.progress(stage, min(i + UPSERT_BATCH, len(chunks)), len(chunks))
+            # last: a collection whose writing was cut short has none; a server that keeps no collection
+            # metadata refuses it, and the collection is rebuilt every time, as before
+            if fingerprint:
+                with suppress(UnexpectedResponse):
+                    client.update_collection(name, metadata={_FINGERPRINT: fingerprint})
 
     def search(self, name: str, queries: Vectors, k: int) -> list[list[ScoredChunk]]:
         if k <= 0:

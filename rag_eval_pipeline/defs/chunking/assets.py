@@ -79,9 +79,12 @@ def chunk_index(
         keyword_folder=folder,
         progress=progress,
     )
-    collection, n_points, embedding = indexes.collection, indexes.n_points, indexes.embedding
+    collection, embedding = indexes.collection, indexes.embedding
+    n_points = len(chunks) if indexes.dense is not None else 0  # what the collection holds
     context.log.info(
-        f"{collection}: {n_points} points at {store.location}; embedded {embedding.texts_embedded} new "
+        f"{collection}: {n_points} points at {store.location} "
+        + ("written" if indexes.dense_built else "unchanged, reused")
+        + f"; embedded {embedding.texts_embedded} new "
         f"texts, {embedding.cache_hits} from the cache; keyword index {folder} "
         + ("built" if indexes.keyword_built else "unchanged, reused")
     )
@@ -104,6 +107,8 @@ def chunk_index(
         metadata={
             "collection": collection,
             "n_points": n_points,
+            "points_written": indexes.n_points,
+            "collection_rebuilt": indexes.dense_built,
             "texts_embedded": embedding.texts_embedded,
             "embedding_cache_hits": embedding.cache_hits,
             "embedder": model.model_id,

@@ -4,11 +4,17 @@ Real local Qdrant and bm25s; the hashing embedder behind the real on-disk embedd
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from rag_eval_pipeline.core.chunking import ChunkSet, FixedSizeChunker, cut_corpus
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache, EmbeddingCounts
-from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, build_indexes, open_indexes
+from rag_eval_pipeline.core.retrieval.indexes import (
+    ChunkIndexes,
+    build_indexes,
+    collection_fingerprint,
+    open_indexes,
+)
 from rag_eval_pipeline.core.retrieval.keyword import chunk_set_fingerprint
 from rag_eval_pipeline.core.vector_store.base import collection_name
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
@@ -42,10 +48,32 @@ def test_build_indexes_fills_the_named_collection_and_counts_what_it_embedded(tm
     assert first.embedding == EmbeddingCounts(texts_embedded=distinct, cache_hits=0)
     assert first.keyword is not None and first.keyword_built and first.keyword.chunks == cut.chunks
     assert first.keyword_fingerprint == chunk_set_fingerprint(cut.chunks)
-    # a second build finds every vector in the cache and embeds nothing
+    assert first.dense_built
+    # a second build finds the collection made from exactly these chunks: nothing embedded or written
     again = build_indexes(cut, cached(tmp_path), store)
-    assert again.embedding == EmbeddingCounts(texts_embedded=0, cache_hits=len(cut.chunks))
+    assert again.embedding == EmbeddingCounts() and again.n_points == 0 and not again.dense_built
     assert search_both(again) == search_both(first)
+
+
+def test_the_collection_is_rewritten_when_its_chunks_or_embedder_changed_or_it_was_never_completed(
+    tmp_path: Path,
+):
+    store = QdrantVectorStore(path=tmp_path / "qdrant")
+    cut = chunk_set()
+    name = "fixed"
+    build_indexes(cut, cached(tmp_path), store, collection=name)
+    assert store.fingerprint(name) == collection_fingerprint(cut, "test:hashing-bow")
+    edited = ChunkSet(cut.name, (replace(cut.chunks[0], text=cut.chunks[0].text.upper()), *cut.chunks[1:]))
+    assert collection_fingerprint(edited, "test:hashing-bow") != store.fingerprint(name)
+    rebuilt = build_indexes(edited, cached(tmp_path), store, collection=name)
+    assert rebuilt.dense_built and rebuilt.embedding.texts_embedded == 1  # the one changed text
+    assert collection_fingerprint(cut, "other-model") != collection_fingerprint(cut, "test:hashing-bow")
+    # written without a fingerprint (or cut short before it was set): rebuilt, then complete
+    store.replace_collection(name, cut.chunks, cached(tmp_path).embed([c.text for c in cut.chunks]), cut.name)
+    assert store.fingerprint(name) is None
+    assert build_indexes(cut, cached(tmp_path), store, collection=name).dense_built
+    assert not build_indexes(cut, cached(tmp_path), store, collection=name).dense_built
+    assert store.fingerprint("no-such-collection") is None
 
 
 def test_a_saved_keyword_index_is_reused_until_the_chunks_change(tmp_path: Path):
