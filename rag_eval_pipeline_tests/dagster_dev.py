@@ -68,24 +68,38 @@ def running_dagster_dev(
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            assert process.poll() is None, f"dagster dev exited with {process.returncode}"
-            try:
-                with urllib.request.urlopen(f"{url}/server_info", timeout=5):
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                assert time.monotonic() < deadline, f"dagster dev did not answer within {timeout_s:.0f} s"
-                time.sleep(0.5)
-        # the code location loads after the webserver answers
-        while not (graphql(url, "{ assetNodes { id } }").get("data") or {}).get("assetNodes"):
-            assert time.monotonic() < deadline, f"the code location did not load within {timeout_s:.0f} s"
-            time.sleep(1)
+        wait_until_served(url, process, timeout_s)
         yield url
     finally:
-        process.send_signal(signal.SIGTERM)
+        stop(process)
+
+
+def wait_until_served(
+    url: str, process: subprocess.Popen[Any], timeout_s: float, query: str = "{ assetNodes { id } }"
+) -> list[dict[str, Any]]:
+    """Waits until the webserver of ``process`` answers at ``url`` and its code location has loaded;
+    returns the asset nodes ``query`` asks for."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        assert process.poll() is None, f"dagster dev exited with {process.returncode}"
         try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            with urllib.request.urlopen(f"{url}/server_info", timeout=5):
+                break
+        except (urllib.error.URLError, ConnectionError):
+            assert time.monotonic() < deadline, f"dagster dev did not answer within {timeout_s:.0f} s"
+            time.sleep(0.5)
+    # the code location loads after the webserver answers
+    while not (nodes := (graphql(url, query).get("data") or {}).get("assetNodes")):
+        assert time.monotonic() < deadline, f"the code location did not load within {timeout_s:.0f} s"
+        time.sleep(1)
+    return list(nodes)
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL to its whole session after a minute."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

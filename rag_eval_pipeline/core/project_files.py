@@ -92,9 +92,7 @@ class ProjectFiles:
         return self.corpus_glob or load_workspace_settings(self.root).glob
 
     def load_corpus(self) -> Corpus:
-        pattern = self.corpus_pattern()
-        folder = self.corpus_folder()
-        return Corpus.from_folder(folder, pattern) if pattern else Corpus.from_folder(folder)
+        return Corpus.from_folder(self.corpus_folder(), self.corpus_pattern())
 
     def load_generation_settings(self) -> GenerationSettings:
         return load_generation_settings(self.path(self.generation_file))

@@ -99,7 +99,7 @@ def init_workspace(target: Path, corpus_folder: Path, glob: str | None = None) -
     """A workspace at ``target`` over the documents in ``corpus_folder`` (loaded first, so a folder
     without a readable document fails before anything is written). Refuses to overwrite a file."""
     target, corpus_folder = target.resolve(), corpus_folder.resolve()
-    corpus = Corpus.from_folder(corpus_folder, glob) if glob else Corpus.from_folder(corpus_folder)
+    corpus = Corpus.from_folder(corpus_folder, glob)
     planned = {target / WORKSPACE_FILE: _workspace_file(target, corpus_folder, glob)}
     for template, location in _SETTINGS_TEMPLATES.items():
         planned[target / location] = (_TEMPLATES / template).read_text(encoding="utf-8")

@@ -5,12 +5,9 @@ workspace is; a missing workspace says how to make one."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
-import time
-import urllib.error
 from pathlib import Path
 
 import pytest
@@ -19,7 +16,7 @@ from rag_eval_pipeline.core.project_files import ProjectFiles
 from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.core.workspace import WORKSPACE_FILE
 from rag_eval_pipeline_tests.conftest import REPO
-from rag_eval_pipeline_tests.dagster_dev import free_port, graphql
+from rag_eval_pipeline_tests.dagster_dev import free_port, graphql, wait_until_served
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval_command, rag_eval_env
 
 PARAGRAPH = (
@@ -177,14 +174,7 @@ def test_ui_serves_the_workspace_it_is_started_in_on_its_own_instance(tiny_proje
         url = f"http://127.0.0.1:{port}"
         assert first.startswith(f"Dagster UI on workspace {tiny_project}: {url}")
         query = "{ assetNodes { assetKey { path } repository { location { name } } } }"
-        deadline = time.monotonic() + 180
-        nodes: list[dict] = []
-        while not nodes:
-            assert process.poll() is None, "rag-eval ui exited"
-            assert time.monotonic() < deadline, "the UI did not serve the code location within 180 s"
-            with contextlib.suppress(urllib.error.URLError, ConnectionError):
-                nodes = (graphql(url, query).get("data") or {}).get("assetNodes") or []
-            time.sleep(1)
+        nodes = wait_until_served(url, process, 180, query)
         assert {n["repository"]["location"]["name"] for n in nodes} == {"rag_eval_pipeline"}
         sensor = graphql(
             url,

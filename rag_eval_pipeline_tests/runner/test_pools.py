@@ -5,6 +5,8 @@ import dataclasses
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -115,50 +117,58 @@ def wait_for(lines: list[str], timeout_s: float = 60.0) -> None:
         time.sleep(0.1)
 
 
+@dataclasses.dataclass
+class WaitingRun:
+    """llm_job started in a thread while another run holds the pool's one slot, with the notices the
+    watcher printed meanwhile."""
+
+    holder: str
+    lines: list[str]
+    results: list[dg.ExecuteInProcessResult]
+    worker: threading.Thread
+
+
+@contextmanager
+def waiting_run(instance: dg.DagsterInstance) -> Iterator[WaitingRun]:
+    """Yields once the watcher said the run waits; the run ends (or the test fails) inside the block."""
+    holder = holding(instance, dg.DagsterRunStatus.STARTED)
+    lines: list[str] = []
+    run_id = str(uuid.uuid4())
+    results: list[dg.ExecuteInProcessResult] = []
+    with pool_wait_notices(instance, run_id, lines.append, interval_s=0.2):
+        worker = threading.Thread(
+            target=lambda: results.append(llm_job.execute_in_process(instance=instance, run_id=run_id))
+        )
+        worker.start()
+        wait_for(lines)
+        yield WaitingRun(holder, lines, results, worker)
+
+
 def test_a_step_waiting_for_a_pool_says_who_holds_it_and_goes_on_once_freed() -> None:
-    with dg.instance_for_test(overrides=POOLS) as instance:
-        holder = holding(instance, dg.DagsterRunStatus.STARTED)
-        lines: list[str] = []
-        run_id = str(uuid.uuid4())
-        results: list[dg.ExecuteInProcessResult] = []
-        with pool_wait_notices(instance, run_id, lines.append, interval_s=0.2):
-            worker = threading.Thread(
-                target=lambda: results.append(llm_job.execute_in_process(instance=instance, run_id=run_id))
-            )
-            worker.start()
-            wait_for(lines)
-            assert not results  # still waiting for the slot
-            assert lines == [
-                f"step calls_the_llm waits for a slot of pool llm (limit 1), held by run {holder[:8]} "
-                f"(evaluation_job a|p, started); it goes on when that run releases it (`rag-eval status "
-                f"{holder}` shows it; terminate it in the UI to free the slot); "
-                "`dagster instance concurrency set llm 2` allows more at once"
-            ]
-            instance.event_log_storage.free_concurrency_slots_for_run(holder)  # the holder ends its step
-            worker.join(timeout=60)
-        assert results and results[0].success
-        assert len(lines) == 1  # said once
+    with dg.instance_for_test(overrides=POOLS) as instance, waiting_run(instance) as waiting:
+        holder = waiting.holder
+        assert not waiting.results  # still waiting for the slot
+        assert waiting.lines == [
+            f"step calls_the_llm waits for a slot of pool llm (limit 1), held by run {holder[:8]} "
+            f"(evaluation_job a|p, started); it goes on when that run releases it (`rag-eval status "
+            f"{holder}` shows it; terminate it in the UI to free the slot); "
+            "`dagster instance concurrency set llm 2` allows more at once"
+        ]
+        instance.event_log_storage.free_concurrency_slots_for_run(holder)  # the holder ends its step
+        waiting.worker.join(timeout=60)
+    assert waiting.results and waiting.results[0].success
+    assert len(waiting.lines) == 1  # said once
 
 
 def test_a_slot_held_by_a_run_that_ended_meanwhile_is_freed_and_the_step_goes_on() -> None:
-    with dg.instance_for_test(overrides=POOLS) as instance:
-        holder = holding(instance, dg.DagsterRunStatus.STARTED)
-        lines: list[str] = []
-        run_id = str(uuid.uuid4())
-        results: list[dg.ExecuteInProcessResult] = []
-        with pool_wait_notices(instance, run_id, lines.append, interval_s=0.2):
-            worker = threading.Thread(
-                target=lambda: results.append(llm_job.execute_in_process(instance=instance, run_id=run_id))
-            )
-            worker.start()
-            wait_for(lines)
-            held = instance.get_run_by_id(holder)
-            assert held is not None
-            # canceled mid-step: the run ends, its slot stays claimed
-            instance.handle_run_event(holder, _status_event(held, dg.DagsterRunStatus.CANCELED))
-            worker.join(timeout=60)
-        assert results and results[0].success
-        assert lines[1:] == [
-            "freed the concurrency slots of 1 run(s) that ended without releasing them "
-            f"(pool llm: run {holder[:8]} (evaluation_job a|p, canceled))"
-        ]
+    with dg.instance_for_test(overrides=POOLS) as instance, waiting_run(instance) as waiting:
+        held = instance.get_run_by_id(waiting.holder)
+        assert held is not None
+        # canceled mid-step: the run ends, its slot stays claimed
+        instance.handle_run_event(waiting.holder, _status_event(held, dg.DagsterRunStatus.CANCELED))
+        waiting.worker.join(timeout=60)
+    assert waiting.results and waiting.results[0].success
+    assert waiting.lines[1:] == [
+        "freed the concurrency slots of 1 run(s) that ended without releasing them "
+        f"(pool llm: run {waiting.holder[:8]} (evaluation_job a|p, canceled))"
+    ]
