@@ -9,6 +9,7 @@ $RAG_EVAL_PROJECT_DIR tells them which workspace to read, so the sensors watch i
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -55,7 +56,11 @@ def run_ui(command: UICommand) -> int:
         f"      location_name: {CODE_LOCATION_NAME}\n",
     )
     process = subprocess.Popen(command.args, cwd=command.cwd, env=dict(command.env))
+    # a SIGTERM to `rag-eval ui` (a service manager, `kill`) stops `dagster dev` too, not only Ctrl-C
+    previous = signal.signal(signal.SIGTERM, lambda *_: process.terminate())
     try:
         return process.wait()
     except KeyboardInterrupt:
         return process.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -184,6 +186,10 @@ def test_ui_serves_the_workspace_it_is_started_in_on_its_own_instance(tiny_proje
         )
         assert sensor["data"]["sensorOrError"]["sensorState"]["status"] == "RUNNING"
         assert (tiny_project / ".dagster" / "storage").is_dir()  # the workspace's dagster.yaml
+        process.send_signal(signal.SIGTERM)  # to `rag-eval ui` alone: it stops `dagster dev` with it
+        assert process.wait(timeout=90) is not None
+        with pytest.raises(urllib.error.URLError):
+            urllib.request.urlopen(f"{url}/server_info", timeout=5)
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
