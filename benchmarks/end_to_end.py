@@ -85,7 +85,7 @@ def child_run(workspace: Path, report: Path, cli_args: Sequence[str]) -> int:
     started = time.perf_counter()
     from rag_eval_pipeline.cli import main
     from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
-    from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
+    from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore  # the default engine
     from rag_eval_pipeline.runner.instance import project_instance
 
     counts: dict[str, Any] = {
@@ -97,7 +97,7 @@ def child_run(workspace: Path, report: Path, cli_args: Sequence[str]) -> int:
         "collections_replaced": 0,
         "upload_seconds": 0.0,
     }
-    embed, replace = SentenceTransformerEmbedder.embed, QdrantVectorStore.replace_collection
+    embed, replace = SentenceTransformerEmbedder.embed, EdgeVectorStore.replace_collection
 
     def counting_embed(self: SentenceTransformerEmbedder, texts: Sequence[str]) -> Any:
         if not texts:
@@ -112,15 +112,16 @@ def child_run(workspace: Path, report: Path, cli_args: Sequence[str]) -> int:
         counts["texts"].extend(texts)
         return vectors
 
-    def counting_replace(self: QdrantVectorStore, name: str, chunks: Sequence[Any], *args: Any) -> None:
+    def counting_replace(self: EdgeVectorStore, name: str, chunks: Sequence[Any], *args: Any) -> int:
         start = time.perf_counter()
-        replace(self, name, chunks, *args)
+        written = replace(self, name, chunks, *args)
         counts["upload_seconds"] += time.perf_counter() - start
-        counts["vectors_uploaded"] += len(chunks)
+        counts["vectors_uploaded"] += written  # points actually written (an update writes only changes)
         counts["collections_replaced"] += 1
+        return written
 
     SentenceTransformerEmbedder.embed = counting_embed  # type: ignore[method-assign]
-    QdrantVectorStore.replace_collection = counting_replace  # type: ignore[method-assign]
+    EdgeVectorStore.replace_collection = counting_replace  # type: ignore[method-assign]
     os.chdir(workspace)
     with project_instance(workspace) as instance:
         before = {r.run_id for r in instance.get_runs()}
@@ -482,8 +483,11 @@ def summary(runs: dict[str, list[ScenarioRun]], overhead: Overhead | None, edite
         f"{med('profile', lambda r: r.counts['vectors_uploaded']):,.0f} vectors uploaded, "
         f"{med('profile', lambda r: r.counts['runs']):.0f} runs ({GOALS['profile']})"
     )
-    if overhead is None:
-        return
+    if overhead is not None:
+        print_overhead(overhead)
+
+
+def print_overhead(overhead: Overhead) -> None:
     direct, dagster = median(overhead.direct), median(overhead.dagster)
     events = median([float(n) for n in overhead.events])
     print(
@@ -518,6 +522,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"1 chunk config x 2 profiles ({QUICK_CHUNK_CONFIGS[0]}; {', '.join(QUICK_PROFILES)})",
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder under /tmp")
+    parser.add_argument(
+        "--overhead-only",
+        action="store_true",
+        help="only the Dagster overhead of one partition, after one cold --quick run that fills the caches",
+    )
     return parser.parse_args(argv)
 
 
@@ -539,6 +548,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(machine_facts())
     print(f"scratch {scratch} (run output in {log.name})")
+    if args.overhead_only:
+        return overhead_only(scratch, log, args)
     pure = PureEmbedder()
     print(f"model load in this process {pure.load_seconds:.1f} s (not in any pure-embedding time)")
     runs: dict[str, list[ScenarioRun]] = {name: [] for name in SCENARIOS}
@@ -570,6 +581,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.overhead_repeats > 0:
         overhead = measure_overhead(workspace, chunk_configs[0], profiles[0], args.overhead_repeats)
     summary(runs, overhead, EDITED_DOCUMENT, args.repeats)
+    if args.keep:
+        print(f"\nkept {scratch}")
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+def overhead_only(scratch: Path, log: Path, args: argparse.Namespace) -> int:
+    """One cold run of the first quick config x profile (fills the warehouse and caches), then the
+    interleaved direct / Dagster runs of that partition."""
+    workspace = make_workspace(scratch / "workspace")
+    selection = ["--chunk-configs", QUICK_CHUNK_CONFIGS[0], "--profiles", QUICK_PROFILES[0]]
+    print(scenario_line(run_scenario("cold", workspace, selection, log)), flush=True)
+    overhead = measure_overhead(workspace, QUICK_CHUNK_CONFIGS[0], QUICK_PROFILES[0], args.overhead_repeats)
+    print_overhead(overhead)
     if args.keep:
         print(f"\nkept {scratch}")
     else:

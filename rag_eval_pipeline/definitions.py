@@ -21,10 +21,12 @@ from .defs.evaluation.nightly_schedule import build_nightly_schedule
 from .defs.ingestion.assets import corpus, eval_questions
 from .defs.ingestion.document_sensor import document_sensor
 from .defs.ingestion.partition_sync_sensor import partition_sync_sensor
+from .defs.ingestion.sources import SOURCE_ASSETS
 from .defs.jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job
 from .defs.maintenance.retention import build_retention_schedule, retention_job
 from .defs.questions.assets import chunk_level_questions, synthetic_questions
 from .defs.reporting.assets import leaderboard
+from .lib.code_versions import with_code_versions
 from .lib.evaluation_runs import EvaluationModeResource
 from .lib.io_managers import ParquetIOManagerFactory, WarehouseResource
 from .lib.resources import ProjectResource, default_resources
@@ -46,8 +48,8 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
     # Dagster takes a schedule's cron and time zone when the definitions are built, so the project's
     # data/monitoring.yaml is read here, once per load of the code location
     settings = schedule_settings(project if isinstance(project, ProjectResource) else ProjectResource())
-    return dg.Definitions(
-        assets=with_automation(
+    assets = with_automation(
+        with_code_versions(
             [
                 corpus,
                 synthetic_questions,
@@ -62,18 +64,25 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
                 answer_metrics,
                 answer_judgements,
                 leaderboard,
-            ]
-        ),
+            ],
+            resources,
+        )
+    )
+    built: list[dg.Definitions] = []  # the nightly schedule judges freshness by these definitions
+    definitions = dg.Definitions(
+        assets=[*SOURCE_ASSETS, *assets],
         asset_checks=[retrieval_metrics_regression, answer_metrics_regression],
         jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job, retention_job],
         sensors=[partition_sync_sensor, document_sensor, automation_sensor],
         schedules=[
-            build_nightly_schedule(settings),
+            build_nightly_schedule(settings, lambda: built[0]),
             # in the nightly schedule's time zone: "03:00, after the 02:00 evaluation" holds wherever
             build_retention_schedule(settings.nightly.timezone),
         ],
         resources=dict(resources),
     )
+    built.append(definitions)
+    return definitions
 
 
 @dg.definitions

@@ -29,6 +29,10 @@ def test_definitions_load_with_every_asset_job_and_sensor(defs: dg.Definitions):
     dg.Definitions.validate_loadable(defs)
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == {
+        "documents",
+        "project_settings",
+        "chunk_config_settings",
+        "retrieval_profile_settings",
         "corpus",
         "synthetic_questions",
         "eval_questions",
@@ -68,14 +72,23 @@ def test_each_main_job_holds_its_assets_and_checks_and_every_asset_is_in_one(def
     for job, nodes in JOB_NODES.items():
         assert {node.name for node in defs.resolve_job_def(job).graph.nodes} == nodes, job
     in_jobs = [n for nodes in JOB_NODES.values() for n in nodes if not n.endswith("_regression")]
-    assert sorted(in_jobs) == sorted(
-        k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()
-    )
+    graph = defs.resolve_asset_graph()
+    assert sorted(in_jobs) == sorted(k.to_user_string() for k in graph.materializable_asset_keys)
+    # the rest are what the pipeline reads from outside, observed, never materialized (lib/freshness.py)
+    assert sorted(k.to_user_string() for k in graph.external_asset_keys) == [
+        "chunk_config_settings",
+        "documents",
+        "project_settings",
+        "retrieval_profile_settings",
+    ]
 
 
 def test_each_asset_is_grouped_by_its_stage_folder(defs: dg.Definitions):
     """The UI's groups are the folders of defs/ (the jobs name their assets: they follow partitioning)."""
     for asset in defs.assets or ():
+        if isinstance(asset, dg.AssetSpec):  # the sources, all in defs/ingestion/sources.py
+            assert asset.group_name == "ingestion", asset.key
+            continue
         assert isinstance(asset, dg.AssetsDefinition)
         stage = asset.op.compute_fn.decorated_fn.__module__.split(".")[2]  # rag_eval_pipeline.defs.<stage>
         assert asset.group_names_by_key[asset.key] == stage, asset.key
@@ -96,6 +109,10 @@ def test_evaluation_assets_are_partitioned_by_chunk_config_and_profile(defs: dg.
 def test_an_evaluation_partition_reads_its_chunk_configs_chunks(defs: dg.Definitions):
     """The mapping Dagster infers, as chunk_config is a dimension of the evaluation partitions."""
     graph = defs.resolve_asset_graph()
-    for child, parent in (("retrieval_results", "chunks"), ("retrieval_results", "chunk_index")):
+    for child, parent in (
+        ("retrieval_results", "chunks"),
+        ("retrieval_results", "chunk_index"),
+        ("retrieval_results", "retrieval_profile_settings"),  # its profile's settings (lib/freshness.py)
+    ):
         mapping = graph.get_partition_mapping(dg.AssetKey(child), dg.AssetKey(parent))
         assert isinstance(mapping, dg.MultiToSingleDimensionPartitionMapping), (child, parent)

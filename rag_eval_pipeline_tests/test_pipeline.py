@@ -77,8 +77,9 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
         )
         assert any(m.startswith("retrieval (top2): ") and "4/4 (100%)" in m for m in messages)
 
-        # a second run re-embeds nothing and adds history instead of overwriting it
-        board_again, failures = run_main_job(instance, resources=resources, show_progress=False)
+        # a second run (forced: by default an up-to-date partition is skipped) re-embeds nothing and
+        # adds history instead of overwriting it
+        board_again, failures = run_main_job(instance, resources=resources, show_progress=False, force=True)
         assert failures == []
         assert latest_metadata(instance, "chunk_index", "fixed-60-0")["texts_embedded"] == 0
         assert len(warehouse.history_files("retrieval_metrics")) == 8

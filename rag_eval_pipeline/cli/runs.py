@@ -40,6 +40,7 @@ def execute_evaluation(
     sample_size: int | None = None,
     launch_url: str | None = None,
     resume_id: str | None = None,
+    force: bool = False,
 ) -> int:
     """`rag-eval run`: a new evaluation id (or, resuming, the given one's), printed first and last; the
     leaderboard, marked where it is not this evaluation's; what ran, what failed and why, what did not
@@ -53,6 +54,7 @@ def execute_evaluation(
     from ..runner.launch import DagsterWebserver, LaunchError, launch_main_job
     from ..runner.plan import EvaluationRequest, plan_main_job
     from ..runner.resume import plan_resume
+    from ..runner.up_to_date import UpToDate
 
     if sample_size is not None and (mode != "quick" or sample_size < 1):
         print("error: --sample-size takes a number >= 1 and applies to --mode quick only", file=sys.stderr)
@@ -91,14 +93,25 @@ def execute_evaluation(
                 print(f"evaluation {evaluation_id} ({mode} mode): {_plan_summary(plan)}, {where}", flush=True)
             if launch_url:
                 outcome = launch_main_job(
-                    launch_url, configs, plan, request, show_progress=show, evaluated_before=evaluated_before
+                    launch_url,
+                    configs,
+                    plan,
+                    request,
+                    show_progress=show,
+                    evaluated_before=evaluated_before,
+                    up_to_date=None if force else UpToDate(instance),
                 )
             else:
                 if show:
                     show_progress_bars()
                 sync_configs(instance, configs)
                 outcome = execute_plan(
-                    instance, request, plan, show_progress=show, evaluated_before=evaluated_before
+                    instance,
+                    request,
+                    plan,
+                    show_progress=show,
+                    evaluated_before=evaluated_before,
+                    force=force,
                 )
     except (InputError, LaunchError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -138,8 +151,14 @@ def print_leaderboard(board: pd.DataFrame | None, outcome: EvaluationOutcome) ->
         return
     built_by = str(board["run_id"].iloc[0]) if "run_id" in board.columns and len(board) else ""
     own_run = outcome.leaderboard_run_id
-    if own_run is None or own_run != built_by:
-        leaderboard_run = next((r for r in outcome.runs if r.planned.stage == "leaderboard"), None)
+    leaderboard_run = next((r for r in outcome.runs if r.planned.stage == "leaderboard"), None)
+    current = leaderboard_run is not None and leaderboard_run.state == "up to date"
+    if current:
+        print(
+            f"up to date: nothing the leaderboard reads changed since run {built_by[:8] or '?'} built it; "
+            "`rag-eval run --force` evaluates again"
+        )
+    elif own_run is None or own_run != built_by:
         if own_run is not None:
             why = f"its leaderboard run {own_run[:8]} wrote elsewhere or was overtaken"
         elif leaderboard_run is None or leaderboard_run.state == "not run":
@@ -165,10 +184,14 @@ def print_leaderboard(board: pd.DataFrame | None, outcome: EvaluationOutcome) ->
         mark = f"from {ids[i]}" if ids[i] else "from an earlier evaluation"
         notes[i] = f"{notes[i]}; {mark}" if notes[i] else mark
     print(format_leaderboard(board.assign(note=notes) if earlier else board))
-    if len(earlier):
+    if len(earlier) and current:
+        print(
+            f"note 'from <evaluation>': the evaluation that last computed each row ({evaluation_id} skipped it)"
+        )
+    elif len(earlier):
         print(
             f"note 'from <evaluation>': {len(earlier)} row(s) hold metrics of an earlier evaluation, not of "
-            f"{evaluation_id} (it did not evaluate that partition, or its run failed)"
+            f"{evaluation_id} (it did not evaluate that partition, found it up to date, or its run failed)"
         )
 
 
@@ -197,6 +220,12 @@ def add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         metavar="URL",
         help=f"submit the runs to a running `dagster dev` (default {DEFAULT_LAUNCH_URL}) instead of "
         f"executing them in this process",
+    )
+    run.add_argument(
+        "--force",
+        action="store_true",
+        help="run every planned run, also those up to date (by default a partition whose documents, "
+        "settings, code and models did not change since it last ran is skipped)",
     )
     run.add_argument(
         "--resume",
@@ -262,6 +291,7 @@ def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
             sample_size=args.sample_size,
             launch_url=args.launch,
             resume_id=args.resume,
+            force=args.force,
         )
     if args.command == "list" and args.limit < 1:
         print("error: --limit must be at least 1", file=sys.stderr)

@@ -23,6 +23,10 @@ class NightlySettings:
     cron: str = "0 2 * * *"  # every partition is evaluated at 02:00
     timezone: str = "UTC"  # an IANA name such as Europe/Berlin
     mode: EvaluationMode = "full"
+    # a partition whose documents, settings, code and models did not change since it last ran is not
+    # evaluated again (false: every night evaluates every partition, a point per night in the history,
+    # as a drifting model behind an API or a changed server only shows in a trend)
+    skip_up_to_date: bool = True
 
 
 @dataclass(frozen=True)

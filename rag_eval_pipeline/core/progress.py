@@ -22,14 +22,33 @@ def no_progress(stage: str, done: int, total: int) -> None:
     """The default: say nothing."""
 
 
-class LogProgress:
-    """Writes lines with counts, rate and ETA, at most one every ``interval`` seconds per stage."""
+# A step's lines in the run log, each an event Dagster stores: none when a stage starts, the first
+# after STEP_LOG_INTERVAL seconds, each next one after twice the wait before (10, 30, 70, 150 s ...),
+# and always the last; a stage of a few seconds writes one line (issue 16: events cost a run's time).
+STEP_LOG_INTERVAL = 10.0
+STEP_LOG_GROWTH = 2.0
 
-    def __init__(self, log: Callable[[str], None], interval: float = 5.0) -> None:
+
+class LogProgress:
+    """Writes lines with counts, rate and ETA, at most one every ``interval`` seconds per stage (the
+    interval multiplied by ``growth`` after each line in between); ``quiet_start``: no line when a
+    stage starts, only after the interval or at its end."""
+
+    def __init__(
+        self,
+        log: Callable[[str], None],
+        interval: float = 5.0,
+        *,
+        quiet_start: bool = False,
+        growth: float = 1.0,
+    ) -> None:
         self._log = log
         self._interval = interval
+        self._quiet_start = quiet_start
+        self._growth = growth
         self._started: dict[str, tuple[float, int]] = {}
         self._last: dict[str, float] = {}
+        self._waits: dict[str, float] = {}
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         now = time.monotonic()
@@ -37,10 +56,14 @@ class LogProgress:
         if starting:
             self._started[stage] = (now, done)
             self._last[stage] = now
+            self._waits[stage] = self._interval
         started, first = self._started[stage]
         finished = done >= total
-        if not (starting or finished) and now - self._last[stage] < self._interval:
+        announce = starting and not self._quiet_start
+        if not (announce or finished) and now - self._last[stage] < self._waits[stage]:
             return
+        if not (starting or finished):
+            self._waits[stage] *= self._growth
         self._last[stage] = now
         elapsed = now - started
         rate = (done - first) / elapsed if elapsed > 0 else 0.0
@@ -86,7 +109,7 @@ def show_progress_bars() -> None:
 def step_progress(log: Callable[[str], None]) -> Progress:
     """A step's progress: lines with counts and rates through ``log``, and a terminal bar when this
     process asked for bars (``show_progress_bars``)."""
-    lines = LogProgress(log)
+    lines = LogProgress(log, STEP_LOG_INTERVAL, quiet_start=True, growth=STEP_LOG_GROWTH)
     if os.environ.get(PROGRESS_BAR_ENV) == "1":
         return fan_out(lines, TqdmProgress())
     return lines

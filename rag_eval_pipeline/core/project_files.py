@@ -55,7 +55,8 @@ class ProjectFiles:
     keyword_index_dir: str = "data/bm25"
     # Where `rag-eval dataset import|pull` writes unless told otherwise.
     datasets_dir: str = "data/datasets"
-    # Embedded Qdrant (unless QDRANT_URL names a server) and the embedding and LLM response caches.
+    # Embedded Qdrant (unless QDRANT_URL names a server; a folder per collection, each engine's files in
+    # it) and the embedding and LLM response caches.
     qdrant_dir: str = "data/qdrant"
     embedding_cache_file: str = "data/cache/embeddings.sqlite"
     llm_cache_file: str = "data/cache/llm_responses.sqlite"

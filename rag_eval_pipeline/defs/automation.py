@@ -30,6 +30,7 @@ from collections.abc import Sequence
 import dagster as dg
 
 from ..lib.evaluation_runs import PLANNED_EVALUATION_TAG
+from ..lib.freshness import CHUNK_CONFIG_SETTINGS, DOCUMENTS, PROJECT_SETTINGS, RETRIEVAL_PROFILE_SETTINGS
 
 # Dagster's `any_deps_updated`, except for updates that only runs of a planned evaluation made: those
 # runs bring their own downstream runs.
@@ -42,12 +43,23 @@ DEPS_UPDATED_OUTSIDE_PLANS = dg.AutomationCondition.any_deps_match(
     | dg.AutomationCondition.will_be_requested()
 ).with_label("any_deps_updated_outside_planned_evaluations")
 
-FOLLOW_INPUTS = dg.AutomationCondition.eager().replace("any_deps_updated", DEPS_UPDATED_OUTSIDE_PLANS)
+# The sources (defs/ingestion/sources.py) are not inputs automation waits for or follows: an unobserved
+# one would count as missing, and their changes arrive through the sensors, which run what they change.
+_SOURCES = dg.AssetSelection.assets(
+    DOCUMENTS, PROJECT_SETTINGS, CHUNK_CONFIG_SETTINGS, RETRIEVAL_PROFILE_SETTINGS
+)
+FOLLOW_INPUTS = (
+    dg.AutomationCondition.eager().replace("any_deps_updated", DEPS_UPDATED_OUTSIDE_PLANS).ignore(_SOURCES)
+)
 SUMMARIZE_WHEN_SETTLED = (
-    DEPS_UPDATED_OUTSIDE_PLANS.since_last_handled()
-    & ~dg.AutomationCondition.any_deps_in_progress()
-    & ~dg.AutomationCondition.in_progress()
-).with_label("summarize_when_settled")
+    (
+        DEPS_UPDATED_OUTSIDE_PLANS.since_last_handled()
+        & ~dg.AutomationCondition.any_deps_in_progress()
+        & ~dg.AutomationCondition.in_progress()
+    )
+    .with_label("summarize_when_settled")
+    .ignore(_SOURCES)
+)
 
 # corpus itself is requested by the document sensor (it reads files, which Dagster cannot watch)
 _CONDITIONS: dict[str, dg.AutomationCondition] = {

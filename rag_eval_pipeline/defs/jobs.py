@@ -8,27 +8,29 @@ from __future__ import annotations
 
 import dagster as dg
 
+from ..lib.stages import JOB_ASSETS
+
 # unpartitioned: what every chunk config and profile reads
 ingestion_job = dg.define_asset_job(
     "ingestion_job",
-    selection=["corpus", "synthetic_questions", "eval_questions", "answer_calibration"],
+    selection=list(JOB_ASSETS["ingestion_job"]),
     executor_def=dg.in_process_executor,
 )
 # per chunk config
 chunking_job = dg.define_asset_job(
     "chunking_job",
-    selection=["chunks", "chunk_index", "chunk_level_questions"],
+    selection=list(JOB_ASSETS["chunking_job"]),
     executor_def=dg.in_process_executor,
 )
 # per chunk config x profile, with the regression checks of its metrics
 evaluation_job = dg.define_asset_job(
     "evaluation_job",
-    selection=["retrieval_results", "retrieval_metrics", "answers", "answer_metrics"],
+    selection=list(JOB_ASSETS["evaluation_job"]),
     executor_def=dg.in_process_executor,
 )
 # unpartitioned: the summaries over every partition
 leaderboard_job = dg.define_asset_job(
     "leaderboard_job",
-    selection=["answer_judgements", "leaderboard"],
+    selection=list(JOB_ASSETS["leaderboard_job"]),
     executor_def=dg.in_process_executor,
 )

@@ -9,6 +9,7 @@ the CLI all select it the same way: ``{"resources": {"evaluation": {"config": {"
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import dagster as dg
@@ -61,6 +62,17 @@ def evaluation_run_config(mode: EvaluationMode = "full", sample_size: int | None
     if sample_size is not None:
         config["sample_size"] = sample_size
     return {"resources": {"evaluation": {"config": config}}}
+
+
+def evaluation_config_of(run_config: Mapping[str, Any]) -> dict[str, Any]:
+    """What the ``evaluation`` resource of a run's config asks for, defaults filled in: two runs with
+    equal ones evaluated the same questions (runner and lib/freshness.py compare them)."""
+    config = run_config.get("resources", {}).get("evaluation", {}).get("config", {}) or {}
+    return {
+        "mode": config.get("mode", "full"),
+        "sample_size": config.get("sample_size"),
+        "seed": config.get("seed"),
+    }
 
 
 def evaluation_tags(evaluation_id: str, mode: EvaluationMode) -> dict[str, str]:

@@ -6,6 +6,7 @@ A write that fails (full disk, read-only folder) fails the step with the path an
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,11 +47,45 @@ def _partition(definition: dg.PartitionsDefinition | None, key: str) -> Partitio
     return {getattr(definition, "name", None) or "partition": key}
 
 
+class _NoDebugLines(logging.Filter):
+    """Drops the DEBUG lines of Dagster's UPathIOManager ("Loading 1 partitions...", "Loading file
+    from ...", "Writing file at ..."): each is an event stored in the run's log (28 of a partition run's
+    115), and the LOADED_INPUT / HANDLED_OUTPUT events already say what was read and written (the path
+    is in the output's metadata). Dagster's own events pass whatever their level."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.DEBUG or hasattr(record, "dagster_event")
+
+
+@contextmanager
+def _without_debug_lines(context: dg.InputContext | dg.OutputContext) -> Iterator[None]:
+    try:
+        log: logging.Logger | None = context.log
+    except dg.DagsterInvariantViolationError:  # a context built without a log manager
+        log = None
+    quiet = _NoDebugLines()
+    if log is not None:
+        log.addFilter(quiet)
+    try:
+        yield
+    finally:
+        if log is not None:
+            log.removeFilter(quiet)
+
+
 class ParquetIOManager(dg.UPathIOManager):
     """current/<asset>[/<partition folders>].parquet, read and replaced per partition; every write also
     keeps the run's copy in history/ (``Warehouse.write_table``)."""
 
     extension = ".parquet"
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        with _without_debug_lines(context):
+            return super().load_input(context)
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        with _without_debug_lines(context):
+            super().handle_output(context, obj)
 
     def __init__(self, base_dir: str) -> None:
         self.warehouse = Warehouse(Path(base_dir))

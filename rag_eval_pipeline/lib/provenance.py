@@ -3,6 +3,7 @@ what produced it, so two runs are comparable or visibly not."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,3 +46,26 @@ def evaluation_columns(
     with input_errors_fail_the_step():
         mode = evaluation.checked_mode()
     return {"evaluation_id": evaluation_id_of(context.run), "evaluation_mode": mode}
+
+
+# Columns that differ between two runs computing the same result: who ran it and when, and what it cost.
+VOLATILE_COLUMNS = frozenset(
+    {
+        "run_id",
+        "retrieval_run_id",
+        "created_at",
+        "evaluation_id",
+        "experiment_url",
+        "texts_embedded",
+        "cache_hits",
+    }
+)
+
+
+def content_version(frame: pd.DataFrame) -> dg.DataVersion:
+    """The data version of a table by its content, without the columns of who ran it and when: a re-run
+    that computes the same rows keeps its version, so what reads it stays up to date (lib/freshness.py),
+    and a changed partition has its own version (Dagster's default for partitioned assets is not)."""
+    stable = frame[[c for c in frame.columns if c not in VOLATILE_COLUMNS]]
+    text = stable.to_json(orient="split", index=False, date_format="iso", default_handler=str)
+    return dg.DataVersion(hashlib.sha256(text.encode()).hexdigest()[:16])

@@ -13,7 +13,7 @@ from ..core.answers.settings import AnswerSettings, LLMJudging
 from ..core.configs import PipelineConfigs, RetrievalProfile
 from ..core.corpus import Corpus
 from ..core.embedding.base import Embedder
-from ..core.embedding.cache import CachedEmbedder, EmbeddingCache
+from ..core.embedding.cache import TEXTS_PER_CALL, CachedEmbedder, EmbeddingCache
 from ..core.embedding.local import SentenceTransformerEmbedder
 from ..core.embedding.openai_embedder import OpenAIEmbedder
 from ..core.errors import ConfigError
@@ -26,6 +26,8 @@ from ..core.monitoring_settings import MonitoringSettings
 from ..core.progress import Progress, no_progress
 from ..core.project_files import ProjectFiles, project_dir
 from ..core.retrieval.rerank import Reranker, load_reranker
+from ..core.vector_store.edge import EdgeVectorStore
+from ..core.vector_store.engines import DEFAULT_ENGINE, ENGINE_ENV, open_vector_store
 from ..core.vector_store.qdrant import QdrantVectorStore
 from ..core.workload import Workload
 from .evaluation_runs import EvaluationModeResource
@@ -103,7 +105,8 @@ class EmbedderResource(dg.ConfigurableResource):
     openai_api_key: str | None = None
     openai_base_url: str | None = None
     cache_path: str = Field(default_factory=lambda: _in_project(ProjectFiles.embedding_cache_file))
-    batch_size: int = 64
+    batch_size: int = 64  # texts per forward pass of the local model
+    texts_per_call: int = TEXTS_PER_CALL  # missing texts per call to the model (progress between calls)
 
     def model(self) -> Embedder:
         if self.provider == "local":
@@ -121,23 +124,30 @@ class EmbedderResource(dg.ConfigurableResource):
         )
 
     def get(self, progress: Progress = no_progress) -> CachedEmbedder:
-        return CachedEmbedder(self.model(), EmbeddingCache(self.cache_path), self.batch_size, progress)
+        return CachedEmbedder(
+            self.model(),
+            EmbeddingCache(self.cache_path),
+            texts_per_call=self.texts_per_call,
+            progress=progress,
+        )
 
 
 class QdrantResource(dg.ConfigurableResource):
-    """Embedded local mode under ``local_path`` unless ``url`` (QDRANT_URL) names a server."""
+    """A Qdrant server when ``url`` (QDRANT_URL) is set, else the embedded ``engine`` under ``local_path``
+    (core/vector_store/engines.py: ``edge`` by default, or ``qdrant-local``; RAG_EVAL_VECTOR_ENGINE)."""
 
     url: str | None = None
     api_key: str | None = None
+    engine: str = DEFAULT_ENGINE
     local_path: str = Field(default_factory=lambda: _in_project(ProjectFiles.qdrant_dir))
 
     def get(
         self, progress: Progress = no_progress, log: dg.DagsterLogManager | None = None
-    ) -> QdrantVectorStore:
+    ) -> EdgeVectorStore | QdrantVectorStore:
         say = log.info if log is not None else None
-        if self.url:
-            return QdrantVectorStore(url=self.url, api_key=self.api_key, progress=progress, log=say)
-        return QdrantVectorStore(path=self.local_path, progress=progress, log=say)
+        return open_vector_store(
+            self.engine, path=self.local_path, url=self.url, api_key=self.api_key, progress=progress, log=say
+        )
 
 
 class LLMResource(dg.ConfigurableResource):
@@ -223,7 +233,9 @@ def default_resources() -> dict[str, object]:
             openai_base_url=os.environ.get("OPENAI_BASE_URL") or None,
         ),
         "qdrant": QdrantResource(
-            url=os.environ.get("QDRANT_URL") or None, api_key=_env_secret("QDRANT_API_KEY")
+            url=os.environ.get("QDRANT_URL") or None,
+            api_key=_env_secret("QDRANT_API_KEY"),
+            engine=os.environ.get(ENGINE_ENV) or DEFAULT_ENGINE,
         ),
         "llm": LLMResource(
             provider=os.environ.get("RAG_EVAL_LLM_PROVIDER") or None,

@@ -20,6 +20,7 @@ from ..lib.partition_sync import PartitionChanges, sync_partitions
 from .outcome import EvaluationOutcome, RunOutcome, blocked_reason
 from .plan import EvaluationRequest, PlannedRun, plan_main_job, run_config_for
 from .run_failures import failure_of_result
+from .up_to_date import UpToDate
 
 # In-process runs print nothing to the terminal themselves: Dagster's console would print a failed
 # step's traceback (twice) and its own notes, drowning what `rag-eval` says in one line (the cause, the
@@ -45,9 +46,12 @@ def execute_plan(
     resources: dict[str, object] | None = None,
     show_progress: bool = True,
     evaluated_before: bool = False,
+    force: bool = False,
 ) -> EvaluationOutcome:
     """Each planned run in this process, in order, tagged with the request and this process; a failed
-    partition is reported and the others still run, except those that need what failed."""
+    partition is reported and the others still run, except those that need what failed. A run whose
+    assets are all up to date (lib/freshness.py) is skipped, and one with some up to date runs only the
+    others, unless ``force``."""
     from tqdm import tqdm
 
     from ..definitions import build_definitions
@@ -57,6 +61,7 @@ def execute_plan(
     defs = build_definitions(resources)
     for line in release_stale_slots(instance):  # a slot an ended run kept would block a step for good
         print(f"note: {line}", file=sys.stderr)
+    up_to_date = None if force else UpToDate(instance, defs, (resources or {}).get("project"))
     outcomes: list[RunOutcome] = []
     steps = tqdm(plan, desc="main job", unit="run", disable=not show_progress)
     for planned in steps:
@@ -65,6 +70,13 @@ def execute_plan(
             outcomes.append(RunOutcome(planned, "not run", blocked_by=blocked))
             continue
         steps.set_postfix_str(planned.label)
+        selection = None
+        if up_to_date is not None:
+            stale = up_to_date.stale(planned, request)
+            if not stale:
+                outcomes.append(RunOutcome(planned, "up to date"))
+                continue
+            selection = [dg.AssetKey(name) for name in stale]
         run_id = str(uuid.uuid4())  # known before the run starts, so its waits can be watched
 
         def say(line: str, label: str = planned.label) -> None:
@@ -75,6 +87,7 @@ def execute_plan(
                 instance=instance,
                 partition_key=planned.partition_key,
                 run_config={**QUIET_LOGS, **run_config_for(planned, request.mode, request.sample_size)},
+                asset_selection=selection,
                 tags=tags,
                 raise_on_error=False,
                 run_id=run_id,
@@ -124,9 +137,11 @@ def evaluate_in_process(
     mode: EvaluationMode = "full",
     evaluation_id: str | None = None,
     sample_size: int | None = None,
+    force: bool = False,
 ) -> EvaluationOutcome:
-    """Materialize every asset for every (selected) partition in this process, one run per partition,
-    all tagged with one evaluation id (a new one unless given)."""
+    """Materialize every asset for every (selected) partition in this process that is not up to date
+    (all of them with ``force``), one run per partition, all tagged with one evaluation id (a new one
+    unless given)."""
     from ..lib.resources import ProjectResource
 
     project = (resources or {}).get("project") or ProjectResource()
@@ -135,7 +150,7 @@ def evaluate_in_process(
     sync_configs(instance, configs)
     plan = plan_main_job(configs, chunk_configs, profiles)
     request = EvaluationRequest.of_plan(plan, evaluation_id or new_evaluation_id(), mode, sample_size)
-    return execute_plan(instance, request, plan, resources, show_progress)
+    return execute_plan(instance, request, plan, resources, show_progress, force=force)
 
 
 def run_main_job(
@@ -148,6 +163,7 @@ def run_main_job(
     mode: EvaluationMode = "full",
     evaluation_id: str | None = None,
     sample_size: int | None = None,
+    force: bool = False,
 ) -> tuple[pd.DataFrame | None, list[str]]:
     """`evaluate_in_process`, then the current leaderboard and each failed run's label, run id and
     cause."""
@@ -160,5 +176,6 @@ def run_main_job(
         mode=mode,
         evaluation_id=evaluation_id,
         sample_size=sample_size,
+        force=force,
     )
     return read_current_leaderboard(resources), outcome.failures

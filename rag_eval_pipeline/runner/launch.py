@@ -19,6 +19,7 @@ from ..lib.partitions import CHUNK_CONFIG, PROFILE
 from .outcome import FAILED, SUCCEEDED, EvaluationOutcome, RunOutcome, blocked_reason
 from .plan import STAGES, EvaluationRequest, PlannedRun, run_config_for
 from .run_failures import GRAPHQL_STEP_FAILURE_FIELDS, UNKNOWN_CAUSE, RunFailure, failure_of_graphql_event
+from .up_to_date import UpToDate
 
 # a stage whose runs all stay queued this long gets a hint: runs launched without a daemon never start
 QUEUED_HINT_S = 120.0
@@ -231,10 +232,12 @@ def launch_main_job(
     show_progress: bool = True,
     poll_s: float = 1.0,
     evaluated_before: bool = False,
+    up_to_date: UpToDate | None = None,
 ) -> EvaluationOutcome:
     """Submit the plan to the webserver at ``url`` stage by stage (its daemon executes the runs),
     waiting for every run of a stage before the next stage starts, as the stages depend on each other;
-    a run that needs what failed is not submitted (`blocked_reason`)."""
+    a run that needs what failed is not submitted (`blocked_reason`), nor one that is ``up_to_date``
+    (a run with some assets up to date runs whole)."""
     from tqdm import tqdm
 
     api = DagsterWebserver(url)
@@ -261,6 +264,13 @@ def launch_main_job(
                 bar.update(1)
                 if not show_progress:
                     print(f"[{done}/{len(plan)}] {planned.label}: not run ({blocked})", file=sys.stderr)
+                continue
+            if up_to_date is not None and not up_to_date.stale(planned, request):
+                outcomes[planned] = RunOutcome(planned, "up to date")
+                done += 1
+                bar.update(1)
+                if not show_progress:
+                    print(f"[{done}/{len(plan)}] {planned.label}: up to date", file=sys.stderr)
                 continue
             tags = {**request.tags(), **planned.partition_tags()}
             run_config = run_config_for(planned, request.mode, request.sample_size)

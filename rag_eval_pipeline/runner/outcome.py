@@ -14,7 +14,9 @@ from .run_failures import RunFailure
 SUCCEEDED = frozenset({dg.DagsterRunStatus.SUCCESS})
 FAILED = frozenset({dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED})
 
-RunState = Literal["succeeded", "failed", "not run"]
+# "up to date": skipped, as nothing it reads or runs changed since it last ran (lib/freshness.py)
+RunState = Literal["succeeded", "failed", "not run", "up to date"]
+DONE: frozenset[RunState] = frozenset({"succeeded", "up to date"})
 
 
 @dataclass(frozen=True)
@@ -57,10 +59,13 @@ class EvaluationOutcome:
         return next((r.run_id for r in self.of_state("succeeded") if r.planned.stage == "leaderboard"), None)
 
     def counts(self) -> str:
-        ran = len(self.runs) - len(self.of_state("not run"))
+        ran = len(self.runs) - len(self.of_state("not run")) - len(self.of_state("up to date"))
+        up_to_date = len(self.of_state("up to date"))
         return (
             f"{len(self.runs)} runs planned, {ran} ran ({len(self.of_state('succeeded'))} succeeded, "
-            f"{len(self.of_state('failed'))} failed), {len(self.of_state('not run'))} not run"
+            f"{len(self.of_state('failed'))} failed), "
+            + (f"{up_to_date} up to date (skipped; --force re-runs them), " if up_to_date else "")
+            + f"{len(self.of_state('not run'))} not run"
         )
 
     def not_run_lines(self) -> list[str]:
@@ -81,12 +86,12 @@ def blocked_reason(planned: PlannedRun, done: Sequence[RunOutcome], evaluated_be
     in the part of it that ran before a resume)."""
     if planned.stage == "ingestion":
         return ""
-    if any(r.planned.stage == "ingestion" and r.state != "succeeded" for r in done):
+    if any(r.planned.stage == "ingestion" and r.state not in DONE for r in done):
         return "ingestion failed"
     if planned.stage == "evaluation" and any(
         r.planned.stage == "chunking"
         and r.planned.chunk_config == planned.chunk_config
-        and r.state != "succeeded"
+        and r.state not in DONE
         for r in done
     ):
         return f"chunking {planned.chunk_config} failed"
@@ -95,7 +100,7 @@ def blocked_reason(planned: PlannedRun, done: Sequence[RunOutcome], evaluated_be
         planned.stage == "leaderboard"
         and evaluations
         and not evaluated_before
-        and all(r.state != "succeeded" for r in evaluations)
+        and all(r.state not in DONE for r in evaluations)
     ):
         return "no evaluation run succeeded"
     return ""

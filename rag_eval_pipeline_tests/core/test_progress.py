@@ -41,3 +41,24 @@ def test_a_step_draws_a_bar_besides_its_lines_once_the_process_asks(
     show_progress_bars()
     step_progress(lines.append)("embed", 1, 1)
     assert len(lines) == 2 and "embed" in capsys.readouterr().err  # the bar, on the terminal
+
+
+def test_a_step_s_lines_skip_the_start_and_space_out(monkeypatch: pytest.MonkeyPatch):
+    """Each line of a step is an event Dagster stores: a short stage writes only its last line; a long
+    one a line after 10 s, then after waits twice as long each, and its last."""
+    monkeypatch.delenv(PROGRESS_BAR_ENV, raising=False)
+    clock = [0.0]
+    monkeypatch.setattr("rag_eval_pipeline.core.progress.time.monotonic", lambda: clock[0])
+    lines: list[str] = []
+    progress = step_progress(lines.append)
+    progress("short", 0, 10)
+    progress("short", 10, 10)
+    assert [line.split(" at ")[0] for line in lines] == ["short: 10/10 (100%)"]
+    lines.clear()
+    progress("long", 0, 1000)
+    for second in range(1, 200):
+        clock[0] = float(second)
+        progress("long", second, 1000)
+    progress("long", 1000, 1000)
+    said = [int(line.split(": ")[1].split("/")[0]) for line in lines]
+    assert said == [10, 30, 70, 150, 1000]

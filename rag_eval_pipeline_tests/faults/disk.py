@@ -184,6 +184,18 @@ def _qdrant(folder: Path, version: int) -> None:
     QdrantVectorStore(path=folder / "qdrant").replace_collection("collection", chunks, vectors, "fixed")
 
 
+def _qdrant_edge(folder: Path, version: int) -> None:
+    import numpy as np
+
+    from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
+
+    chunks = _chunks(version)
+    vectors = np.full((len(chunks), 384), float(version), dtype=np.float32)
+    EdgeVectorStore(folder / "qdrant").replace_collection(
+        "collection", chunks, vectors, "fixed", f"v{version}"
+    )
+
+
 WRITERS: dict[str, tuple[Writer, Reader | None, Callable[[Path], Path]]] = {
     # name: (writer, reader of what must survive a failed second version, the path the error names)
     "text": (_text, _read_text, lambda folder: folder / "report.html"),
@@ -197,6 +209,8 @@ WRITERS: dict[str, tuple[Writer, Reader | None, Callable[[Path], Path]]] = {
     ),
     # replace_collection drops the old collection first: the embedding cache is what survives
     "qdrant": (_qdrant, None, lambda folder: folder / "qdrant" / "collection"),
+    # the embedded default (qdrant-edge): an update cut short leaves no fingerprint, so it is redone
+    "qdrant_edge": (_qdrant_edge, None, lambda folder: folder / "qdrant" / "collection"),
 }
 
 

@@ -81,3 +81,33 @@ def test_an_output_that_is_not_a_frame_fails_before_anything_is_written(tmp_path
     with dg.instance_for_test() as instance, pytest.raises(TypeError, match="must return a pandas DataFrame"):
         dg.materialize([not_a_frame], instance=instance, resources=resources)
     assert read_current_leaderboard(resources) is None
+
+
+def test_a_run_s_log_holds_no_debug_line_of_the_io_manager_only_its_events(tmp_path: Path):
+    """UPathIOManager's "Loading 1 partitions...", "Loading file from", "Writing file at" lines would
+    each be a stored event (28 of the 115 of an evaluation partition run): the IO manager drops them;
+    Dagster's LOADED_INPUT / HANDLED_OUTPUT events stay, and so does a DEBUG line of the asset itself."""
+
+    @dg.asset(partitions_def=grid)
+    def noted(context: dg.AssetExecutionContext, scores: pd.DataFrame) -> pd.DataFrame:
+        context.log.debug("the asset's own debug line")
+        return scores
+
+    resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(tmp_path / "warehouse"))}
+    key = dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top2"})
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
+        instance.add_dynamic_partitions("profile", ["top2"])
+        dg.materialize([chunks], instance=instance, resources=resources, partition_key="fixed-60-0")
+        result = dg.materialize(
+            [chunks, scores, noted],
+            selection=[scores, noted],
+            instance=instance,
+            resources=resources,
+            partition_key=key,
+        )
+        logs = instance.all_logs(result.run_id)
+    lines = [e.user_message for e in logs if e.dagster_event is None]
+    assert lines == ["the asset's own debug line"]
+    kinds = [e.dagster_event.event_type_value for e in logs if e.dagster_event is not None]
+    assert kinds.count("LOADED_INPUT") == 2 and kinds.count("HANDLED_OUTPUT") == 2

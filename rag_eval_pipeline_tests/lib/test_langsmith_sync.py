@@ -36,6 +36,7 @@ def test_evaluations_become_experiments_on_the_uploaded_dataset(tiny_project: Pa
                 profiles=["top2"],
                 resources=resources,
                 show_progress=False,
+                force=True,
             )
             again = latest_metadata(instance, "eval_questions")
         examples = state.dataset_examples("rag-eval-golden")

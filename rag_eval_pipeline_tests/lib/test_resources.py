@@ -11,6 +11,8 @@ from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.generation.settings import LLMSettings
 from rag_eval_pipeline.core.llm import factory
 from rag_eval_pipeline.core.project_files import GOLDEN_DATASET_ENV, ProjectFiles
+from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
+from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
 from rag_eval_pipeline.core.workspace import PROJECT_DIR_ENV
 from rag_eval_pipeline.lib.resources import LLMResource, ProjectResource, QdrantResource, default_resources
 
@@ -56,3 +58,7 @@ def test_the_default_resources_are_the_configured_project(tmp_path: Path, monkey
     assert project.files() == ProjectFiles(tmp_path.resolve(), golden_dataset="data/datasets/other.jsonl")
     qdrant = resources["qdrant"]
     assert isinstance(qdrant, QdrantResource) and qdrant.local_path == str(tmp_path.resolve() / "data/qdrant")
+    assert qdrant.engine == "edge" and isinstance(qdrant.get(), EdgeVectorStore)
+    monkeypatch.setenv("RAG_EVAL_VECTOR_ENGINE", "qdrant-local")
+    local = default_resources()["qdrant"]
+    assert isinstance(local, QdrantResource) and isinstance(local.get(), QdrantVectorStore)

@@ -79,7 +79,7 @@ def resume_job() -> dg.JobDefinition:
     resources = tiny_resources(work / "project", work)
     resources["embedder"] = GatedEmbedderResource(
         cache_path=str(work / "cache" / "embeddings.sqlite"),
-        batch_size=BATCH_SIZE,
+        texts_per_call=BATCH_SIZE,
         gate_dir=str(work / "gate"),
     )
     job = dg.define_asset_job(

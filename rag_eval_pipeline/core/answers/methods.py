@@ -53,6 +53,17 @@ def _no_answer(item: ScoringItem) -> AnswerScores:
     return AnswerScores(item.question_id, skipped, skipped, skipped, skipped, skipped)
 
 
+def similarity_texts(items: Sequence[ScoringItem]) -> list[str]:
+    """Every text ``score_answers`` embeds for these items (each answered item's answer and reference),
+    each once: what a step that also embeds elsewhere announces to a ``PrefetchEmbedder``."""
+    pairs = (
+        (it.answer.text, it.reference_answer or "")
+        for it in items
+        if it.answer.status == "ok" and has_reference(it.reference_answer)
+    )
+    return list(dict.fromkeys(text for pair in pairs for text in pair))
+
+
 def similarity_outcomes(embedder: Embedder, items: Sequence[ScoringItem]) -> list[MetricOutcome]:
     """Answer/reference similarity per item (skipped without a reference), from one embedding call.
 

@@ -463,6 +463,22 @@ def _cheap_metrics(
     )
 
 
+def agreement_texts(items: Sequence[ProductionItem]) -> list[str]:
+    """Every text ``production_metrics`` embeds for these items (the question and the cited chunks'
+    candidate sentences of each row with two or more cited sources), each once: what a step that also
+    embeds elsewhere announces to a ``PrefetchEmbedder``. A row whose sources fail is left out: it
+    embeds nothing."""
+    texts: dict[str, None] = {}
+    for item in items:
+        try:
+            sources = agreement_sources(item.question, item.answer, item.hits)
+        except Exception:  # the metric records it as failed; nothing of that row is embedded
+            continue
+        if isinstance(sources, AgreementSources):
+            texts.update(dict.fromkeys(sources.texts()))
+    return list(texts)
+
+
 def _agreements(
     partials: Sequence[_Partial], embedder: Embedder, progress: Progress
 ) -> list[tuple[MetricOutcome, SourceAgreement | None]]:

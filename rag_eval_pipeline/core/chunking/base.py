@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -33,7 +33,17 @@ def chunks_from_spans(document: Document, spans: Iterable[tuple[int, int]]) -> l
     ]
 
 
+@runtime_checkable
+class CorpusChunker(Chunker, Protocol):
+    """A chunker that cuts many documents at once better than one by one (the semantic chunker embeds
+    the sentences of every document in one call); the chunks are the same as one by one."""
+
+    def chunk_documents(self, documents: Sequence[Document]) -> list[PositionAwareChunk]: ...
+
+
 def chunk_corpus(chunker: Chunker, documents: Iterable[Document]) -> list[PositionAwareChunk]:
+    if isinstance(chunker, CorpusChunker):
+        return chunker.chunk_documents(list(documents))
     return [chunk for doc in documents for chunk in chunker.chunk_document(doc)]
 
 

@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from ..configs import DEFAULT_SEPARATORS
 from ..embedding.base import Embedder
+from ..embedding.prefetch import PrefetchEmbedder
 from ..types import Document, PositionAwareChunk
 from .base import chunks_from_spans
 from .recursive import RecursiveCharacterChunker
@@ -53,20 +54,30 @@ class SemanticChunker:
         return self._fingerprint
 
     def chunk_document(self, document: Document) -> list[PositionAwareChunk]:
+        return self._chunk(document, self.embedder)
+
+    def chunk_documents(self, documents: Sequence[Document]) -> list[PositionAwareChunk]:
+        """The chunks of every document, as ``chunk_document`` cuts them, with the sentences of all
+        documents embedded in one call (``chunk_corpus`` uses this)."""
+        sentences = [doc.text[s:e] for doc in documents for s, e in _embedded_sentences(doc.text)]
+        embedder = PrefetchEmbedder(self.embedder, sentences)
+        return [chunk for doc in documents for chunk in self._chunk(doc, embedder)]
+
+    def _chunk(self, document: Document, embedder: Embedder) -> list[PositionAwareChunk]:
         text = document.text
         spans: list[Span] = []
-        for start, end in self._groups(text):
+        for start, end in self._groups(text, embedder):
             if end - start > self.max_chunk_size:
                 spans.extend(self._recut.split_spans(text, start, end))
             else:
                 spans.append((start, end))
         return chunks_from_spans(document, spans)
 
-    def _groups(self, text: str) -> list[Span]:
+    def _groups(self, text: str, embedder: Embedder) -> list[Span]:
         sentences = sentence_spans(text)
         if len(sentences) < 2:
             return sentences
-        vectors = np.asarray(self.embedder.embed([text[s:e] for s, e in sentences]), dtype=np.float64)
+        vectors = np.asarray(embedder.embed([text[s:e] for s, e in sentences]), dtype=np.float64)
         distances = _neighbour_distances(vectors)
         threshold = np.percentile(distances, self.breakpoint_percentile)
         groups: list[Span] = []
@@ -77,6 +88,12 @@ class SemanticChunker:
                 group_start = end
         groups.append((group_start, sentences[-1][1]))
         return groups
+
+
+def _embedded_sentences(text: str) -> list[Span]:
+    """The sentences ``_groups`` embeds: all of them, unless the text has fewer than two."""
+    sentences = sentence_spans(text)
+    return sentences if len(sentences) >= 2 else []
 
 
 def _neighbour_distances(vectors: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

@@ -97,10 +97,32 @@ def _filter(
     return GenerationResult(tuple(kept), tuple(rejections))
 
 
+def probe_windows(corpus: Corpus) -> list[PositionAwareChunk]:
+    """The passages the retrievability probe searches for token-level questions."""
+    return chunk_corpus(build_chunker(PROBE_CONFIG), corpus)
+
+
+def quality_texts(
+    examples: Sequence[ExampleT], windows: Sequence[PositionAwareChunk], top_n: int
+) -> list[str]:
+    """Every text ``deduplicate`` and then the retrievability filter embed for ``examples``, each once:
+    the questions, and the passages searched when the filter is on. Announced to a
+    ``PrefetchEmbedder``, they go to the model in one call."""
+    if not examples:
+        return []
+    texts = [e.query for e in examples] + ([w.text for w in windows] if top_n > 0 else [])
+    return list(dict.fromkeys(texts))
+
+
 def filter_unretrievable_token_level(
-    examples: Sequence[TokenLevelExample], corpus: Corpus, embedder: Embedder, top_n: int
+    examples: Sequence[TokenLevelExample],
+    corpus: Corpus,
+    embedder: Embedder,
+    top_n: int,
+    windows: Sequence[PositionAwareChunk] | None = None,
 ) -> GenerationResult[TokenLevelExample]:
-    windows = chunk_corpus(build_chunker(PROBE_CONFIG), corpus)
+    """``windows`` are ``probe_windows(corpus)``, cut here unless given."""
+    windows = probe_windows(corpus) if windows is None else windows
 
     def tied(example: TokenLevelExample, retrieved: list[PositionAwareChunk]) -> bool:
         return any(w.span.overlaps(s) for w in retrieved for s in example.relevant_spans)

@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 from ..corpus import Corpus
 from ..datasets import ChunkLevelDataset, TokenLevelDataset
 from ..embedding.base import Embedder
+from ..embedding.prefetch import PrefetchEmbedder
 from ..errors import ConfigError
 from ..llm.accounting import CostEstimate, check_budget
 from ..llm.base import CompletionParams
@@ -25,7 +26,13 @@ from .known_item import KnownItemGenerator
 from .llm_chunk_level import LLMChunkLevelGenerator
 from .llm_excerpt_first import ExcerptFirstGenerator
 from .llm_token_level import LLMTokenLevelGenerator
-from .quality import deduplicate, filter_unretrievable_chunk_level, filter_unretrievable_token_level
+from .quality import (
+    deduplicate,
+    filter_unretrievable_chunk_level,
+    filter_unretrievable_token_level,
+    probe_windows,
+    quality_texts,
+)
 from .settings import ChunkLevelSettings, LLMSettings, TokenLevelSettings
 
 DatasetT = TypeVar("DatasetT", TokenLevelDataset, ChunkLevelDataset)
@@ -92,8 +99,12 @@ def synthesize_token_level(
         estimate = client.estimate(generator.planned_requests(corpus))
         check_budget(estimate, llm.budget_usd)
         result = generator.generate(corpus, progress)
-    unique = deduplicate(result.examples, embedder, settings.dedup_threshold)
-    tied = filter_unretrievable_token_level(unique.examples, corpus, embedder, settings.retrievability_top_n)
+    windows = probe_windows(corpus)
+    top_n = settings.retrievability_top_n
+    # questions and probe passages in one call to the model (de-duplication, then the probe)
+    model = PrefetchEmbedder(embedder, quality_texts(result.examples, windows, top_n))
+    unique = deduplicate(result.examples, model, settings.dedup_threshold)
+    tied = filter_unretrievable_token_level(unique.examples, corpus, model, top_n, windows)
     return Synthesized(
         TokenLevelDataset(tied.examples, name=name),
         result.rejections + unique.rejections + tied.rejections,
@@ -130,8 +141,10 @@ def synthesize_chunk_level(
         estimate = client.estimate(generator.planned_requests(chunks))
         check_budget(estimate, llm.budget_usd)
         result = generator.generate(chunks, progress)
-    unique = deduplicate(result.examples, embedder, settings.dedup_threshold)
-    tied = filter_unretrievable_chunk_level(unique.examples, chunks, embedder, settings.retrievability_top_n)
+    top_n = settings.retrievability_top_n
+    model = PrefetchEmbedder(embedder, quality_texts(result.examples, chunks, top_n))
+    unique = deduplicate(result.examples, model, settings.dedup_threshold)
+    tied = filter_unretrievable_chunk_level(unique.examples, chunks, model, top_n)
     return Synthesized(
         ChunkLevelDataset(tied.examples, chunker_fingerprint, name=name),
         result.rejections + unique.rejections + tied.rejections,

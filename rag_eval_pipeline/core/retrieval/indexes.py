@@ -70,7 +70,8 @@ def build_indexes(
     set, embedding through whatever cache the embedder has, and index the chunks for BM25: in memory, or
     saved under ``keyword_folder`` and reused while the chunks are the same. A collection completed
     from exactly these chunks and this embedder is kept as it is: nothing embedded, no point written
-    (``n_points`` 0). Only the ``retrievers`` sides are built: a keyword-only evaluation never touches
+    (``n_points`` 0); another one of the same dimension is updated in place (``n_points``: the points
+    of new or changed chunks). Only the ``retrievers`` sides are built: a keyword-only evaluation never touches
     the vector store."""
     dense = None
     n_points = 0
@@ -81,8 +82,8 @@ def build_indexes(
         fingerprint = collection_fingerprint(chunk_set, embedder.model_id)
         if store.fingerprint(name) != fingerprint:
             vectors = embedder.embed([c.text for c in chunk_set.chunks])
-            store.replace_collection(name, chunk_set.chunks, vectors, chunk_set.name, fingerprint)
-            n_points, dense_built = len(chunk_set.chunks), True
+            n_points = store.replace_collection(name, chunk_set.chunks, vectors, chunk_set.name, fingerprint)
+            dense_built = True
         dense = DenseIndex(embedder, store, name)
     keyword, built = _keyword_side(chunk_set.chunks, keyword_folder, retrievers, progress)
     counts = EmbeddingCounts.of(embedder).since(before)

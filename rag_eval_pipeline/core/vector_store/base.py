@@ -31,10 +31,12 @@ class VectorStore(Protocol):
         vectors: Vectors,
         chunk_config: str,
         fingerprint: str = "",
-    ) -> None:
+    ) -> int:
         """Make the collection hold exactly these chunks (payload: doc_id, start, end, chunk_id,
         chunk_config, text), and keep ``fingerprint`` (what the points were made from) with it once
-        every point is written."""
+        every point is written. A collection of the same dimension is updated in place: only points
+        that are new or changed are written, those of chunks no longer there deleted. Returns the
+        number of points written."""
         ...
 
     def fingerprint(self, name: str) -> str | None:

@@ -1,4 +1,5 @@
-"""Qdrant behind the VectorStore protocol: embedded local mode by default, a server when given a URL.
+"""qdrant-client behind the VectorStore protocol: a Qdrant server when given a URL, else its local mode
+(the embedded default is Qdrant's in-process engine, edge.py; engines.py chooses).
 
 Local mode keeps one storage folder per collection, because an embedded Qdrant folder can be open
 in one process at a time: two Dagster runs on different chunk configs then never wait for each other,
@@ -9,11 +10,9 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Any
 
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
@@ -25,20 +24,12 @@ from ..paths import child_path
 from ..progress import Progress, no_progress
 from ..redaction import redact_exception
 from ..sqlite_store import storage_errors_name
-from ..types import ChunkId, DocumentId, PositionAwareChunk
+from ..types import PositionAwareChunk
 from .base import ScoredChunk
-
-UPSERT_BATCH = 256
-_POINT_NAMESPACE = uuid.UUID("4b6f1c9e-8a57-4c1b-9d1e-3f7c2a5e6b10")
-
+from .points import CONTENT_HASH, batches, plan_update, point_id, point_payload, top_k
 
 # The collection metadata key of the fingerprint replace_collection completed it with.
 _FINGERPRINT = "rag_eval_fingerprint"
-
-
-def point_id(chunk_id: str) -> str:
-    """Qdrant wants UUIDs or integers; a UUIDv5 of the chunk id is stable across runs."""
-    return str(uuid.uuid5(_POINT_NAMESPACE, chunk_id))
 
 
 class QdrantVectorStore:
@@ -151,43 +142,47 @@ class QdrantVectorStore:
         vectors: Vectors,
         chunk_config: str,
         fingerprint: str = "",
-    ) -> None:
+    ) -> int:
         if len(chunks) != len(vectors):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors for collection {name}")
         dimension = int(vectors.shape[1]) if len(vectors) else 0
+        payloads = [point_payload(chunk, chunk_config, vectors[i]) for i, chunk in enumerate(chunks)]
         storage = _local_storage(child_path(self.path, name)) if self.path is not None else nullcontext()
         with self._client(name) as client, storage:
-            if client.collection_exists(name):
-                client.delete_collection(name)
-            client.create_collection(
-                name, vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE)
-            )
+            stored: dict[str, str | None] = {}
+            if client.collection_exists(name) and _dimension(client, name) == dimension:
+                # first: a collection whose update is cut short has no fingerprint
+                with suppress(UnexpectedResponse):
+                    client.update_collection(name, metadata={_FINGERPRINT: ""})
+                stored = _stored_hashes(client, name)
+            else:
+                if client.collection_exists(name):
+                    client.delete_collection(name)
+                client.create_collection(
+                    name, vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE)
+                )
+            plan = plan_update(stored, payloads)
+            if plan.delete:
+                client.delete(name, points_selector=models.PointIdsList(points=list(plan.delete)), wait=True)
             stage = f"indexing {name}"
-            self.progress(stage, 0, len(chunks))
-            for i in range(0, len(chunks), UPSERT_BATCH):
-                batch = chunks[i : i + UPSERT_BATCH]
+            self.progress(stage, 0, len(plan.write))
+            done = 0
+            for batch in batches(plan.write):
                 points = [
                     models.PointStruct(
-                        id=point_id(chunk.chunk_id),
-                        vector=vectors[i + j].tolist(),
-                        payload={
-                            "chunk_id": chunk.chunk_id,
-                            "doc_id": chunk.doc_id,
-                            "start": chunk.start,
-                            "end": chunk.end,
-                            "chunk_config": chunk_config,
-                            "text": chunk.text,
-                        },
+                        id=point_id(chunks[i].chunk_id), vector=vectors[i].tolist(), payload=payloads[i]
                     )
-                    for j, chunk in enumerate(batch)
+                    for i in batch
                 ]
                 client.upsert(name, points=points, wait=True)
-                self.progress(stage, min(i + UPSERT_BATCH, len(chunks)), len(chunks))
+                done += len(batch)
+                self.progress(stage, done, len(plan.write))
             # last: a collection whose writing was cut short has none; a server that keeps no collection
             # metadata refuses it, and the collection is rebuilt every time, as before
             if fingerprint:
                 with suppress(UnexpectedResponse):
                     client.update_collection(name, metadata={_FINGERPRINT: fingerprint})
+            return len(plan.write)
 
     def search(self, name: str, queries: Vectors, k: int) -> list[list[ScoredChunk]]:
         if k <= 0:
@@ -204,7 +199,7 @@ class QdrantVectorStore:
                 for vector in queries
             ]
             responses = client.query_batch_points(name, requests=requests) if requests else []
-        return [_top_k(response.points, k) for response in responses]
+        return [top_k(response.points, k) for response in responses]
 
     def close(self) -> None:
         if self._server_client is not None:
@@ -229,17 +224,21 @@ def _local_storage(folder: Path) -> Iterator[None]:
         raise
 
 
-def _top_k(points: Sequence[Any], k: int) -> list[ScoredChunk]:
-    scored = [
-        ScoredChunk(
-            chunk_id=ChunkId(p.payload["chunk_id"]),
-            doc_id=DocumentId(p.payload["doc_id"]),
-            start=int(p.payload["start"]),
-            end=int(p.payload["end"]),
-            score=float(p.score),
-            text=str(p.payload.get("text", "")),
+def _dimension(client: QdrantClient, name: str) -> int | None:
+    params = client.get_collection(name).config.params.vectors
+    return int(params.size) if isinstance(params, models.VectorParams) else None
+
+
+def _stored_hashes(client: QdrantClient, name: str) -> dict[str, str | None]:
+    """Point id -> content hash of every point in the collection."""
+    stored: dict[str, str | None] = {}
+    offset: models.ExtendedPointId | None = None
+    while True:
+        records, offset = client.scroll(
+            name, offset=offset, limit=2048, with_payload=[CONTENT_HASH], with_vectors=False
         )
-        for p in points
-    ]
-    scored.sort(key=lambda s: (-round(s.score, 6), s.chunk_id))
-    return scored[:k]
+        for record in records:
+            value = (record.payload or {}).get(CONTENT_HASH)
+            stored[str(record.id)] = str(value) if value else None
+        if offset is None:
+            return stored

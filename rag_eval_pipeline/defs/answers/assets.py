@@ -8,9 +8,15 @@ from ...core.answers.agreement import LabelledQuestion, method_agreement, no_lab
 from ...core.answers.answering import AnswerItem, ExtractiveAnswerer, LLMAnswerer
 from ...core.answers.judge import JudgeItem, LLMJudge
 from ...core.answers.labels import load_labels
-from ...core.answers.methods import ScoringItem, score_answers
+from ...core.answers.methods import ScoringItem, score_answers, similarity_texts
 from ...core.answers.pairs import rank_pairs
-from ...core.answers.production import LLMRecallJudge, ProductionItem, ProductionRun, production_metrics
+from ...core.answers.production import (
+    LLMRecallJudge,
+    ProductionItem,
+    ProductionRun,
+    agreement_texts,
+    production_metrics,
+)
 from ...core.answers.settings import AnswerSettings
 from ...core.answers.tables import (
     answer_metrics_frame,
@@ -26,15 +32,17 @@ from ...core.answers.tables import (
 from ...core.answers.threshold import ThresholdChoice
 from ...core.configs import RetrievalProfile
 from ...core.embedding.cache import CachedEmbedder
+from ...core.embedding.prefetch import PrefetchEmbedder
 from ...core.llm.accounting import check_total_budget
 from ...core.llm.client import LLMClient
 from ...core.tables import questions_from_frame, records, retrieved_from_frame, stale_question_count
 from ...core.types import ChunkId, QuestionId
 from ...core.warehouse import ANSWER_SUMMARY
 from ...lib.evaluation_runs import EvaluationModeResource
+from ...lib.freshness import READS_PROJECT_SETTINGS
 from ...lib.io_managers import WarehouseResource
 from ...lib.partitions import CHUNK_CONFIG, PROFILE, evaluation_key, evaluation_partitions
-from ...lib.provenance import dataset_hashes, evaluation_columns, now_utc, with_columns
+from ...lib.provenance import content_version, dataset_hashes, evaluation_columns, now_utc, with_columns
 from ...lib.resources import EmbedderResource, LLMResource, ProjectResource
 from ...lib.step_failures import input_errors_fail_the_step
 from ...lib.step_inputs import (
@@ -104,7 +112,7 @@ def usage_metadata(client: LLMClient | None, prefix: str = "llm_") -> "dict[str,
     return dict(client.usage_snapshot().as_metadata(prefix)) if client is not None else {}
 
 
-@dg.asset(group_name="answers", kinds={"python", "parquet"}, pool=LLM_POOL)
+@dg.asset(group_name="answers", kinds={"python", "parquet"}, pool=LLM_POOL, deps=READS_PROJECT_SETTINGS)
 @redacts_secrets
 def answer_calibration(
     context: dg.AssetExecutionContext,
@@ -112,7 +120,7 @@ def answer_calibration(
     embedder: EmbedderResource,
     llm: LLMResource,
     eval_questions: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult[pd.DataFrame]:
     """The threshold semantic_dynamic uses, fitted on the human labels file (0.50 to 0.90 in steps of
     0.05), or the fixed one with the reason; and how well each method agrees with the labels (accuracy,
     Cohen's kappa; semantic_dynamic cross-validated; the judge and hybrid when judging is on)."""
@@ -177,7 +185,7 @@ def answer_calibration(
         if agreement.cohen_kappa is not None:
             metadata[f"{agreement.method}_kappa"] = dg.MetadataValue.float(agreement.cohen_kappa)
     metadata.update(usage_metadata(client))
-    return dg.Output(frame, metadata=metadata)
+    return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))
 
 
 def agreement_markdown(frame: pd.DataFrame) -> str:
@@ -196,6 +204,7 @@ def agreement_markdown(frame: pd.DataFrame) -> str:
     partitions_def=evaluation_partitions,
     kinds={"openai", "parquet"},
     pool=LLM_POOL,
+    deps=READS_PROJECT_SETTINGS,
 )
 @redacts_secrets
 def answers(
@@ -206,7 +215,7 @@ def answers(
     evaluation: EvaluationModeResource,
     eval_questions: pd.DataFrame,
     retrieval_results: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult[pd.DataFrame]:
     """An answer to every question from its retrieved chunks, in the profile's system prompt, citing the
     chunk ids it used; offline the extractive answerer quotes the closest retrieved sentence. A failed
     answer keeps its row with the error."""
@@ -267,7 +276,7 @@ def answers(
             f"{chunk_config} x {profile_name}: {metadata['n_failed']} of {len(frame)} answers failed and "
             f"are kept as failed rows; the first: {metadata['first_failure']}"
         )
-    return dg.Output(frame, metadata=metadata)
+    return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))
 
 
 @dg.asset(
@@ -275,6 +284,7 @@ def answers(
     partitions_def=evaluation_partitions,
     kinds={"python", "parquet"},
     pool=LLM_POOL,
+    deps=READS_PROJECT_SETTINGS,
 )
 @redacts_secrets
 def answer_metrics(
@@ -288,7 +298,7 @@ def answer_metrics(
     retrieval_results: pd.DataFrame,
     answers: pd.DataFrame,
     answer_calibration: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult[pd.DataFrame]:
     """Per question: keyword, semantic (fixed and fitted threshold) and hybrid correctness, and the
     production-style metrics, with context_recall_llm only where the heuristic flags a concern. A metric
     that fails on a row is marked failed there and never fails the partition. A summary row per run."""
@@ -305,20 +315,33 @@ def answer_metrics(
     traces = traces_from_frame(retrieval_results, {e.question_id: e.query for e in questions})
     threshold = threshold_from_frame(answer_calibration)
     client = judge_client(project, llm, settings, profile.judge_model)
+    scoring = [
+        ScoringItem(
+            e.question_id,
+            e.query,
+            answered[e.question_id],
+            e.reference_answer,
+            e.expected_keywords,
+            cited.get(e.question_id, ()),
+        )
+        for e in questions
+    ]
+    grounding = [
+        ProductionItem(
+            e.question_id,
+            e.query,
+            answered[e.question_id],
+            tuple(hits.get(e.question_id, [])),
+            traces[e.question_id],
+        )
+        for e in questions
+    ]
+    # both metric families' texts in one call to the model (each distinct text once, cached on disk)
+    step_embedder = PrefetchEmbedder(model, [*similarity_texts(scoring), *agreement_texts(grounding)])
     with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
         scores = score_answers(
-            [
-                ScoringItem(
-                    e.question_id,
-                    e.query,
-                    answered[e.question_id],
-                    e.reference_answer,
-                    e.expected_keywords,
-                    cited.get(e.question_id, ()),
-                )
-                for e in questions
-            ],
-            model,
+            scoring,
+            step_embedder,
             fixed_threshold=settings.semantic.threshold,
             threshold=threshold,
             hybrid_margin=settings.hybrid.margin,
@@ -327,17 +350,8 @@ def answer_metrics(
             progress=progress,
         )
         production = production_metrics(
-            [
-                ProductionItem(
-                    e.question_id,
-                    e.query,
-                    answered[e.question_id],
-                    tuple(hits.get(e.question_id, [])),
-                    traces[e.question_id],
-                )
-                for e in questions
-            ],
-            model,
+            grounding,
+            step_embedder,
             top_k=profile.top_k,
             candidate_depth=profile.candidate_depth,
             retrievers=profile.retrievers,
@@ -389,7 +403,11 @@ def answer_metrics(
         + ", ".join(f"{m} {summary[f'{m}_mean']:.3f}" for m in CORRECTNESS_METRICS)
         + f"; {production.n_escalated} of {production.n_questions} questions escalated to context_recall_llm"
     )
-    return dg.Output(frame, metadata=answer_metrics_metadata(summary, threshold, production, client))
+    return dg.MaterializeResult(
+        value=frame,
+        metadata=answer_metrics_metadata(summary, threshold, production, client),
+        data_version=content_version(frame),
+    )
 
 
 VERDICTS = ("pass", "fail", "skipped", "failed")
@@ -428,6 +446,7 @@ def answer_metrics_metadata(
     },
     kinds={"openai", "parquet"},
     pool=LLM_POOL,
+    deps=READS_PROJECT_SETTINGS,
 )
 @redacts_secrets
 def answer_judgements(
@@ -436,7 +455,7 @@ def answer_judgements(
     llm: LLMResource,
     answer_metrics: dict[str, pd.DataFrame],
     answers: dict[str, pd.DataFrame],
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult[pd.DataFrame]:
     """The LLM judge (temperature 0) on the answers of the top N chunk config x profile pairs by a
     cheaper metric: a score in {0, 0.2, ..., 1} with semantic and factual coverage, hallucination and
     citation accuracy, each explained. The cost is estimated, logged and checked against the budget
@@ -519,7 +538,7 @@ def answer_judgements(
     for key in usages[0] if usages else {}:
         values = [usage[key] for usage in usages]
         metadata[key] = None if None in values else sum(v for v in values if isinstance(v, int | float))
-    return dg.Output(frame, metadata=metadata)
+    return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))
 
 
 def pair_label(frame: pd.DataFrame) -> str:

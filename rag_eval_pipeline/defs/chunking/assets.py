@@ -8,15 +8,21 @@ from ...core.embedding.base import Embedder
 from ...core.retrieval.indexes import build_indexes
 from ...core.tables import chunks_from_frame, chunks_to_frame, corpus_from_frame
 from ...core.types import sha256_hex
+from ...lib.freshness import READS_CHUNK_CONFIG
 from ...lib.partitions import chunk_config_partitions
-from ...lib.provenance import with_columns
+from ...lib.provenance import content_version, with_columns
 from ...lib.resources import EmbedderResource, ProjectResource, QdrantResource
 from ...lib.step_inputs import chunk_config_for
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
 
 
-@dg.asset(group_name="chunking", partitions_def=chunk_config_partitions, kinds={"python", "parquet"})
+@dg.asset(
+    group_name="chunking",
+    partitions_def=chunk_config_partitions,
+    kinds={"python", "parquet"},
+    deps=READS_CHUNK_CONFIG,
+)
 @redacts_secrets
 def chunks(
     context: dg.AssetExecutionContext,
@@ -63,7 +69,7 @@ def chunk_index(
     embedder: EmbedderResource,
     qdrant: QdrantResource,
     chunks: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult[pd.DataFrame]:
     """A Qdrant collection holding exactly this chunk set (embeddings come from the on-disk cache), and
     its BM25 index, rebuilt only when the chunks changed (step 2, ``build_indexes``, as the notebook API
     runs it)."""
@@ -83,7 +89,7 @@ def chunk_index(
     n_points = len(chunks) if indexes.dense is not None else 0  # what the collection holds
     context.log.info(
         f"{collection}: {n_points} points at {store.location} "
-        + ("written" if indexes.dense_built else "unchanged, reused")
+        + (f"updated, {indexes.n_points} written" if indexes.dense_built else "unchanged, reused")
         + f"; embedded {embedding.texts_embedded} new "
         f"texts, {embedding.cache_hits} from the cache; keyword index {folder} "
         + ("built" if indexes.keyword_built else "unchanged, reused")
@@ -102,8 +108,8 @@ def chunk_index(
             "keyword_index_fingerprint": [indexes.keyword_fingerprint],
         }
     )
-    return dg.Output(
-        manifest,
+    return dg.MaterializeResult(
+        value=manifest,
         metadata={
             "collection": collection,
             "n_points": n_points,
@@ -115,4 +121,5 @@ def chunk_index(
             "keyword_index": dg.MetadataValue.path(str(folder)),
             "keyword_index_rebuilt": indexes.keyword_built,
         },
+        data_version=content_version(manifest),
     )

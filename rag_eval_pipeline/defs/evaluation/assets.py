@@ -25,10 +25,11 @@ from ...core.tables import (
 )
 from ...core.warehouse import RETRIEVAL_SUMMARY
 from ...lib.evaluation_runs import EvaluationModeResource
+from ...lib.freshness import READS_PROFILE
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import log_experiment
 from ...lib.partitions import evaluation_key, evaluation_partitions
-from ...lib.provenance import dataset_hashes, evaluation_columns, now_utc, with_columns
+from ...lib.provenance import content_version, dataset_hashes, evaluation_columns, now_utc, with_columns
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
 from ...lib.step_failures import input_errors_fail_the_step
 from ...lib.step_inputs import evaluated_questions, generation_settings, profile_for, required_llm_client
@@ -40,6 +41,7 @@ from ...lib.step_redaction import redacts_secrets
     group_name="evaluation",
     partitions_def=evaluation_partitions,
     kinds={"qdrant", "bm25", "parquet"},
+    deps=READS_PROFILE,
 )
 @redacts_secrets
 def retrieval_results(
@@ -52,7 +54,7 @@ def retrieval_results(
     chunk_index: pd.DataFrame,
     chunks: pd.DataFrame,
     eval_questions: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult[pd.DataFrame]:
     """The top k chunks of the profile for every evaluation question: dense, keyword or fused by weighted
     RRF, optionally rewritten and reranked; every row says which retrievers found it, at what rank.
     Steps 2 and 3 of an evaluation as the notebook API runs them: ``open_indexes`` (what ``chunk_index``
@@ -116,7 +118,7 @@ def retrieval_results(
     metadata["query_embedding_cache_hits"] = run.query_embedding.cache_hits
     if rewriter is not None:
         metadata.update(rewriter.client.usage_snapshot().as_metadata())
-    return dg.Output(frame, metadata=metadata)
+    return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))
 
 
 def query_rewriter(
@@ -179,7 +181,7 @@ def retrieval_metrics(
     chunks: pd.DataFrame,
     eval_questions: pd.DataFrame,
     retrieval_results: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
+) -> dg.MaterializeResult[pd.DataFrame]:
     """Per-question token-level metrics (span recall/precision/IoU, Chroma variants, precision_omega) and
     chunk-level metrics with ground truth derived for this chunk set; a summary row per run in history;
     a LangSmith experiment on the evaluation dataset when LangSmith is configured. Step 4 of an
@@ -256,7 +258,7 @@ def retrieval_metrics(
         metadata[name] = dg.MetadataValue.float(s.mean)
     metadata["confidence_intervals"] = dg.MetadataValue.md(summary_markdown(summaries))
     metadata.update(langsmith_metadata)
-    return dg.Output(frame, metadata=metadata)
+    return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))
 
 
 def retrieved_outputs(hits: Sequence[RetrievedChunk]) -> list[dict[str, object]]:

@@ -1,20 +1,24 @@
-"""The nightly evaluation: every chunk config x profile partition, in the mode data/monitoring.yaml says.
+"""The nightly evaluation: every chunk config x profile partition that is not up to date (lib/freshness.py),
+in the mode data/monitoring.yaml says.
 
-The corpus and the configs are watched by sensors; the night re-evaluates what did not change too, so
-the history gets a point per night and a drift in a model or a server shows up as a trend. The
-leaderboard follows by automation once the partitions settle.
+The corpus and the configs are watched by sensors. With ``nightly.skip_up_to_date: false`` the night
+re-evaluates what did not change too, so the history gets a point per night and a drift in a model or a
+server shows up as a trend. The leaderboard follows by automation once the partitions settle.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import dagster as dg
 
 from ...core.evaluation_ids import nightly_evaluation_id
 from ...core.monitoring_settings import MonitoringSettings
+from ...core.source_versions import source_versions
 from ...lib.evaluation_runs import evaluation_run_config, evaluation_tags
+from ...lib.freshness import record_source_versions, stale_assets
 from ...lib.partitions import CHUNK_CONFIG, PROFILE
 from ...lib.resources import ProjectResource
+from ...lib.stages import JOB_ASSETS
 from ..jobs import evaluation_job
 
 
@@ -37,9 +41,12 @@ def nightly_requests(
     ]
 
 
-def build_nightly_schedule(settings: MonitoringSettings) -> dg.ScheduleDefinition:
+def build_nightly_schedule(
+    settings: MonitoringSettings, definitions: Callable[[], dg.Definitions]
+) -> dg.ScheduleDefinition:
     """The schedule at the settings' cron and time zone (Dagster needs both when the definitions are
-    built: definitions.build_definitions reads data/monitoring.yaml for them)."""
+    built: definitions.build_definitions reads data/monitoring.yaml for them); ``definitions`` gives the
+    definitions it belongs to, whose code versions tell what is up to date."""
 
     @dg.schedule(
         name="nightly_evaluation_schedule",
@@ -65,6 +72,20 @@ def build_nightly_schedule(settings: MonitoringSettings) -> dg.ScheduleDefinitio
             )
         scheduled = context.scheduled_execution_time
         assert scheduled is not None
-        return nightly_requests(chunk_configs, profiles, project.load_monitoring_settings(), scheduled)
+        monitoring = project.load_monitoring_settings()
+        requests = nightly_requests(chunk_configs, profiles, monitoring, scheduled)
+        if not monitoring.nightly.skip_up_to_date:
+            return requests
+        record_source_versions(context.instance, source_versions(project.files(), configs))
+        defs, assets = definitions(), JOB_ASSETS[evaluation_job.name]
+        stale = [
+            r for r in requests if stale_assets(context.instance, defs, assets, r.partition_key, r.run_config)
+        ]
+        if not stale:
+            return dg.SkipReason(
+                f"all {len(requests)} partitions are up to date: nothing they read changed since they last "
+                "ran (nightly.skip_up_to_date in data/monitoring.yaml)"
+            )
+        return stale
 
     return nightly

@@ -23,6 +23,7 @@ from ...core.tables import (
     questions_from_frame,
     questions_to_frame,
 )
+from ...lib.freshness import READS_DOCUMENTS, READS_PROJECT_SETTINGS
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import upload
 from ...lib.question_sources import question_sources_for
@@ -32,7 +33,7 @@ from ...lib.step_inputs import generation_settings
 from ...lib.step_redaction import redacts_secrets
 
 
-@dg.asset(group_name="ingestion", kinds={"python", "parquet"})
+@dg.asset(group_name="ingestion", kinds={"python", "parquet"}, deps=READS_DOCUMENTS)
 @redacts_secrets
 def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.MaterializeResult[pd.DataFrame]:
     """Every document of the corpus folder (markdown, text, reST, HTML reduced to its text); doc id =
@@ -69,7 +70,7 @@ def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Ma
     )
 
 
-@dg.asset(group_name="ingestion", kinds={"python", "parquet"})
+@dg.asset(group_name="ingestion", kinds={"python", "parquet"}, deps=READS_PROJECT_SETTINGS)
 @redacts_secrets
 def eval_questions(
     context: dg.AssetExecutionContext,

@@ -9,6 +9,8 @@ tick is still seen.
 import dagster as dg
 
 from ...core.corpus_state import CorpusChanges, CorpusCursor, CorpusState, diff_states, scan_corpus_folder
+from ...core.source_versions import VERSION_CHARS, SourceVersions
+from ...lib.freshness import changed_source_observations
 from ...lib.resources import ProjectResource
 from ..jobs import ingestion_job
 
@@ -26,12 +28,18 @@ def document_sensor(context: dg.SensorEvaluationContext, project: ProjectResourc
     )
     state = scan.state
     requests = cursor.requests if cursor else 0
+    # the documents' version, so the UI shows what an edit made stale (lib/freshness.py)
+    observed = changed_source_observations(
+        context.instance, SourceVersions(state.corpus_sha256[:VERSION_CHARS], None)
+    )
     if cursor is None:
         materialized = materialized_corpus_sha256(context.instance)
         if materialized == state.corpus_sha256:
             return dg.SensorResult(
-                skip_reason=f"watching {len(state.files)} documents; the corpus was last materialized from "
-                f"exactly these",
+                skip_reason=None
+                if observed
+                else f"watching {len(state.files)} documents; the corpus was last materialized from exactly these",
+                asset_events=observed,
                 cursor=CorpusCursor(state, requests).to_json(),
             )
         why = (
@@ -45,7 +53,10 @@ def document_sensor(context: dg.SensorEvaluationContext, project: ProjectResourc
         changes = diff_states(cursor.state, state)
         if not changes:
             return dg.SensorResult(
-                skip_reason=f"no document changed ({len(state.files)} watched, {len(scan.hashed)} re-hashed)",
+                skip_reason=None
+                if observed
+                else f"no document changed ({len(state.files)} watched, {len(scan.hashed)} re-hashed)",
+                asset_events=observed,
                 cursor=CorpusCursor(state, requests).to_json(),
             )
         why = describe(changes)
@@ -53,6 +64,7 @@ def document_sensor(context: dg.SensorEvaluationContext, project: ProjectResourc
     context.log.info(f"requesting ingestion_job: {why}")
     return dg.SensorResult(
         run_requests=[dg.RunRequest(run_key=run_key(state, requests), tags=tags)],
+        asset_events=observed,
         cursor=CorpusCursor(state, requests + 1).to_json(),
     )
 

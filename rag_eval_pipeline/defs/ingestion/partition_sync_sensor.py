@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 import dagster as dg
 
 from ...core.configs import PipelineConfigs
+from ...core.source_versions import SourceVersions, config_versions, project_settings_version
+from ...lib.freshness import changed_source_observations
 from ...lib.partition_sync import partition_changes
 from ...lib.partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, profile_partitions
 from ...lib.resources import ProjectResource
@@ -127,7 +129,17 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
     state = ConfigState.of(configs, before.requests if before else 0)
     changes = partition_changes(context.instance, configs)
     changed_configs, changed_profiles = state.changed_since(before) if before else ([], [])
+    # the settings' versions, so the UI shows which partitions an edit made stale (lib/freshness.py)
+    chunk_config_versions, profile_versions = config_versions(configs)
+    observed = changed_source_observations(
+        context.instance,
+        SourceVersions(
+            None, project_settings_version(project.files()), chunk_config_versions, profile_versions
+        ),
+    )
     if before == state and not (changes.add_chunk_configs or changes.add_profiles):
+        if observed:
+            return dg.SensorResult(asset_events=observed, cursor=state.to_cursor())
         return dg.SensorResult(skip_reason="config files unchanged", cursor=state.to_cursor())
     requests = []
     if changes.add_chunk_configs:
@@ -153,5 +165,8 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
     if reruns:
         state = replace(state, requests=state.requests + 1)
     return dg.SensorResult(
-        run_requests=reruns, dynamic_partitions_requests=requests, cursor=state.to_cursor()
+        run_requests=reruns,
+        dynamic_partitions_requests=requests,
+        asset_events=observed,
+        cursor=state.to_cursor(),
     )

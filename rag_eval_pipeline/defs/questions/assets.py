@@ -20,6 +20,7 @@ from ...core.tables import (
     generated_token_level_to_frame,
 )
 from ...lib.evaluation_runs import COMMAND_TAG, REGENERATE_COMMAND
+from ...lib.freshness import READS_PROJECT_SETTINGS
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import upload
 from ...lib.partitions import CHUNK_CONFIG, chunk_config_partitions
@@ -99,7 +100,7 @@ def skipped_synthetic_questions(
     )
 
 
-@dg.asset(group_name="questions", kinds={"python", "parquet"}, pool=LLM_POOL)
+@dg.asset(group_name="questions", kinds={"python", "parquet"}, pool=LLM_POOL, deps=READS_PROJECT_SETTINGS)
 @redacts_secrets
 def synthetic_questions(
     context: dg.AssetExecutionContext,
@@ -158,6 +159,7 @@ def synthetic_questions(
     partitions_def=chunk_config_partitions,
     kinds={"python", "parquet"},
     pool=LLM_POOL,
+    deps=READS_PROJECT_SETTINGS,
 )
 @redacts_secrets
 def chunk_level_questions(

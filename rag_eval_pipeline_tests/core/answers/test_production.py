@@ -7,18 +7,25 @@ from typing import Any
 
 import pytest
 
+from rag_eval_pipeline.core.answers.methods import ScoringItem, score_answers, similarity_texts
 from rag_eval_pipeline.core.answers.production import (
     OUTCOME_FIELDS,
     aggregated_confidence,
+    agreement_texts,
     cited_mean_rank,
     cited_precision_at_k,
     context_precision,
     context_relevance,
     production_metrics,
 )
+from rag_eval_pipeline.core.answers.threshold import fixed_threshold_choice
 from rag_eval_pipeline.core.answers.types import MetricOutcome
+from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
+from rag_eval_pipeline.core.embedding.prefetch import PrefetchEmbedder
 from rag_eval_pipeline.core.errors import ConfigError, InputError
+from rag_eval_pipeline.core.types import QuestionId
 from rag_eval_pipeline_tests.core.answers.production_data import TableEmbedder, answer, hit, item, trace
+from rag_eval_pipeline_tests.fakes import CountingEmbedder, HashingEmbedder
 
 
 def test_context_relevance_of_a_fused_profile():
@@ -245,3 +252,42 @@ def test_a_question_given_twice_is_refused():
     twice = item("How fast?", answer(qid="dup"), [hit(1, PUMP)])
     with pytest.raises(InputError, match="question 'dup' appears twice"):
         run_items([twice, twice])
+
+
+def answer_metrics_of_a_partition(answers: dict[str, str], embedder: Any) -> tuple[list[Any], list[Any]]:
+    """What the answer_metrics asset computes for one partition: correctness and production metrics,
+    through one ``PrefetchEmbedder`` announced with both families' texts."""
+    questions = {"q1": "How fast does the main pump run?", "q2": "How often is the pump serviced?"}
+    references = {"q1": "The main pump runs at 1,450 rpm.", "q2": "Every 90 days."}
+    hits = {q: [hit(1, PUMP, qid=q), hit(2, PUMP_TOO, qid=q, doc="specs")] for q in questions}
+    answered = {q: answer(text, ["c1", "c2"], confidence="HIGH", qid=q) for q, text in answers.items()}
+    scoring = [
+        ScoringItem(QuestionId(q), questions[q], answered[q], references[q], ("rpm",)) for q in questions
+    ]
+    grounding = [item(questions[q], answered[q], hits[q], trace(q, knn=20)) for q in questions]
+    step = PrefetchEmbedder(embedder, [*similarity_texts(scoring), *agreement_texts(grounding)])
+    scores = score_answers(scoring, step, threshold=fixed_threshold_choice(0.75, "no labels"))
+    return scores, list(run_items(grounding, step).rows)
+
+
+def test_answer_metrics_embed_in_one_model_call_each_distinct_text_once_across_partitions(tmp_path):
+    model = CountingEmbedder(HashingEmbedder())
+    first = {"q1": "It runs at 1,450 rpm [c1][c2].", "q2": "Every 90 days [c1][c2]."}
+    scores, rows = answer_metrics_of_a_partition(
+        first, CachedEmbedder(model, EmbeddingCache(tmp_path / "e.sqlite"))
+    )
+    (call,) = model.calls  # similarity and source agreement together
+    assert len(call) == len(set(call))
+    # the same results as each metric family embedding on its own, straight from the model
+    alone = CountingEmbedder(HashingEmbedder())
+    assert answer_metrics_of_a_partition(first, alone) == (scores, rows)
+    assert sorted(t for c in alone.calls for t in c) == sorted(call)
+    assert rows[0].multi_source_agreement.status == "ok" and scores[0].semantic_similarity.status == "ok"
+
+    # another partition (another process, the same cache): only its one new answer reaches the model
+    second = {"q1": "The pump turns at 1,450 rpm [c1][c2].", "q2": first["q2"]}
+    answer_metrics_of_a_partition(second, CachedEmbedder(model, EmbeddingCache(tmp_path / "e.sqlite")))
+    assert model.calls[1:] == [[second["q1"]]]
+    # a re-run of either embeds nothing
+    answer_metrics_of_a_partition(first, CachedEmbedder(model, EmbeddingCache(tmp_path / "e.sqlite")))
+    assert len(model.calls) == 2

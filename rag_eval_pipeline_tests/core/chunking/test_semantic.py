@@ -6,7 +6,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from rag_eval_pipeline.core.chunking import SemanticChunker
+from rag_eval_pipeline.core.chunking import SemanticChunker, chunk_corpus
 from rag_eval_pipeline.core.embedding.base import Vectors
 
 from .helpers import HashedBagOfWords, assert_tiles, doc
@@ -40,6 +40,15 @@ def test_single_sentence_is_not_embedded() -> None:
     chunks = SemanticChunker(embedder, 100, 90.0).chunk_document(doc("Just one sentence"))
     assert [c.text for c in chunks] == ["Just one sentence"]
     assert embedder.calls == 0
+
+
+def test_a_corpus_is_cut_with_one_embedding_call_into_the_same_chunks() -> None:
+    documents = [doc(PETS + MARKETS, "a"), doc("Only one sentence here", "b"), doc(MARKETS + PETS, "c")]
+    one_by_one = HashedBagOfWords()
+    expected = [c for d in documents for c in SemanticChunker(one_by_one, 120, 60.0).chunk_document(d)]
+    together = HashedBagOfWords()
+    assert chunk_corpus(SemanticChunker(together, 120, 60.0), documents) == expected
+    assert (one_by_one.calls, together.calls) == (2, 1)  # the single sentence is never embedded
 
 
 def test_fingerprint_names_the_embedder() -> None:

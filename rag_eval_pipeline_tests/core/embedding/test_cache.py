@@ -1,15 +1,18 @@
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
+from rag_eval_pipeline.core.embedding.base import Vectors
+from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache, even_slices
 from rag_eval_pipeline_tests.fakes import HashingEmbedder
 
 
 def test_only_unseen_texts_reach_the_model_and_vectors_match(tmp_path: Path):
     cache = EmbeddingCache(tmp_path / "e.sqlite")
     inner = HashingEmbedder()
-    first = CachedEmbedder(inner, cache, batch_size=2)
+    first = CachedEmbedder(inner, cache, texts_per_call=2)
     vectors = first.embed(["a b", "c d", "a b", "e f"])
     assert first.texts_embedded == 3  # the repeated text is embedded once
     assert np.allclose(vectors[0], vectors[2])
@@ -30,14 +33,44 @@ def test_cache_is_keyed_by_model(tmp_path: Path):
     assert cache.count("m1") == 1 and cache.count() == 2
 
 
-def test_progress_is_reported_per_batch(tmp_path: Path):
+def test_progress_is_reported_per_call_of_near_equal_size(tmp_path: Path):
     seen = []
+    inner = HashingEmbedder()
     embedder = CachedEmbedder(
-        HashingEmbedder(),
+        inner,
         EmbeddingCache(tmp_path / "e.sqlite"),
-        batch_size=2,
+        texts_per_call=2,
         progress=lambda stage, done, total: seen.append((done, total)),
     )
     embedder.embed(["a", "b", "c", "d", "e"])
     assert seen == [(0, 5), (2, 5), (4, 5), (5, 5)]
+    assert inner.calls == 3
     assert embedder.embed([]).shape == (0, 64)
+    assert [len(s) for s in even_slices(range(600), 512)] == [300, 300]
+    assert [len(s) for s in even_slices(range(7), 3)] == [3, 2, 2]
+    assert even_slices([], 3) == []
+
+
+def test_all_missing_texts_go_to_the_model_in_one_call(tmp_path: Path):
+    """One call to the model for every text an embed call misses (the model batches inside it), each
+    distinct text once; what is cached is never sent again, from this embedder or another process's."""
+    texts = [f"text number {i}" for i in range(300)]
+    inner = HashingEmbedder()
+    embedder = CachedEmbedder(inner, EmbeddingCache(tmp_path / "e.sqlite"))
+    embedder.embed(texts + texts[:50])
+    assert (inner.calls, inner.texts_seen, embedder.texts_embedded) == (1, 300, 300)
+
+    later = HashingEmbedder()
+    CachedEmbedder(later, EmbeddingCache(tmp_path / "e.sqlite")).embed([*texts[::-1], "one more"])
+    assert (later.calls, later.texts_seen) == (1, 1)
+
+
+def test_a_reply_of_the_wrong_length_is_refused(tmp_path: Path):
+    class Short(HashingEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            return super().embed(texts)[:-1]
+
+    with pytest.raises(ValueError, match="returned 1 vectors for 2 texts"):
+        CachedEmbedder(Short(), EmbeddingCache(tmp_path / "e.sqlite")).embed(["a", "b"])
+    with pytest.raises(ValueError, match="texts_per_call"):
+        CachedEmbedder(Short(), EmbeddingCache(tmp_path / "e.sqlite"), texts_per_call=0)

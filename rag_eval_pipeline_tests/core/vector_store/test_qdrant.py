@@ -49,6 +49,19 @@ def test_replace_collection_drops_old_points_and_ties_break_by_chunk_id(tmp_path
     assert [h.chunk_id for h in store.search("c", vectors[:1], 3)[0]] == [c.chunk_id for c in chunks[:3]]
 
 
+def test_a_collection_of_the_same_dimension_is_updated_in_place(tmp_path: Path):
+    from dataclasses import replace
+
+    store = QdrantVectorStore(path=tmp_path)
+    chunks, vectors = make_chunks(40)
+    assert store.replace_collection("c", chunks, vectors, "cfg", "fp-1") == 40
+    assert store.replace_collection("c", chunks, vectors, "cfg", "fp-1") == 0
+    edited = [replace(chunks[0], text="xyz"), *chunks[1:30]]
+    assert store.replace_collection("c", edited, vectors[:30], "cfg", "fp-2") == 1
+    assert store.count("c") == 30 and store.fingerprint("c") == "fp-2"
+    assert store.search("c", vectors[:1], 1)[0][0].text == "xyz"
+
+
 def test_errors_are_clear(tmp_path: Path):
     store = QdrantVectorStore(path=tmp_path)
     with pytest.raises(LookupError, match="materialize chunk_index"):

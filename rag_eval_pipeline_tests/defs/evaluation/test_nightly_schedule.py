@@ -13,10 +13,12 @@ from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline_tests.conftest import tiny_resources
 
 # the schedule as a project without data/monitoring.yaml has it; each tick reads the file itself
-NIGHTLY = build_nightly_schedule(MonitoringSettings())
+NIGHTLY = build_nightly_schedule(MonitoringSettings(), build_definitions)
 
 
-def evaluate(instance: dg.DagsterInstance, project: Path, when: datetime) -> object:
+def evaluate(
+    instance: dg.DagsterInstance, project: Path, when: datetime, schedule: dg.ScheduleDefinition = NIGHTLY
+) -> object:
     # closed after the tick: the context opens its own instance, which would otherwise stay Dagster's
     # current one after the test (and fail a later test that loads definitions)
     with dg.build_schedule_context(
@@ -24,7 +26,7 @@ def evaluate(instance: dg.DagsterInstance, project: Path, when: datetime) -> obj
         scheduled_execution_time=when,
         resources={"project": ProjectResource(root=str(project))},
     ) as context:
-        return NIGHTLY(context)
+        return schedule(context)
 
 
 def test_the_nightly_schedule_evaluates_every_configured_partition(tiny_project: Path):
@@ -67,7 +69,7 @@ def test_the_schedule_is_on_by_default_at_two_in_the_morning_and_targets_the_eva
 def test_the_time_and_zone_come_from_the_settings(tmp_path: Path):
     path = tmp_path / "monitoring.yaml"
     path.write_text("nightly:\n  cron: '30 4 * * 1-5'\n  timezone: Europe/Berlin\n")
-    schedule = build_nightly_schedule(load_monitoring_settings(path))
+    schedule = build_nightly_schedule(load_monitoring_settings(path), build_definitions)
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("30 4 * * 1-5", "Europe/Berlin")
 
 
@@ -97,3 +99,27 @@ def test_a_broken_file_does_not_stop_the_code_location_but_fails_every_tick(
         instance.add_dynamic_partitions("profile", ["top2"])
         with pytest.raises(ConfigError, match="monitoring.yaml: nightly.timezone"):
             evaluate(instance, tiny_project, datetime(2026, 11, 23, 2, 0, tzinfo=UTC))
+
+
+@pytest.mark.slow
+def test_the_night_skips_the_partitions_that_are_up_to_date(tiny_project: Path, tmp_path: Path):
+    """A partition evaluated since its sources, code and models last changed is not requested;
+    ``nightly.skip_up_to_date: false`` requests every partition (a point per night)."""
+    from rag_eval_pipeline.runner.in_process import evaluate_in_process
+
+    resources = tiny_resources(tiny_project, tmp_path / "work")
+    schedule = build_nightly_schedule(MonitoringSettings(), lambda: build_definitions(resources))
+    night = datetime(2026, 11, 23, 2, 0, tzinfo=UTC)
+    with dg.instance_for_test() as instance:
+        outcome = evaluate_in_process(instance, ["fixed-60-0"], ["top2"], False, resources)
+        assert not outcome.failures
+        requests = evaluate(instance, tiny_project, night, schedule)
+        assert isinstance(requests, list)
+        assert sorted(str(r.partition_key) for r in requests) == [
+            "fixed-60-0|top4",
+            "recursive-120-20|top2",
+            "recursive-120-20|top4",
+        ]
+        (tiny_project / "data/monitoring.yaml").write_text("nightly:\n  skip_up_to_date: false\n")
+        every = evaluate(instance, tiny_project, night, schedule)
+        assert isinstance(every, list) and len(every) == 4

@@ -17,7 +17,7 @@ from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import read_token_level_jsonl
 from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, TokenLevelEvaluation
 from rag_eval_pipeline.core.tables import records, retrieved_from_frame
-from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
+from rag_eval_pipeline.core.vector_store.engines import open_vector_store
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.lib.resources import EmbedderResource
 from rag_eval_pipeline.runner.in_process import run_main_job
@@ -61,7 +61,7 @@ def test_a_notebook_and_the_pipeline_agree_row_by_row(tiny_project: Path, tmp_pa
     notebook = TokenLevelEvaluation(corpus, dataset).run(
         build_chunker(configs.chunk_config(PARTITION["chunk_config"])),
         embedder.get(),  # the pipeline's model and embedding cache
-        QdrantVectorStore(path=tmp_path / "notebook"),  # a collection of its own
+        open_vector_store(path=tmp_path / "notebook"),  # the pipeline's engine; a collection of its own
         profile=configs.profile(PARTITION["profile"]),
     )
 

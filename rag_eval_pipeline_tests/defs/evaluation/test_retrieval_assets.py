@@ -95,7 +95,8 @@ def test_new_profiles_embed_nothing_and_every_row_says_who_found_it(tiny_project
         questions = {q for _, q, _ in TINY_QUESTIONS}
         assert not set(embedded()) & (chunk_texts | questions)
         assert len(embedded()) == len(set(embedded()))
-        assert latest_metadata(instance, "chunk_index", "fixed-60-0")["keyword_index_rebuilt"] is False
+        # and its chunk config is up to date: chunk_index does not run again (runner/up_to_date.py)
+        assert len(instance.fetch_materializations(dg.AssetKey("chunk_index"), limit=5).records) == 1
         hybrid_meta = latest_metadata(instance, "retrieval_results", key("fixed-60-0", "hybrid"))
         assert hybrid_meta["query_texts_embedded"] == 0 and hybrid_meta["query_embedding_cache_hits"] == 4
         assert hybrid_meta["retrievers"] == "knn+bm25" and hybrid_meta["found_by_both"] > 0

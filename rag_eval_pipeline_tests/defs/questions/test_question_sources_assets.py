@@ -86,6 +86,17 @@ def test_regenerate_questions_generates_them_even_when_unused(tiny_project: Path
     assert EMBED_CALLS and meta["n_questions"] > 0 and "skipped" not in meta
 
 
+def test_generation_embeds_in_one_model_call_and_its_rerun_in_none(
+    tiny_project: Path, tmp_path: Path
+) -> None:
+    settings(tiny_project, "evaluate_on: both\n" + SMALL)
+    generate(tiny_project, tmp_path)
+    (call,) = EMBED_CALLS  # the questions (de-duplication) and the probe's passages together
+    assert len(call) == len(set(call))
+    generate(tiny_project, tmp_path)  # the same cache: every text is already embedded
+    assert EMBED_CALLS == []
+
+
 @pytest.mark.parametrize("evaluate_on", ["golden", "both"])
 def test_without_a_golden_file_the_synthetic_questions_are_evaluated_with_a_note(
     tiny_project: Path, tmp_path: Path, evaluate_on: str

@@ -1,0 +1,72 @@
+"""The versions of what an evaluation reads from outside the pipeline: the documents, each chunk config,
+each retrieval profile, and the settings files the questions and answers follow.
+
+Dagster records them as observations of its source assets (defs/ingestion/sources.py), so a partition
+whose sources and code are unchanged is up to date: `rag-eval run` and the nightly schedule skip it, and
+the UI shows the same staleness. Each version is a short hash; ``None`` when the file cannot be read (the
+step that reads it then fails and says why, so nothing is skipped on a guess).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .configs import PipelineConfigs
+from .corpus_state import scan_corpus_folder
+from .errors import InputError
+from .project_files import ProjectFiles
+from .types import sha256_hex
+
+VERSION_CHARS = 16
+
+
+@dataclass(frozen=True)
+class SourceVersions:
+    documents: str | None
+    project_settings: str | None
+    chunk_configs: Mapping[str, str] = field(default_factory=dict)
+    profiles: Mapping[str, str] = field(default_factory=dict)
+
+
+def documents_version(files: ProjectFiles) -> str | None:
+    """The corpus's sha256 as the corpus asset's data version has it (the same first characters)."""
+    try:
+        scan = scan_corpus_folder(files.corpus_folder(), files.corpus_pattern())
+    except (InputError, OSError):
+        return None
+    return scan.state.corpus_sha256[:VERSION_CHARS]
+
+
+def project_settings_version(files: ProjectFiles) -> str | None:
+    """generation.yaml, answer_evaluation.yaml and the golden dataset, byte for byte (a missing file is
+    a version too: the defaults)."""
+    parts = []
+    for location in (files.generation_file, files.answer_evaluation_file, files.golden_dataset):
+        path = files.path(location)
+        try:
+            content = path.read_bytes() if path.exists() else b"<missing>"
+        except OSError:
+            return None
+        parts.append(f"{location}\0{hashlib.sha256(content).hexdigest()}")
+    return sha256_hex("\n".join(parts))[:VERSION_CHARS]
+
+
+def config_versions(configs: PipelineConfigs) -> tuple[dict[str, str], dict[str, str]]:
+    """Each chunk config's and each profile's settings hash, by name."""
+    return (
+        {c.name: c.config_hash[:VERSION_CHARS] for c in configs.chunk_configs},
+        {p.name: p.config_hash[:VERSION_CHARS] for p in configs.profiles},
+    )
+
+
+def source_versions(files: ProjectFiles, configs: PipelineConfigs | None = None) -> SourceVersions:
+    """Every source's version now; configs that cannot be read give no chunk config or profile version."""
+    if configs is None:
+        try:
+            configs = files.load_configs()
+        except InputError:
+            configs = None
+    chunk_configs, profiles = config_versions(configs) if configs is not None else ({}, {})
+    return SourceVersions(documents_version(files), project_settings_version(files), chunk_configs, profiles)

@@ -1,0 +1,175 @@
+"""Which assets of a run are out of date, by Dagster's own code and data versions, as the UI judges
+staleness: an asset partition is up to date when it was materialized with the current code version,
+and no input it read (an upstream asset partition or a source: defs/ingestion/sources.py) has a new data
+version since. `rag-eval run` and the nightly schedule skip what is up to date; `--force` does not ask.
+
+Also what Dagster cannot see: an evaluation run in quick mode is not a full one (the run's mode and
+sample size must match the request).
+
+The sources' current versions are recorded first (``record_source_versions``), as observations, so a
+file edited since the last run makes its partitions stale here and in the UI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import dagster as dg
+
+from ..core.source_versions import SourceVersions
+from .evaluation_runs import evaluation_config_of
+from .partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, profile_partitions
+
+# The source assets (defs/ingestion/sources.py) and which of them each asset reads.
+DOCUMENTS = dg.AssetKey("documents")
+PROJECT_SETTINGS = dg.AssetKey("project_settings")
+CHUNK_CONFIG_SETTINGS = dg.AssetKey("chunk_config_settings")
+RETRIEVAL_PROFILE_SETTINGS = dg.AssetKey("retrieval_profile_settings")
+READS_DOCUMENTS = [dg.AssetDep(DOCUMENTS)]
+READS_PROJECT_SETTINGS = [dg.AssetDep(PROJECT_SETTINGS)]
+READS_CHUNK_CONFIG = [dg.AssetDep(CHUNK_CONFIG_SETTINGS)]
+# an evaluation partition reads its own profile's partition: Dagster infers that mapping, as it does for
+# chunk configs (lib/partitions.py)
+READS_PROFILE = [dg.AssetDep(RETRIEVAL_PROFILE_SETTINGS)]
+
+# Dagster's tags on a materialization and its run (its data-version provenance).
+DATA_VERSION_TAG = "dagster/data_version"
+CODE_VERSION_TAG = "dagster/code_version"
+INPUT_POINTER_TAG = "dagster/input_event_pointer/"
+
+
+def source_observations(versions: SourceVersions) -> list[tuple[dg.AssetKey, str | None, str]]:
+    """(source, partition, version) for every source whose version could be read."""
+    found: list[tuple[dg.AssetKey, str | None, str]] = []
+    if versions.documents:
+        found.append((DOCUMENTS, None, versions.documents))
+    if versions.project_settings:
+        found.append((PROJECT_SETTINGS, None, versions.project_settings))
+    found += [(CHUNK_CONFIG_SETTINGS, name, v) for name, v in versions.chunk_configs.items()]
+    found += [(RETRIEVAL_PROFILE_SETTINGS, name, v) for name, v in versions.profiles.items()]
+    return found
+
+
+def changed_source_observations(
+    instance: dg.DagsterInstance, versions: SourceVersions
+) -> list[dg.AssetObservation]:
+    """An observation for each source whose version differs from the one last observed (a sensor
+    returns them; ``record_source_versions`` reports them)."""
+    changed = []
+    for key, partition, version in source_observations(versions):
+        if _version(instance, key, partition) != version:
+            changed.append(dg.AssetObservation(key, partition=partition, tags={DATA_VERSION_TAG: version}))
+    return changed
+
+
+def record_source_versions(
+    instance: dg.DagsterInstance, versions: SourceVersions
+) -> list[dg.AssetObservation]:
+    """Report the changed sources' versions to the instance (outside any run); returns them."""
+    changed = changed_source_observations(instance, versions)
+    for observation in changed:
+        instance.report_runless_asset_event(observation)
+    return changed
+
+
+def stale_assets(
+    instance: dg.DagsterInstance,
+    defs: dg.Definitions,
+    assets: Sequence[str],
+    partition_key: str | dg.MultiPartitionKey | None,
+    run_config: Mapping[str, Any] | None = None,
+) -> dict[str, str]:
+    """The assets of ``assets`` (a run's, upstream first) that are out of date for this partition, each
+    with its reason; an asset downstream of one that runs runs too. ``run_config``: what the run will
+    be asked (an evaluation run's quick or full mode), compared with the config of the run that
+    materialized each asset."""
+    graph = defs.resolve_asset_graph()
+    wanted = evaluation_config_of(run_config) if run_config is not None else None
+    stale: dict[str, str] = {}
+    for name in assets:
+        key = dg.AssetKey(name)
+        node = graph.get(key)
+        upstream = next((p.to_user_string() for p in node.parent_keys if p.to_user_string() in stale), None)
+        if upstream is not None:
+            stale[name] = f"{upstream} runs first"
+            continue
+        reason = _staleness(
+            instance, graph, key, node, input_partition(node.partitions_def, partition_key), wanted
+        )
+        if reason:
+            stale[name] = reason
+    return stale
+
+
+def _staleness(
+    instance: dg.DagsterInstance,
+    graph: Any,
+    key: dg.AssetKey,
+    node: Any,
+    partition: str | None,
+    wanted: Mapping[str, Any] | None,
+) -> str:
+    record = instance.get_latest_data_version_record(key, False, partition_key=partition)
+    if record is None or record.asset_materialization is None:
+        return "never materialized"
+    tags = record.asset_materialization.tags or {}
+    code_version = node.code_version
+    if code_version and tags.get(CODE_VERSION_TAG) != code_version:
+        return "new code version"
+    if wanted is not None:
+        run = instance.get_run_by_id(record.run_id)
+        done = evaluation_config_of(run.run_config) if run is not None else None
+        if done is not None and done != wanted:
+            return f"last materialized with another evaluation mode ({done['mode']})"
+    for parent in sorted(node.parent_keys):
+        parent_node = graph.get(parent)
+        pointer = tags.get(INPUT_POINTER_TAG + parent.to_user_string())
+        parent_partition = input_partition(parent_node.partitions_def, partition)
+        if pointer is None:
+            newer = instance.get_latest_data_version_record(
+                parent, None, partition_key=parent_partition, after_cursor=record.storage_id
+            )
+            if newer is not None:
+                return f"{parent.to_user_string()} changed since"
+            continue
+        cursor = int(pointer)
+        latest = instance.get_latest_data_version_record(
+            parent, None, partition_key=parent_partition, after_cursor=cursor
+        )
+        if latest is None:
+            continue
+        read = instance.get_latest_data_version_record(
+            parent, None, partition_key=parent_partition, before_cursor=cursor + 1
+        )
+        if read is None or _tag(read) != _tag(latest):
+            return f"{parent.to_user_string()} has a new data version"
+    return ""
+
+
+def _version(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None) -> str | None:
+    record = instance.get_latest_data_version_record(key, True, partition_key=partition)
+    return _tag(record) if record is not None else None
+
+
+def _tag(record: dg.EventLogRecord) -> str | None:
+    event = record.asset_event
+    return (event.tags or {}).get(DATA_VERSION_TAG) if event is not None else None
+
+
+def input_partition(
+    partitions_def: dg.PartitionsDefinition | None, key: str | dg.MultiPartitionKey | None
+) -> str | None:
+    """The partition of an asset (or input) with ``partitions_def`` that a run of partition ``key``
+    reads or writes: the chunk config or profile of an evaluation key, the key itself, or none."""
+    if partitions_def is None or key is None:
+        return None
+    if partitions_def in (chunk_config_partitions, profile_partitions):
+        dimension = CHUNK_CONFIG if partitions_def is chunk_config_partitions else PROFILE
+        if isinstance(key, dg.MultiPartitionKey):
+            return key.keys_by_dimension[dimension]
+        if "|" in key:
+            config, profile = key.split("|", 1)
+            return config if dimension == CHUNK_CONFIG else profile
+        return key if dimension == CHUNK_CONFIG else None
+    return str(key)

@@ -1,0 +1,74 @@
+"""synthesize_*: the questions and the passages the retrievability probe searches reach the model in one
+call, each distinct text once, and a re-run through the cache embeds nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rag_eval_pipeline.core.chunking import build_chunker, chunk_corpus
+from rag_eval_pipeline.core.configs import ChunkConfig
+from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
+from rag_eval_pipeline.core.generation.quality import (
+    deduplicate,
+    filter_unretrievable_chunk_level,
+    filter_unretrievable_token_level,
+    probe_windows,
+)
+from rag_eval_pipeline.core.generation.settings import ChunkLevelSettings, TokenLevelSettings
+from rag_eval_pipeline.core.generation.synthesis import synthesize_chunk_level, synthesize_token_level
+from rag_eval_pipeline.core.types import ChunkConfigName
+from rag_eval_pipeline_tests.conftest import tiny_corpus
+from rag_eval_pipeline_tests.fakes import CountingEmbedder, HashingEmbedder
+
+TOKEN_LEVEL = TokenLevelSettings(n_questions=6, passage_min_chars=40)
+
+
+def test_token_level_questions_and_probe_passages_in_one_model_call(tmp_path: Path) -> None:
+    corpus = tiny_corpus()
+    model = CountingEmbedder(HashingEmbedder())
+    made = synthesize_token_level(corpus, TOKEN_LEVEL, CachedEmbedder(model, EmbeddingCache(tmp_path / "e")))
+    (call,) = model.calls
+    assert len(call) == len(set(call)) and {w.text for w in probe_windows(corpus)} <= set(call)
+    assert len(made.dataset) > 0
+
+    # the same questions and rejections as each filter embedding on its own
+    alone = HashingEmbedder()
+    plain = synthesize_token_level(corpus, TOKEN_LEVEL, alone)
+    assert plain.dataset.examples == made.dataset.examples and plain.rejections == made.rejections
+    assert alone.calls == 1
+    generated = synthesize_token_level(
+        corpus,
+        TokenLevelSettings(n_questions=6, passage_min_chars=40, dedup_threshold=1.0, retrievability_top_n=0),
+        HashingEmbedder(),
+    )
+    unique = deduplicate(generated.dataset.examples, HashingEmbedder(), TOKEN_LEVEL.dedup_threshold)
+    tied = filter_unretrievable_token_level(
+        unique.examples, corpus, HashingEmbedder(), TOKEN_LEVEL.retrievability_top_n
+    )
+    assert tied.examples == made.dataset.examples
+
+    synthesize_token_level(corpus, TOKEN_LEVEL, CachedEmbedder(model, EmbeddingCache(tmp_path / "e")))
+    assert len(model.calls) == 1  # a re-run: everything from the cache
+
+
+def test_chunk_level_questions_and_chunks_in_one_model_call(tmp_path: Path) -> None:
+    config = ChunkConfig(ChunkConfigName("fixed-60-0"), "fixed", 60, 0)
+    chunks = chunk_corpus(build_chunker(config), tiny_corpus())
+    model = CountingEmbedder(HashingEmbedder())
+    settings = ChunkLevelSettings(max_chunks=4)
+    made = synthesize_chunk_level(
+        chunks, "fp", settings, CachedEmbedder(model, EmbeddingCache(tmp_path / "e"))
+    )
+    (call,) = model.calls
+    assert len(call) == len(set(call)) and {c.text for c in chunks} <= set(call)
+    generated = synthesize_chunk_level(
+        chunks,
+        "fp",
+        ChunkLevelSettings(max_chunks=4, dedup_threshold=1.0, retrievability_top_n=0),
+        HashingEmbedder(),
+    )
+    unique = deduplicate(generated.dataset.examples, HashingEmbedder(), settings.dedup_threshold)
+    tied = filter_unretrievable_chunk_level(
+        unique.examples, chunks, HashingEmbedder(), settings.retrievability_top_n
+    )
+    assert len(made.dataset) > 0 and tied.examples == made.dataset.examples
