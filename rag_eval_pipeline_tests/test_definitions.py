@@ -33,6 +33,7 @@ def test_definitions_load_with_every_asset_job_and_sensor(defs: dg.Definitions):
         "project_settings",
         "chunk_config_settings",
         "retrieval_profile_settings",
+        "configured_setups",
         "corpus",
         "synthetic_questions",
         "eval_questions",
@@ -77,6 +78,7 @@ def test_each_main_job_holds_its_assets_and_checks_and_every_asset_is_in_one(def
     # the rest are what the pipeline reads from outside, observed, never materialized (lib/freshness.py)
     assert sorted(k.to_user_string() for k in graph.external_asset_keys) == [
         "chunk_config_settings",
+        "configured_setups",
         "documents",
         "project_settings",
         "retrieval_profile_settings",

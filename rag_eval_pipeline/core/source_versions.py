@@ -28,6 +28,8 @@ class SourceVersions:
     project_settings: str | None
     chunk_configs: Mapping[str, str] = field(default_factory=dict)
     profiles: Mapping[str, str] = field(default_factory=dict)
+    # which chunk configs and profiles are configured: what the leaderboard ranks, and marks as removed
+    setups: str | None = None
 
 
 def documents_version(files: ProjectFiles) -> str | None:
@@ -40,10 +42,14 @@ def documents_version(files: ProjectFiles) -> str | None:
 
 
 def project_settings_version(files: ProjectFiles) -> str | None:
-    """generation.yaml, answer_evaluation.yaml and the golden dataset, byte for byte (a missing file is
-    a version too: the defaults)."""
+    """generation.yaml, answer_evaluation.yaml, the golden dataset and the answer labels it names, byte
+    for byte (a missing file is a version too: the defaults)."""
+    try:
+        labels = files.load_answer_settings().semantic.labels
+    except InputError:
+        return None
     parts = []
-    for location in (files.generation_file, files.answer_evaluation_file, files.golden_dataset):
+    for location in (files.generation_file, files.answer_evaluation_file, files.golden_dataset, labels):
         path = files.path(location)
         try:
             content = path.read_bytes() if path.exists() else b"<missing>"
@@ -61,6 +67,12 @@ def config_versions(configs: PipelineConfigs) -> tuple[dict[str, str], dict[str,
     )
 
 
+def setups_version(configs: PipelineConfigs) -> str:
+    """The names of the configured chunk configs and profiles."""
+    names = [c.name for c in configs.chunk_configs], [p.name for p in configs.profiles]
+    return sha256_hex(repr((sorted(names[0]), sorted(names[1]))))[:VERSION_CHARS]
+
+
 def source_versions(files: ProjectFiles, configs: PipelineConfigs | None = None) -> SourceVersions:
     """Every source's version now; configs that cannot be read give no chunk config or profile version."""
     if configs is None:
@@ -69,4 +81,10 @@ def source_versions(files: ProjectFiles, configs: PipelineConfigs | None = None)
         except InputError:
             configs = None
     chunk_configs, profiles = config_versions(configs) if configs is not None else ({}, {})
-    return SourceVersions(documents_version(files), project_settings_version(files), chunk_configs, profiles)
+    return SourceVersions(
+        documents_version(files),
+        project_settings_version(files),
+        chunk_configs,
+        profiles,
+        setups_version(configs) if configs is not None else None,
+    )

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import dagster as dg
 
 from ..lib.evaluation_runs import PLANNED_EVALUATION_TAG
-from ..lib.freshness import CHUNK_CONFIG_SETTINGS, DOCUMENTS, PROJECT_SETTINGS, RETRIEVAL_PROFILE_SETTINGS
+from ..lib.freshness import SOURCES
 
 # Dagster's `any_deps_updated`, except for updates that only runs of a planned evaluation made: those
 # runs bring their own downstream runs.
@@ -45,9 +45,7 @@ DEPS_UPDATED_OUTSIDE_PLANS = dg.AutomationCondition.any_deps_match(
 
 # The sources (defs/ingestion/sources.py) are not inputs automation waits for or follows: an unobserved
 # one would count as missing, and their changes arrive through the sensors, which run what they change.
-_SOURCES = dg.AssetSelection.assets(
-    DOCUMENTS, PROJECT_SETTINGS, CHUNK_CONFIG_SETTINGS, RETRIEVAL_PROFILE_SETTINGS
-)
+_SOURCES = dg.AssetSelection.assets(*SOURCES)
 FOLLOW_INPUTS = (
     dg.AutomationCondition.eager().replace("any_deps_updated", DEPS_UPDATED_OUTSIDE_PLANS).ignore(_SOURCES)
 )

@@ -26,8 +26,12 @@ DOCUMENTS = dg.AssetKey("documents")
 PROJECT_SETTINGS = dg.AssetKey("project_settings")
 CHUNK_CONFIG_SETTINGS = dg.AssetKey("chunk_config_settings")
 RETRIEVAL_PROFILE_SETTINGS = dg.AssetKey("retrieval_profile_settings")
+CONFIGURED_SETUPS = dg.AssetKey("configured_setups")
+SOURCES = (DOCUMENTS, PROJECT_SETTINGS, CHUNK_CONFIG_SETTINGS, RETRIEVAL_PROFILE_SETTINGS, CONFIGURED_SETUPS)
 READS_DOCUMENTS = [dg.AssetDep(DOCUMENTS)]
 READS_PROJECT_SETTINGS = [dg.AssetDep(PROJECT_SETTINGS)]
+# the summaries over every partition rank the configured setups and mark the removed ones
+READS_SETUPS = [dg.AssetDep(CONFIGURED_SETUPS)]
 READS_CHUNK_CONFIG = [dg.AssetDep(CHUNK_CONFIG_SETTINGS)]
 # an evaluation partition reads its own profile's partition: Dagster infers that mapping, as it does for
 # chunk configs (lib/partitions.py)
@@ -48,6 +52,8 @@ def source_observations(versions: SourceVersions) -> list[tuple[dg.AssetKey, str
         found.append((PROJECT_SETTINGS, None, versions.project_settings))
     found += [(CHUNK_CONFIG_SETTINGS, name, v) for name, v in versions.chunk_configs.items()]
     found += [(RETRIEVAL_PROFILE_SETTINGS, name, v) for name, v in versions.profiles.items()]
+    if versions.setups:
+        found.append((CONFIGURED_SETUPS, None, versions.setups))
     return found
 
 
@@ -87,6 +93,7 @@ def stale_assets(
     graph = defs.resolve_asset_graph()
     wanted = evaluation_config_of(run_config) if run_config is not None else None
     stale: dict[str, str] = {}
+    run_configs: dict[str, dict[str, Any] | None] = {}
     for name in assets:
         key = dg.AssetKey(name)
         node = graph.get(key)
@@ -95,7 +102,13 @@ def stale_assets(
             stale[name] = f"{upstream} runs first"
             continue
         reason = _staleness(
-            instance, graph, key, node, input_partition(node.partitions_def, partition_key), wanted
+            instance,
+            graph,
+            key,
+            node,
+            input_partition(node.partitions_def, partition_key),
+            wanted,
+            run_configs,
         )
         if reason:
             stale[name] = reason
@@ -109,6 +122,7 @@ def _staleness(
     node: Any,
     partition: str | None,
     wanted: Mapping[str, Any] | None,
+    run_configs: dict[str, dict[str, Any] | None],
 ) -> str:
     record = instance.get_latest_data_version_record(key, False, partition_key=partition)
     if record is None or record.asset_materialization is None:
@@ -118,29 +132,32 @@ def _staleness(
     if code_version and tags.get(CODE_VERSION_TAG) != code_version:
         return "new code version"
     if wanted is not None:
-        run = instance.get_run_by_id(record.run_id)
-        done = evaluation_config_of(run.run_config) if run is not None else None
+        if record.run_id not in run_configs:  # the assets of a run share it
+            run = instance.get_run_by_id(record.run_id)
+            run_configs[record.run_id] = evaluation_config_of(run.run_config) if run is not None else None
+        done = run_configs[record.run_id]
         if done is not None and done != wanted:
             return f"last materialized with another evaluation mode ({done['mode']})"
     for parent in sorted(node.parent_keys):
         parent_node = graph.get(parent)
         pointer = tags.get(INPUT_POINTER_TAG + parent.to_user_string())
         parent_partition = input_partition(parent_node.partitions_def, partition)
-        if pointer is None:
+        source = bool(parent_node.is_external)  # observed, never materialized: one query, not two
+        if pointer is None or not pointer.isdigit():  # not read, or ("NULL") not there when it ran
             newer = instance.get_latest_data_version_record(
-                parent, None, partition_key=parent_partition, after_cursor=record.storage_id
+                parent, source, partition_key=parent_partition, after_cursor=record.storage_id
             )
             if newer is not None:
                 return f"{parent.to_user_string()} changed since"
             continue
         cursor = int(pointer)
         latest = instance.get_latest_data_version_record(
-            parent, None, partition_key=parent_partition, after_cursor=cursor
+            parent, source, partition_key=parent_partition, after_cursor=cursor
         )
         if latest is None:
             continue
         read = instance.get_latest_data_version_record(
-            parent, None, partition_key=parent_partition, before_cursor=cursor + 1
+            parent, source, partition_key=parent_partition, before_cursor=cursor + 1
         )
         if read is None or _tag(read) != _tag(latest):
             return f"{parent.to_user_string()} has a new data version"

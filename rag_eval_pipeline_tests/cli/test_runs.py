@@ -93,7 +93,8 @@ def test_quick_and_full_runs_are_evaluations_that_status_and_list_report(
 
     assert main(["status", full_id]) == 0
     status = capsys.readouterr().out
-    assert status.startswith(f"evaluation {full_id} (full): 5 runs, 4 succeeded, 1 failed")
+    # ingestion and chunking were up to date (skipped, no run): the top2 partition ran again, in full mode
+    assert status.startswith(f"evaluation {full_id} (full): 3 runs, 2 succeeded, 1 failed")
     assert "FAILED " in status and "evaluation_job fixed-60-0|broken: retrieval_results" in status
     metric_rows = status.split("retrieval metrics", 1)[1].splitlines()[3:]
     assert [row.split()[:4] for row in metric_rows] == [["fixed-60-0", "top2", "full", "4"]]
@@ -104,7 +105,7 @@ def test_quick_and_full_runs_are_evaluations_that_status_and_list_report(
     assert main(["list", "--limit", "2"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in listed[2:]] == [full_id, quick_id]
-    assert listed[2].split()[3:9] == ["full", "5", "4", "1", "0", "2"]
+    assert listed[2].split()[3:9] == ["full", "3", "2", "1", "0", "2"]
     assert listed[3].split()[3:9] == ["quick", "4", "4", "0", "0", "1"]
 
 

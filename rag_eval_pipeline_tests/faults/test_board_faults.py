@@ -185,7 +185,8 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Story]:
         # a profile and a chunk config leave the files; the next run must not trip over them
         (data / "retrieval_profiles.yaml").write_text(ONLY_TOP2, encoding="utf-8")
         (data / "chunk_configs.yaml").write_text(ONLY_FIXED, encoding="utf-8")
-        removed = run_step(story, "removed", "--chunk-configs", "fixed-60-0", "--profiles", "top2")
+        # (forced: the partition is up to date, and its history and `compare` need a new run of it)
+        removed = run_step(story, "removed", "--force", "--chunk-configs", "fixed-60-0", "--profiles", "top2")
         removed_id = evaluation_id(removed.out)
         for command in (
             ("leaderboard",),

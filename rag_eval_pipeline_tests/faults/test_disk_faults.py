@@ -23,7 +23,7 @@ from rag_eval_pipeline_tests.faults.entry_points import rag_eval_command, rag_ev
 
 pytestmark = pytest.mark.slow
 
-RUN = ("run", "--chunk-configs", "fixed-60-0", "--profiles", "top2")
+RUN = ("run", "--force", "--chunk-configs", "fixed-60-0", "--profiles", "top2")  # each run writes
 
 # $1 the warehouse mount point, $2 the folder the results are copied to, then `rag-eval` and the run's
 # arguments. `rag-eval baseline set` writes outside a Dagster run (baselines.json in the warehouse).

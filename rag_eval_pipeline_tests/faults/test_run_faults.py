@@ -240,7 +240,7 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
     )
     shutil.move(top4_history, tmp_path / "top4_history")
     top4_history.write_text("in the way", encoding="utf-8")
-    blocked = rag_eval(project, "run", *selection)
+    blocked = rag_eval(project, "run", "--force", *selection)  # up to date otherwise: nothing would write
     assert blocked.returncode == 1, blocked.stderr
     blocked_id = evaluation_id_of(blocked.stdout)
     failed = [line for line in blocked.stderr.splitlines() if line.startswith("FAILED: ")]

@@ -39,7 +39,7 @@ from ...core.tables import questions_from_frame, records, retrieved_from_frame, 
 from ...core.types import ChunkId, QuestionId
 from ...core.warehouse import ANSWER_SUMMARY
 from ...lib.evaluation_runs import EvaluationModeResource
-from ...lib.freshness import READS_PROJECT_SETTINGS
+from ...lib.freshness import READS_PROJECT_SETTINGS, READS_SETUPS
 from ...lib.io_managers import WarehouseResource
 from ...lib.partitions import CHUNK_CONFIG, PROFILE, evaluation_key, evaluation_partitions
 from ...lib.provenance import content_version, dataset_hashes, evaluation_columns, now_utc, with_columns
@@ -446,7 +446,7 @@ def answer_metrics_metadata(
     },
     kinds={"openai", "parquet"},
     pool=LLM_POOL,
-    deps=READS_PROJECT_SETTINGS,
+    deps=[*READS_PROJECT_SETTINGS, *READS_SETUPS],
 )
 @redacts_secrets
 def answer_judgements(

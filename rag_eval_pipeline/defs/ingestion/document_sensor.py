@@ -36,9 +36,8 @@ def document_sensor(context: dg.SensorEvaluationContext, project: ProjectResourc
         materialized = materialized_corpus_sha256(context.instance)
         if materialized == state.corpus_sha256:
             return dg.SensorResult(
-                skip_reason=None
-                if observed
-                else f"watching {len(state.files)} documents; the corpus was last materialized from exactly these",
+                skip_reason=f"watching {len(state.files)} documents; the corpus was last materialized from "
+                "exactly these",
                 asset_events=observed,
                 cursor=CorpusCursor(state, requests).to_json(),
             )
@@ -53,9 +52,7 @@ def document_sensor(context: dg.SensorEvaluationContext, project: ProjectResourc
         changes = diff_states(cursor.state, state)
         if not changes:
             return dg.SensorResult(
-                skip_reason=None
-                if observed
-                else f"no document changed ({len(state.files)} watched, {len(scan.hashed)} re-hashed)",
+                skip_reason=f"no document changed ({len(state.files)} watched, {len(scan.hashed)} re-hashed)",
                 asset_events=observed,
                 cursor=CorpusCursor(state, requests).to_json(),
             )

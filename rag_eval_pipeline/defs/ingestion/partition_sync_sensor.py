@@ -138,9 +138,9 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
         ),
     )
     if before == state and not (changes.add_chunk_configs or changes.add_profiles):
-        if observed:
-            return dg.SensorResult(asset_events=observed, cursor=state.to_cursor())
-        return dg.SensorResult(skip_reason="config files unchanged", cursor=state.to_cursor())
+        return dg.SensorResult(
+            skip_reason="config files unchanged", asset_events=observed, cursor=state.to_cursor()
+        )
     requests = []
     if changes.add_chunk_configs:
         requests.append(chunk_config_partitions.build_add_request(changes.add_chunk_configs))

@@ -1,11 +1,17 @@
 """What the pipeline reads from outside, as external assets: the documents, each chunk config, each
-retrieval profile and the settings of questions and answers. `rag-eval run`, the nightly schedule and the
+retrieval profile, the settings of questions and answers, and which setups are configured. `rag-eval run`, the nightly schedule and the
 sensors record their versions (core/source_versions.py) as observations (lib/freshness.py): a changed
 source makes the partitions that read it stale in the UI, and they are what a run does not skip."""
 
 import dagster as dg
 
-from ...lib.freshness import CHUNK_CONFIG_SETTINGS, DOCUMENTS, PROJECT_SETTINGS, RETRIEVAL_PROFILE_SETTINGS
+from ...lib.freshness import (
+    CHUNK_CONFIG_SETTINGS,
+    CONFIGURED_SETUPS,
+    DOCUMENTS,
+    PROJECT_SETTINGS,
+    RETRIEVAL_PROFILE_SETTINGS,
+)
 from ...lib.partitions import chunk_config_partitions, profile_partitions
 
 SOURCE_ASSETS = [
@@ -26,5 +32,10 @@ SOURCE_ASSETS = [
         group_name="ingestion",
         partitions_def=profile_partitions,
         description="Each retrieval profile of data/retrieval_profiles.yaml.",
+    ),
+    dg.AssetSpec(
+        CONFIGURED_SETUPS,
+        group_name="ingestion",
+        description="Which chunk configs and profiles the files name: what the leaderboard ranks.",
     ),
 ]

@@ -7,6 +7,7 @@ from ...core.leaderboard.board import build_board
 from ...core.leaderboard.ranking import board_facts, footnotes
 from ...core.leaderboard.render_html import write_report
 from ...core.leaderboard.render_markdown import leaderboard_markdown
+from ...lib.freshness import READS_SETUPS
 from ...lib.io_managers import WarehouseResource, warehouse_writes
 from ...lib.provenance import now_utc, with_columns
 from ...lib.resources import ProjectResource
@@ -20,6 +21,7 @@ from ...lib.step_redaction import redacts_secrets
         "retrieval_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
         "answer_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
     },
+    deps=READS_SETUPS,
     kinds={"python", "parquet"},
 )
 @redacts_secrets
