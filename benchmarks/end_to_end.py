@@ -406,7 +406,7 @@ def call_assets_directly(resources: dict[str, Any], key: Any, run_id: str) -> No
         body = step.node_def.compute_fn.decorated_fn
         parameters = list(inspect.signature(body).parameters)[1:]  # after the context
         result = body(context, **{p: values[p] if p in values else resources[p] for p in parameters})
-        if isinstance(result, dg.Output):  # a check returns an AssetCheckResult
+        if isinstance(result, dg.Output | dg.MaterializeResult):  # a check returns an AssetCheckResult
             name = step.key.to_user_string()
             values[name] = result.value
             warehouse.write_table(result.value, name, partition, run_id)

@@ -80,6 +80,9 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
             build_retention_schedule(settings.nightly.timezone),
         ],
         resources=dict(resources),
+        # a materialization from the asset graph (not one of the jobs) runs its steps in one process, as
+        # the jobs do: Dagster's default starts a process per step
+        executor=dg.in_process_executor,
     )
     built.append(definitions)
     return definitions

@@ -118,3 +118,9 @@ def test_an_evaluation_partition_reads_its_chunk_configs_chunks(defs: dg.Definit
     ):
         mapping = graph.get_partition_mapping(dg.AssetKey(child), dg.AssetKey(parent))
         assert isinstance(mapping, dg.MultiToSingleDimensionPartitionMapping), (child, parent)
+
+
+def test_a_materialization_from_the_asset_graph_runs_in_one_process(defs: dg.Definitions):
+    """The UI's "Materialize" outside the jobs uses the definitions' executor: one process, not a
+    process per step (Dagster's default), as the jobs do."""
+    assert defs.executor is dg.in_process_executor

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
 from pydantic import Field
@@ -28,9 +29,11 @@ from ..core.project_files import ProjectFiles, project_dir
 from ..core.retrieval.rerank import Reranker, load_reranker
 from ..core.vector_store.edge import EdgeVectorStore
 from ..core.vector_store.engines import DEFAULT_ENGINE, ENGINE_ENV, open_vector_store
-from ..core.vector_store.qdrant import QdrantVectorStore
 from ..core.workload import Workload
 from .evaluation_runs import EvaluationModeResource
+
+if TYPE_CHECKING:  # qdrant-client takes about a second to import: only a run that uses it pays
+    from ..core.vector_store.qdrant import QdrantVectorStore
 
 
 class ProjectResource(dg.ConfigurableResource):

@@ -17,11 +17,7 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from langsmith import Client
-from langsmith import schemas as ls_schemas
-from langsmith import utils as ls_utils
+from typing import TYPE_CHECKING, Any
 
 from ..corpus import Corpus
 from ..datasets import (
@@ -35,6 +31,10 @@ from ..datasets import (
 from ..errors import DatasetError
 from ..types import EvaluationType, QuestionId
 from .errors import LangSmithDatasetError, LangSmithError, langsmith_errors
+
+if TYPE_CHECKING:  # langsmith takes about 0.4 s to import: only where LangSmith is used
+    from langsmith import Client
+    from langsmith import schemas as ls_schemas
 
 # Metadata keys LangSmith adds to every example by itself: not ours, never a reason to update.
 SERVER_METADATA_KEYS = frozenset({"dataset_split"})
@@ -145,6 +145,8 @@ def _dataset_metadata(dataset: TokenLevelDataset | ChunkLevelDataset) -> dict[st
 
 
 def _read_dataset(client: Client, name: str) -> ls_schemas.Dataset:
+    from langsmith import utils as ls_utils
+
     try:
         return client.read_dataset(dataset_name=name)
     except ls_utils.LangSmithNotFoundError:
@@ -156,6 +158,8 @@ def _read_dataset(client: Client, name: str) -> ls_schemas.Dataset:
 def _ensure_dataset(
     client: Client, dataset: TokenLevelDataset | ChunkLevelDataset, name: str, description: str
 ) -> ls_schemas.Dataset:
+    from langsmith import utils as ls_utils
+
     try:
         remote = client.read_dataset(dataset_name=name)
     except ls_utils.LangSmithNotFoundError:

@@ -11,9 +11,6 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import requests
-from langsmith import utils as ls_utils
-
 from ..errors import DatasetError
 from ..redaction import redact
 
@@ -47,6 +44,9 @@ def describe_failure(action: str, api_url: str, api_key: str | None, exc: BaseEx
 
 
 def _advice(exc: BaseException, api_url: str) -> str:
+    import requests
+    from langsmith import utils as ls_utils
+
     if isinstance(exc, ls_utils.LangSmithAuthError):
         return (
             "the API key was refused (HTTP 401): check LANGSMITH_API_KEY, and LANGSMITH_WORKSPACE_ID for an "

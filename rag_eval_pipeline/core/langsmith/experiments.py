@@ -22,15 +22,15 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
-
-from langsmith import Client
-from langsmith import schemas as ls_schemas
-from langsmith import utils as ls_utils
+from typing import TYPE_CHECKING, Any
 
 from ..types import QuestionId
 from .datasets import _examples_by_question, _read_dataset
 from .errors import LangSmithError, langsmith_errors
+
+if TYPE_CHECKING:  # langsmith takes about 0.4 s to import: only where LangSmith is used
+    from langsmith import Client
+    from langsmith import schemas as ls_schemas
 
 RUN_NAME = "rag_eval_pipeline"
 _NAME_ATTEMPTS = 10
@@ -143,6 +143,8 @@ def _create_project(
     n_examples: int,
     metrics: list[str],
 ) -> ls_schemas.TracerSession:
+    from langsmith import utils as ls_utils
+
     candidate = name
     for _ in range(_NAME_ATTEMPTS):
         try:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import langsmith
-from urllib3.util.retry import Retry
-
 from .errors import LangSmithError, langsmith_errors
+
+if TYPE_CHECKING:  # langsmith takes about 0.4 s to import: only where LangSmith is used
+    import langsmith
 
 DEFAULT_API_URL = "https://api.smith.langchain.com"
 # Gateway statuses mean the request never reached LangSmith: safe to resend. A 500 may have half-applied
@@ -100,6 +101,9 @@ class LangSmithSettings:
 
     def client(self) -> langsmith.Client:
         """A client that fails within seconds when LangSmith is down, instead of retrying for minutes."""
+        import langsmith
+        from urllib3.util.retry import Retry
+
         retry = Retry(
             total=self.max_retries,
             connect=self.max_retries,

@@ -8,14 +8,15 @@ itself never fails because of LangSmith.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from langsmith import Client
+from typing import TYPE_CHECKING, Any
 
 from ..evaluation import EvaluationResult
 from ..types import QuestionId
 from .errors import LangSmithError
 from .experiments import ExperimentReport, ExperimentRow, log_experiment
+
+if TYPE_CHECKING:  # langsmith takes about 0.4 s to import: only where LangSmith is used
+    from langsmith import Client
 
 
 class LangSmithExperimentSink:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from ..errors import ConfigError
 from ..progress import Progress, no_progress
 from .edge import EdgeVectorStore
-from .qdrant import QdrantVectorStore
+
+if TYPE_CHECKING:  # qdrant-client takes about a second to import: only when a run uses it
+    from .qdrant import QdrantVectorStore
 
 Engine = Literal["edge", "qdrant-local"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -32,11 +34,15 @@ def open_vector_store(
     the embedded ``engine`` with one folder per collection under ``path``. Both embedded engines can
     share a folder: each keeps its own files in a collection's folder."""
     if url:
+        from .qdrant import QdrantVectorStore
+
         return QdrantVectorStore(url=url, api_key=api_key, progress=progress, log=log)
     if path is None:
         raise ValueError("an embedded vector store needs a folder (path=) when no server URL is given")
     if engine == "edge":
         return EdgeVectorStore(path, progress=progress, log=log)
     if engine == "qdrant-local":
+        from .qdrant import QdrantVectorStore
+
         return QdrantVectorStore(path=path, progress=progress, log=log)
     raise ConfigError(f"unknown vector engine {engine!r} ({ENGINE_ENV}): use one of {', '.join(ENGINES)}")

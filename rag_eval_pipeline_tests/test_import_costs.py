@@ -1,0 +1,43 @@
+"""What importing costs a fresh process: every run launched from the UI (a backfill, a sensor, the
+schedule) starts one and imports the code location, so a heavy library is imported by the function
+that needs it, not by the module (benchmarks/ui_backfill.py). Checked in a subprocess, via sys.modules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+IMPORTED = """
+import importlib, json, sys
+modules, heavy = sys.argv[1].split(","), sys.argv[2].split(",")
+for module in modules:
+    importlib.import_module(module)
+print(json.dumps(sorted(m for m in heavy if m in sys.modules)))
+"""
+
+
+def imported_by(modules: list[str], heavy: list[str]) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTED, ",".join(modules), ",".join(heavy)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_choosing_the_vector_engine_imports_qdrant_client_only_for_the_engines_that_use_it() -> None:
+    assert imported_by(["rag_eval_pipeline.core.vector_store.engines"], ["qdrant_client"]) == []
+
+
+def test_the_langsmith_mirror_imports_the_sdk_only_when_it_talks_to_langsmith() -> None:
+    modules = ["datasets", "errors", "experiments", "settings", "sink"]
+    found = imported_by([f"rag_eval_pipeline.core.langsmith.{m}" for m in modules], ["langsmith", "requests"])
+    assert found == []
+
+
+def test_the_code_location_imports_no_model_and_no_langsmith() -> None:
+    heavy = ["torch", "sentence_transformers", "transformers", "langsmith"]
+    assert imported_by(["rag_eval_pipeline.definitions"], heavy) == []
