@@ -85,6 +85,7 @@ def stale_assets(
     assets: Sequence[str],
     partition_key: str | dg.MultiPartitionKey | None,
     run_config: Mapping[str, Any] | None = None,
+    newest: NewestRecords | None = None,
 ) -> dict[str, str]:
     """The assets of ``assets`` (a run's, upstream first) that are out of date for this partition, each
     with its reason; an asset downstream of one that runs runs too. ``run_config``: what the run will
@@ -94,7 +95,7 @@ def stale_assets(
     wanted = evaluation_config_of(run_config) if run_config is not None else None
     stale: dict[str, str] = {}
     run_configs: dict[str, dict[str, Any] | None] = {}
-    newest = _newest_records(instance, graph, assets)
+    newest = newest if newest is not None else NewestRecords(instance, graph)
     for name in assets:
         key = dg.AssetKey(name)
         node = graph.get(key)
@@ -125,7 +126,7 @@ def _staleness(
     partition: str | None,
     wanted: Mapping[str, Any] | None,
     run_configs: dict[str, dict[str, Any] | None],
-    newest: Mapping[dg.AssetKey, int],
+    newest: NewestRecords,
 ) -> str:
     record = instance.get_latest_data_version_record(key, False, partition_key=partition)
     if record is None or record.asset_materialization is None:
@@ -147,8 +148,10 @@ def _staleness(
         parent_partition = input_partition(parent_node.partitions_def, partition)
         source = bool(parent_node.is_external)  # observed, never materialized: one query, not two
         since = int(pointer) if pointer is not None and pointer.isdigit() else record.storage_id
-        if parent in newest and newest[parent] <= since:
-            continue  # nothing of it, in any partition, was recorded since: no query per partition
+        if parent_node.partitions_def is None or parent_partition is not None:
+            newest_id = newest.get(parent, parent_partition)
+            if newest_id is None or newest_id <= since:
+                continue  # never recorded, or nothing of it recorded since it was read
         if pointer is None or not pointer.isdigit():  # not read, or ("NULL") not there when it ran
             newer = instance.get_latest_data_version_record(
                 parent, source, partition_key=parent_partition, after_cursor=record.storage_id
@@ -170,24 +173,32 @@ def _staleness(
     return ""
 
 
-def _newest_records(
-    instance: dg.DagsterInstance, graph: Any, assets: Sequence[str]
-) -> dict[dg.AssetKey, int]:
-    """The storage id of the newest materialization (of a source: observation) of each asset and input,
-    in any partition, in one query; a key whose newest record is unknown is left out."""
-    keys = {dg.AssetKey(name) for name in assets}
-    keys |= {parent for key in list(keys) for parent in graph.get(key).parent_keys}
-    newest = {}
-    for asset_record in instance.get_asset_records(list(keys)):
-        entry = asset_record.asset_entry
-        found = (
-            entry.last_observation_record
-            if graph.get(entry.asset_key).is_external
-            else (entry.last_materialization_record)
+class NewestRecords:
+    """The storage id of the newest materialization (of a source: observation) of each asset partition,
+    one query per asset, kept until ``forget`` (call it after a run materialized something): most inputs
+    then need no query per partition to show that nothing newer than what was read exists."""
+
+    def __init__(self, instance: dg.DagsterInstance, graph: Any) -> None:
+        self.instance, self.graph = instance, graph
+        self._ids: dict[dg.AssetKey, Mapping[str, int]] = {}
+
+    def forget(self) -> None:
+        self._ids.clear()
+
+    def get(self, key: dg.AssetKey, partition: str | None) -> int | None:
+        if key not in self._ids:
+            self._ids[key] = self._fetch(key)
+        return self._ids[key].get(partition or "")
+
+    def _fetch(self, key: dg.AssetKey) -> Mapping[str, int]:
+        external = self.graph.get(key).is_external
+        event = (
+            dg.DagsterEventType.ASSET_OBSERVATION if external else dg.DagsterEventType.ASSET_MATERIALIZATION
         )
-        if found is not None:
-            newest[entry.asset_key] = found.storage_id
-    return newest
+        if self.graph.get(key).partitions_def is not None:
+            return self.instance.event_log_storage.get_latest_storage_id_by_partition(key, event)
+        record = self.instance.get_latest_data_version_record(key, external)
+        return {"": record.storage_id} if record is not None else {}
 
 
 def _version(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None) -> str | None:

@@ -92,6 +92,8 @@ def execute_plan(
                 raise_on_error=False,
                 run_id=run_id,
             )
+        if up_to_date is not None:
+            up_to_date.ran()
         for line in run_warnings(instance, result.run_id):
             tqdm.write(f"warning: {planned.label}: {line}", file=sys.stderr)
         if result.success:

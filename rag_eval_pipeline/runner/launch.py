@@ -254,6 +254,8 @@ def launch_main_job(
     bar = tqdm(total=len(plan), desc="evaluation runs", unit="run", disable=not show_progress)
     done = 0
     for stage in STAGES:
+        if up_to_date is not None:
+            up_to_date.ran()  # the stage before may have materialized
         earlier = list(outcomes.values())
         submitted: dict[str, PlannedRun] = {}
         for planned in (r for r in plan if r.stage == stage):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dagster as dg
 
 from ..core.source_versions import source_versions
-from ..lib.freshness import record_source_versions, stale_assets
+from ..lib.freshness import NewestRecords, record_source_versions, stale_assets
 from ..lib.resources import ProjectResource
 from ..lib.stages import JOB_ASSETS
 from .plan import EvaluationRequest, PlannedRun, run_config_for
@@ -23,6 +23,7 @@ class UpToDate:
 
         self.instance = instance
         self.defs = defs if defs is not None else build_definitions()
+        self.newest = NewestRecords(instance, self.defs.resolve_asset_graph())
         project = project or ProjectResource()
         assert isinstance(project, ProjectResource)
         record_source_versions(instance, source_versions(project.files()))
@@ -35,5 +36,14 @@ class UpToDate:
             else None
         )
         return stale_assets(
-            self.instance, self.defs, JOB_ASSETS[planned.job_name], planned.partition_key, evaluation_config
+            self.instance,
+            self.defs,
+            JOB_ASSETS[planned.job_name],
+            planned.partition_key,
+            evaluation_config,
+            self.newest,
         )
+
+    def ran(self) -> None:
+        """A run materialized something: the newest records are fetched again."""
+        self.newest.forget()
