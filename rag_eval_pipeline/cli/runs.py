@@ -265,14 +265,6 @@ def names(value: str | None) -> list[str] | None:
 
 
 def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
-    from ..runner.instance import project_instance
-    from ..runner.run_status import (
-        evaluation_status,
-        fail_orphaned_runs,
-        format_evaluations,
-        recent_evaluations,
-    )
-
     if args.command == "run":
         selection = ("chunk_configs", "profiles", "mode", "sample_size")
         chosen = [f"--{n.replace('_', '-')}" for n in selection if getattr(args, n) is not None]
@@ -296,6 +288,14 @@ def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     if args.command == "list" and args.limit < 1:
         print("error: --limit must be at least 1", file=sys.stderr)
         return 2
+    from ..runner.instance import project_instance
+    from ..runner.run_status import (  # only status and list: `run` does not pay for their imports
+        evaluation_status,
+        fail_orphaned_runs,
+        format_evaluations,
+        recent_evaluations,
+    )
+
     try:
         with project_instance(files.root) as instance:
             if args.command in ("status", "list"):

@@ -14,17 +14,19 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
 import pandas as pd
-import Stemmer
 
 from ..files import replace_folder_atomically
 from ..progress import Progress, no_progress
 from ..tables import chunks_from_frame, chunks_to_frame
 from ..types import PositionAwareChunk, sha256_hex
 from ..vector_store.base import ScoredChunk
+
+if TYPE_CHECKING:  # bm25s (and numba through it) take a moment to import: only a step that uses them
+    import bm25s
 
 # Part of the fingerprint: changing how text is tokenized or scored must rebuild every index.
 TOKENIZER = {"lower": True, "stopwords": "en", "stemmer": "snowball-english", "method": "lucene"}
@@ -46,6 +48,9 @@ def chunk_set_fingerprint(chunks: Sequence[PositionAwareChunk]) -> str:
 
 
 def _tokenize(texts: Sequence[str]) -> list[list[str]]:
+    import bm25s
+    import Stemmer
+
     with _stemmer_lock:  # PyStemmer objects are not thread-safe
         tokens = bm25s.tokenize(
             list(texts),
@@ -66,6 +71,8 @@ class KeywordIndex:
 
     @classmethod
     def build(cls, chunks: Sequence[PositionAwareChunk], progress: Progress = no_progress) -> KeywordIndex:
+        import bm25s
+
         stage = "keyword index (bm25)"
         progress(stage, 0, len(chunks))
         retriever = bm25s.BM25(method=TOKENIZER["method"], **BM25_PARAMS)
@@ -90,6 +97,8 @@ class KeywordIndex:
 
     @classmethod
     def load(cls, folder: str | Path) -> KeywordIndex:
+        import bm25s
+
         folder = Path(folder)
         fingerprint = _saved_fingerprint(folder)
         if fingerprint is None:
