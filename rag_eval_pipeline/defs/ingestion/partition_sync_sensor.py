@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import dagster as dg
 
 from ...core.configs import PipelineConfigs
-from ...core.source_versions import SourceVersions, config_versions, project_settings_version
+from ...core.source_versions import SourceVersions, config_versions, project_settings_version, setups_version
 from ...lib.freshness import changed_source_observations
 from ...lib.partition_sync import partition_changes
 from ...lib.partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, profile_partitions
@@ -134,7 +134,11 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
     observed = changed_source_observations(
         context.instance,
         SourceVersions(
-            None, project_settings_version(project.files()), chunk_config_versions, profile_versions
+            None,
+            project_settings_version(project.files()),
+            chunk_config_versions,
+            profile_versions,
+            setups_version(configs),
         ),
     )
     if before == state and not (changes.add_chunk_configs or changes.add_profiles):

@@ -287,3 +287,25 @@ def test_an_edited_document_reembeds_its_new_chunks_and_reanchors_its_ground_tru
         ledger = json.loads(warehouse.anchors_path("golden_token_level").read_text(encoding="utf-8"))
         assert ledger["documents"][PUMPS] == sha256_hex(TINY_DOCS[PUMPS])
         assert ledger["documents"]["beta/staff.md"] == sha256_hex(TINY_DOCS["beta/staff.md"])
+
+
+def test_the_documents_version_is_reported_when_it_changes(tiny_project: Path):
+    """So the UI shows the corpus stale as soon as a document changed (lib/freshness.py): an
+    observation of the `documents` source with the corpus's version, again only after an edit."""
+    from rag_eval_pipeline.core.source_versions import source_versions
+
+    def observed(result: dg.SensorResult) -> list[str]:
+        events = [e for e in result.asset_events or [] if isinstance(e, dg.AssetObservation)]
+        for event in events:
+            instance.report_runless_asset_event(event)  # as the daemon stores a tick's events
+        return [str(e.tags.get("dagster/data_version")) for e in events]
+
+    with dg.instance_for_test() as instance:
+        first = tick(instance, tiny_project, None)
+        assert observed(first) == [source_versions(ProjectResource(root=str(tiny_project)).files()).documents]
+        assert observed(tick(instance, tiny_project, first.cursor)) == []
+        pumps = tiny_project / "data/corpus" / PUMPS
+        pumps.write_text(pumps.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+        edited = tick(instance, tiny_project, first.cursor)
+        (version,) = observed(edited)
+        assert version not in observed(first) and only_request(edited)

@@ -121,3 +121,32 @@ def test_a_partition_already_made_with_the_new_settings_is_not_made_again(tiny_p
         reprofiled = tick(instance, tiny_project, first.cursor)
         # fixed-60-0|top4 is current; recursive-120-20's partitions follow its re-chunk by automation
         assert [str(r.partition_key) for r in reprofiled.run_requests or []] == ["recursive-120-20"]
+
+
+def test_the_sensor_reports_what_changed_as_observations_so_the_ui_shows_it_stale(tiny_project: Path):
+    """Each chunk config's and profile's version, the settings' and the configured setups', once, and
+    again only for what an edit changed (lib/freshness.py)."""
+
+    def observed(result: dg.SensorResult) -> list[tuple[str, str | None]]:
+        events = [e for e in result.asset_events or [] if isinstance(e, dg.AssetObservation)]
+        for event in events:
+            instance.report_runless_asset_event(event)  # as the daemon stores a tick's events
+        return sorted((e.asset_key.to_user_string(), e.partition) for e in events)
+
+    with dg.instance_for_test() as instance:
+        first = tick(instance, tiny_project, None)
+        assert observed(first) == [
+            ("chunk_config_settings", "fixed-60-0"),
+            ("chunk_config_settings", "recursive-120-20"),
+            ("configured_setups", None),
+            ("project_settings", None),
+            ("retrieval_profile_settings", "top2"),
+            ("retrieval_profile_settings", "top4"),
+        ]
+        unchanged = tick(instance, tiny_project, first.cursor)
+        assert observed(unchanged) == [] and unchanged.skip_reason is not None
+        profiles = tiny_project / "data/retrieval_profiles.yaml"
+        profiles.write_text(profiles.read_text().replace("top_k: 4", "top_k: 3"))
+        assert observed(tick(instance, tiny_project, first.cursor)) == [
+            ("retrieval_profile_settings", "top4")
+        ]
