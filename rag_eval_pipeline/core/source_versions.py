@@ -3,8 +3,9 @@ each retrieval profile, and the settings files the questions and answers follow.
 
 Dagster records them as observations of its source assets (defs/ingestion/sources.py), so a partition
 whose sources and code are unchanged is up to date: `rag-eval run` and the nightly schedule skip it, and
-the UI shows the same staleness. Each version is a short hash; ``None`` when the file cannot be read (the
-step that reads it then fails and says why, so nothing is skipped on a guess).
+the UI shows the same staleness. Each version is a short hash, or ``UNREADABLE`` when the file cannot be
+read (the step that reads it then runs, fails and says why: nothing is skipped on a guess); ``None`` in a
+``SourceVersions`` means not looked at.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from .project_files import ProjectFiles
 from .types import sha256_hex
 
 VERSION_CHARS = 16
+# The version of a source that cannot be read: it differs from every real one, so what reads it runs (and
+# fails, naming the file) until the file is fixed, never skipped as if it had not changed.
+UNREADABLE = "unreadable"
 
 
 @dataclass(frozen=True)
@@ -32,29 +36,29 @@ class SourceVersions:
     setups: str | None = None
 
 
-def documents_version(files: ProjectFiles) -> str | None:
+def documents_version(files: ProjectFiles) -> str:
     """The corpus's sha256 as the corpus asset's data version has it (the same first characters)."""
     try:
         scan = scan_corpus_folder(files.corpus_folder(), files.corpus_pattern())
     except (InputError, OSError):
-        return None
+        return UNREADABLE
     return scan.state.corpus_sha256[:VERSION_CHARS]
 
 
-def project_settings_version(files: ProjectFiles) -> str | None:
+def project_settings_version(files: ProjectFiles) -> str:
     """generation.yaml, answer_evaluation.yaml, the golden dataset and the answer labels it names, byte
     for byte (a missing file is a version too: the defaults)."""
     try:
         labels = files.load_answer_settings().semantic.labels
     except InputError:
-        return None
+        return UNREADABLE
     parts = []
     for location in (files.generation_file, files.answer_evaluation_file, files.golden_dataset, labels):
         path = files.path(location)
         try:
             content = path.read_bytes() if path.exists() else b"<missing>"
         except OSError:
-            return None
+            return UNREADABLE
         parts.append(f"{location}\0{hashlib.sha256(content).hexdigest()}")
     return sha256_hex("\n".join(parts))[:VERSION_CHARS]
 

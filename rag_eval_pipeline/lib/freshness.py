@@ -44,7 +44,7 @@ INPUT_POINTER_TAG = "dagster/input_event_pointer/"
 
 
 def source_observations(versions: SourceVersions) -> list[tuple[dg.AssetKey, str | None, str]]:
-    """(source, partition, version) for every source whose version could be read."""
+    """(source, partition, version) for every source ``versions`` holds (None: not looked at)."""
     found: list[tuple[dg.AssetKey, str | None, str]] = []
     if versions.documents:
         found.append((DOCUMENTS, None, versions.documents))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from rag_eval_pipeline.core.source_versions import SourceVersions, source_versions
+from rag_eval_pipeline.core.source_versions import UNREADABLE, SourceVersions, source_versions
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.evaluation_runs import evaluation_config_of, evaluation_run_config
 from rag_eval_pipeline.lib.freshness import (
@@ -90,3 +90,20 @@ def test_the_evaluation_config_of_a_run_fills_in_defaults() -> None:
     assert evaluation_config_of(evaluation_run_config("quick", 5)) != evaluation_config_of(
         evaluation_run_config("quick", 6)
     )
+
+
+def test_a_source_that_cannot_be_read_is_never_taken_as_unchanged(tiny_project: Path) -> None:
+    """A broken settings file gets the version "unreadable": what reads it runs, and fails naming the
+    file, instead of being skipped as up to date."""
+    files = ProjectResource(root=str(tiny_project)).files()
+    with dg.instance_for_test() as instance:
+        record_source_versions(instance, source_versions(files))
+        (tiny_project / "data/answer_evaluation.yaml").write_text(
+            "semantic: [not, a, mapping]\n", encoding="utf-8"
+        )
+        broken = source_versions(files)
+        assert broken.project_settings == UNREADABLE
+        (observation,) = record_source_versions(instance, broken)
+        assert observation.asset_key == dg.AssetKey("project_settings")
+        assert observation.tags["dagster/data_version"] == UNREADABLE
+        assert record_source_versions(instance, broken) == []  # still broken: nothing new to record
