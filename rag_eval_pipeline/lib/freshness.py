@@ -147,26 +147,22 @@ def _staleness(
         pointer = tags.get(INPUT_POINTER_TAG + parent.to_user_string())
         parent_partition = input_partition(parent_node.partitions_def, partition)
         source = bool(parent_node.is_external)  # observed, never materialized: one query, not two
-        since = int(pointer) if pointer is not None and pointer.isdigit() else record.storage_id
+        # the input's record the materialization read; None: not read, or "NULL" (none when it ran)
+        read_at = int(pointer) if pointer is not None and pointer.isdigit() else None
+        since = read_at if read_at is not None else record.storage_id
         if parent_node.partitions_def is None or parent_partition is not None:
             newest_id = newest.get(parent, parent_partition)
             if newest_id is None or newest_id <= since:
                 continue  # never recorded, or nothing of it recorded since it was read
-        if pointer is None or not pointer.isdigit():  # not read, or ("NULL") not there when it ran
-            newer = instance.get_latest_data_version_record(
-                parent, source, partition_key=parent_partition, after_cursor=record.storage_id
-            )
-            if newer is not None:
-                return f"{parent.to_user_string()} changed since"
-            continue
-        cursor = int(pointer)
         latest = instance.get_latest_data_version_record(
-            parent, source, partition_key=parent_partition, after_cursor=cursor
+            parent, source, partition_key=parent_partition, after_cursor=since
         )
         if latest is None:
             continue
+        if read_at is None:
+            return f"{parent.to_user_string()} changed since"
         read = instance.get_latest_data_version_record(
-            parent, source, partition_key=parent_partition, before_cursor=cursor + 1
+            parent, source, partition_key=parent_partition, before_cursor=read_at + 1
         )
         if read is None or _tag(read) != _tag(latest):
             return f"{parent.to_user_string()} has a new data version"

@@ -15,7 +15,7 @@ from ...core.evaluation_ids import nightly_evaluation_id
 from ...core.monitoring_settings import MonitoringSettings
 from ...core.source_versions import source_versions
 from ...lib.evaluation_runs import evaluation_run_config, evaluation_tags
-from ...lib.freshness import record_source_versions, stale_assets
+from ...lib.freshness import NewestRecords, record_source_versions, stale_assets
 from ...lib.partitions import CHUNK_CONFIG, PROFILE
 from ...lib.resources import ProjectResource
 from ...lib.stages import JOB_ASSETS
@@ -78,8 +78,11 @@ def build_nightly_schedule(
             return requests
         record_source_versions(context.instance, source_versions(project.files(), configs))
         defs, assets = definitions(), JOB_ASSETS[evaluation_job.name]
+        newest = NewestRecords(context.instance, defs.resolve_asset_graph())  # one fetch per asset
         stale = [
-            r for r in requests if stale_assets(context.instance, defs, assets, r.partition_key, r.run_config)
+            r
+            for r in requests
+            if stale_assets(context.instance, defs, assets, r.partition_key, r.run_config, newest)
         ]
         if not stale:
             return dg.SkipReason(
