@@ -51,7 +51,7 @@ from ..paths import child_path
 from ..progress import Progress, no_progress
 from ..types import PositionAwareChunk
 from .base import ScoredChunk
-from .points import CONTENT_HASH, batches, plan_update, point_id, point_payload, top_k
+from .points import CONTENT_HASH, batches, plan_update, point_id, point_payload, top_k, vector_dimension
 
 SHARD = "edge"
 _STATE = "edge.json"
@@ -169,9 +169,7 @@ class EdgeVectorStore:
         chunk_config: str,
         fingerprint: str = "",
     ) -> int:
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors for collection {name}")
-        dimension = int(vectors.shape[1]) if len(vectors) else 0
+        dimension = vector_dimension(name, chunks, vectors)
         folder = self._folder(name)
         pinned = name in self._pinned
         with self._locked(folder) if not pinned else nullcontext():

@@ -23,6 +23,13 @@ _POINT_NAMESPACE = uuid.UUID("4b6f1c9e-8a57-4c1b-9d1e-3f7c2a5e6b10")
 CONTENT_HASH = "content_hash"
 
 
+def vector_dimension(name: str, chunks: Sequence[PositionAwareChunk], vectors: Vectors) -> int:
+    """The dimension of the vectors replacing collection ``name``, one vector per chunk (0 for none)."""
+    if len(chunks) != len(vectors):
+        raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors for collection {name}")
+    return int(vectors.shape[1]) if len(vectors) else 0
+
+
 def point_id(chunk_id: str) -> str:
     """Qdrant wants UUIDs or integers; a UUIDv5 of the chunk id is stable across runs."""
     return str(uuid.uuid5(_POINT_NAMESPACE, chunk_id))

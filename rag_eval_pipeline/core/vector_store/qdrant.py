@@ -26,7 +26,7 @@ from ..redaction import redact_exception
 from ..sqlite_store import storage_errors_name
 from ..types import PositionAwareChunk
 from .base import ScoredChunk
-from .points import CONTENT_HASH, batches, plan_update, point_id, point_payload, top_k
+from .points import CONTENT_HASH, batches, plan_update, point_id, point_payload, top_k, vector_dimension
 
 # The collection metadata key of the fingerprint replace_collection completed it with.
 _FINGERPRINT = "rag_eval_fingerprint"
@@ -143,9 +143,7 @@ class QdrantVectorStore:
         chunk_config: str,
         fingerprint: str = "",
     ) -> int:
-        if len(chunks) != len(vectors):
-            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors for collection {name}")
-        dimension = int(vectors.shape[1]) if len(vectors) else 0
+        dimension = vector_dimension(name, chunks, vectors)
         payloads = [point_payload(chunk, chunk_config, vectors[i]) for i, chunk in enumerate(chunks)]
         storage = _local_storage(child_path(self.path, name)) if self.path is not None else nullcontext()
         with self._client(name) as client, storage:
