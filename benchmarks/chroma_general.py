@@ -7,9 +7,15 @@ call: ``cut_corpus``, ``build_indexes``, ``retrieve``, ``token_level_result``. S
 step: chunking, embedding (cold, then from the cache), indexing (Qdrant and BM25), each retrieval stage
 (knn, bm25, fusion; against an exact numpy baseline measured in the same process) and scoring.
 
+Every (chunk config, profile, question) is also written to Parquet under ``--out``: ``questions.parquet``
+(one row each, every token-level metric) and ``retrieved.parquet`` (one row per retrieved rank).
+``--published-sotu`` instead reproduces the single-corpus figure Chroma published (state_of_the_union,
+cl100k token windows of 200, all-MiniLM-L6-v2, k = 5) and prints ours beside it.
+
     python benchmarks/chroma_general.py [--chunk-configs data/chunk_configs.yaml] [--only NAME,...]
         [--profiles data/retrieval_profiles.yaml] [--only-profiles NAME,...]
-        [--limit-questions N] [--cache-dir DIR] [--data DIR]
+        [--questions FILE] [--corpora NAME,...] [--limit-questions N] [--cache-dir DIR] [--data DIR]
+        [--out DIR] [--published-sotu]
 """
 
 from __future__ import annotations
@@ -25,11 +31,13 @@ import tracemalloc
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
 from rag_eval_pipeline.core.configs import (
@@ -44,15 +52,21 @@ from rag_eval_pipeline.core.dataset_import import read_token_level_csv
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, TokenLevelExample
 from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
-from rag_eval_pipeline.core.errors import DatasetError, InputError
+from rag_eval_pipeline.core.embedding.local import MINILM_MODEL_ID
+from rag_eval_pipeline.core.errors import DatasetError, InputError, StorageError
 from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, EvaluationResult, token_level_result
+from rag_eval_pipeline.core.files import make_folder
 from rag_eval_pipeline.core.metrics.aggregate import MetricSummary, summarize_table
 from rag_eval_pipeline.core.progress import Progress, TqdmProgress, no_progress
 from rag_eval_pipeline.core.retrieval.base import Query, RetrievalRun, RetrievedChunk
 from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, build_indexes
 from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
-from rag_eval_pipeline.core.types import PositionAwareChunk, QuestionId
+from rag_eval_pipeline.core.tables import retrieved_to_frame
+from rag_eval_pipeline.core.types import ChunkConfigName, PositionAwareChunk, ProfileName, QuestionId
+from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
+from rag_eval_pipeline.core.vector_store.engines import DEFAULT_ENGINE, open_vector_store
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
+from rag_eval_pipeline.core.warehouse import write_parquet_files
 
 _T = TypeVar("_T")
 
@@ -60,6 +74,11 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/benchmarks/chroma_general"
 DEFAULT_CHUNK_CONFIGS = PROJECT_ROOT / "data/chunk_configs.yaml"
 DEFAULT_PROFILES = PROJECT_ROOT / "data/retrieval_profiles.yaml"
+DEFAULT_QUESTIONS = "questions.csv"  # in --data
+# Each run writes its Parquet files into a fresh folder here unless --out names one (git ignores it).
+DEFAULT_OUT_ROOT = PROJECT_ROOT / "benchmarks/results/chroma_general"
+QUESTIONS_PARQUET = "questions.parquet"
+RETRIEVED_PARQUET = "retrieved.parquet"
 REPORTED_METRICS = (
     "span_recall",
     "span_precision",
@@ -130,7 +149,11 @@ class ProfileResult:
     found_by: Mapping[str, int]  # final hits by the retrievers that returned them
     score_seconds: float
     score_peak_bytes: int
-    scores: tuple[Mapping[str, float], ...]  # per question, in dataset order
+    evaluation: EvaluationResult  # every token-level metric and the hits, per question in dataset order
+
+    @property
+    def scores(self) -> tuple[Mapping[str, float], ...]:
+        return tuple(r.metrics for r in self.evaluation.raw_results)
 
     @property
     def e2e_per_s(self) -> float:
@@ -232,13 +255,56 @@ def max_rss_bytes() -> int:
     return int(rss if sys.platform == "darwin" else rss * 1024)
 
 
-def load_benchmark(data: Path) -> tuple[Corpus, TokenLevelDataset]:
-    """The corpora and ``questions.csv`` as questions ``chroma-001``, ...; each reference must match its text."""
+@dataclass(frozen=True)
+class BenchmarkData:
+    """The corpora and questions of one run. ``dropped``: questions of the file left out because they
+    ask about corpora not selected (``--corpora``), per corpus name."""
+
+    corpus: Corpus
+    dataset: TokenLevelDataset
+    questions_file: Path
+    questions_in_file: int
+    dropped: Mapping[str, int]
+
+
+def corpus_name(doc_id: str) -> str:
+    """A corpus's name as the questions' ``corpus_id`` and ``--corpora`` give it: its file's stem."""
+    return doc_id.removesuffix(".md")
+
+
+def load_benchmark(data: Path, questions: Path | None = None, corpora: str | None = None) -> BenchmarkData:
+    """``<data>/corpora`` and a questions CSV (default ``<data>/questions.csv``) as questions
+    ``chroma-<row>``. Every reference is checked against its corpus; then, when ``corpora`` (names,
+    comma-separated) is given, only those corpora and the questions about them are kept."""
     corpus = Corpus.from_folder(data / "corpora")
-    questions = data / "questions.csv"
-    if not questions.is_file():
-        raise DatasetError(f"question file {questions} does not exist; pass --data DIR")
-    return corpus, read_token_level_csv(questions, corpus, id_prefix="chroma-", name="chroma_general")
+    path = questions or data / DEFAULT_QUESTIONS
+    if not path.is_file():
+        raise DatasetError(f"question file {path} does not exist; pass --questions FILE or --data DIR")
+    name = "chroma_general" if questions is None else path.stem
+    dataset = read_token_level_csv(path, corpus, id_prefix="chroma-", name=name)
+    total = len(dataset)
+    if not corpora:
+        return BenchmarkData(corpus, dataset, path, total, {})
+    what = f"corpus name(s) (files of {corpus.root})"
+    selected = select_by_name(list(corpus), corpora, "--corpora", what, lambda d: corpus_name(d.doc_id))
+    kept_docs = {d.doc_id for d in selected}
+    kept: list[TokenLevelExample] = []
+    dropped: Counter[str] = Counter()
+    for example in dataset:
+        docs = {s.doc_id for s in example.relevant_spans}  # one corpus per row of this CSV format
+        if docs <= kept_docs:
+            kept.append(example)
+        else:
+            dropped.update(corpus_name(doc) for doc in docs - kept_docs)
+    if not kept:
+        raise DatasetError(
+            f"{path}: none of its {total} questions asks about {corpora} (--corpora); they ask about "
+            + ", ".join(f"{name} ({n})" for name, n in sorted(dropped.items()))
+        )
+    subset = Corpus(tuple(selected), root=corpus.root)
+    return BenchmarkData(
+        subset, TokenLevelDataset(tuple(kept), name=dataset.name), path, total, dict(dropped)
+    )
 
 
 def numpy_top_k(matrix: Vectors, query: Vectors, k: int) -> npt.NDArray[np.intp]:
@@ -408,8 +474,8 @@ def run_profile(
         )
         say("found by", f"{n_hits:,} final hits: {shares}")
 
-    def score() -> EvaluationResult:
-        return token_level_result(examples, hits, chunks, profile.top_k, corpus, REPORTED_METRICS)
+    def score() -> EvaluationResult:  # every metric: the Parquet file holds them all
+        return token_level_result(examples, hits, chunks, profile.top_k, corpus)
 
     started = time.perf_counter()
     result = score()
@@ -420,10 +486,10 @@ def run_profile(
         f"{len(examples):,} questions in {score_seconds:.3f} s (scores and bootstrap summaries): "
         f"{_fmt_rate(_rate(len(examples), score_seconds))} questions/s; tracemalloc peak {_mib(peak)}",
     )
-    rows = [dict(r.metrics) for r in result.raw_results]
     summaries = dict(result.metrics)
-    print(f"{'metric':<18}{'mean':>7}   95% CI (bootstrap), n={len(rows)}", file=out)
-    for name, s in summaries.items():
+    print(f"{'metric':<18}{'mean':>7}   95% CI (bootstrap), n={len(result.raw_results)}", file=out)
+    for name in REPORTED_METRICS:
+        s = summaries[name]
         print(f"{name:<18}{s.mean:>7.3f}   [{s.ci_low:.3f}, {s.ci_high:.3f}]", file=out)
     out.flush()
     return ProfileResult(
@@ -438,7 +504,7 @@ def run_profile(
         found_by=dict(found_by),
         score_seconds=score_seconds,
         score_peak_bytes=peak,
-        scores=tuple(rows),
+        evaluation=result,
     )
 
 
@@ -736,6 +802,71 @@ def format_checks(results: Sequence[ConfigResult]) -> str:
     )
 
 
+# What one Parquet block is made of: a chunk config's name, a profile, and its scored questions.
+ScoredRun = tuple[str, RetrievalProfile, EvaluationResult]
+
+
+def scored_runs(results: Sequence[ConfigResult]) -> list[ScoredRun]:
+    return [(r.name, p.profile, p.evaluation) for r in results for p in r.profiles]
+
+
+def questions_frame(runs: Sequence[ScoredRun], examples: Sequence[TokenLevelExample]) -> pd.DataFrame:
+    """One row per (chunk config, profile, question): the evaluation's own per-question row (ids, query,
+    group, every token-level metric) with the run's keys, the question's corpus and how many references
+    and hits it had. The printed means are these metric columns' means."""
+    by_id = {e.question_id: e for e in examples}
+    rows = []
+    for config, profile, evaluation in runs:
+        for r, row in zip(evaluation.raw_results, evaluation.metric_rows(), strict=True):
+            spans = by_id[r.question_id].relevant_spans
+            rest = {name: value for name, value in row.items() if name not in ("question_id", "query")}
+            rows.append(
+                {
+                    "chunk_config": config,
+                    "profile": str(profile.name),
+                    "k": profile.top_k,
+                    "question_id": r.question_id,
+                    "query": r.query,
+                    "corpus": "+".join(sorted({corpus_name(s.doc_id) for s in spans})),
+                    "n_references": len(spans),
+                    "n_retrieved": len(r.retrieved),
+                    **rest,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def retrieved_frame(runs: Sequence[ScoredRun]) -> pd.DataFrame:
+    """One row per retrieved rank, keyed like ``questions_frame`` plus ``rank``: the pipeline's
+    retrieval_results columns without the chunk text (``doc_id[start:end]`` of the corpus file)."""
+    frames = []
+    for config, profile, evaluation in runs:
+        frame = retrieved_to_frame({r.question_id: list(r.retrieved) for r in evaluation.raw_results})
+        frame = frame.drop(columns="text")
+        frame.insert(0, "chunk_config", config)
+        frame.insert(1, "profile", str(profile.name))
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def write_results(out_dir: Path, runs: Sequence[ScoredRun], examples: Sequence[TokenLevelExample]) -> str:
+    """Both Parquet files into ``out_dir``; the line that says where they are."""
+    make_folder(out_dir)
+    questions = questions_frame(runs, examples)
+    retrieved = retrieved_frame(runs)
+    write_parquet_files(questions, out_dir / QUESTIONS_PARQUET)
+    write_parquet_files(retrieved, out_dir / RETRIEVED_PARQUET)
+    return (
+        f"per-question results in {out_dir}: {QUESTIONS_PARQUET} ({len(questions):,} rows, one per chunk "
+        f"config, profile and question), {RETRIEVED_PARQUET} ({len(retrieved):,} rows, one per rank)"
+    )
+
+
+def default_out_dir(mode: str) -> Path:
+    """A fresh folder per run: ``benchmarks/results/chroma_general/<mode>-<UTC time>``."""
+    return DEFAULT_OUT_ROOT / f"{mode}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+
+
 def select_by_name(
     items: Sequence[_T], names: str | None, option: str, what: str, name_of: Callable[[_T], str]
 ) -> list[_T]:
@@ -783,10 +914,179 @@ def run_benchmark(
     return results
 
 
+@dataclass(frozen=True)
+class PublishedFigure:
+    """One figure of Chroma's published single-corpus result, in percent, to ``decimals`` places."""
+
+    label: str
+    metric: str  # our column that counts it Chroma's way
+    mean: float
+    std: float  # population std (numpy's default, ddof=0), as Chroma's code computes it
+    decimals: int
+
+
+# Chroma's state_of_the_union figure: FixedTokenChunker (cl100k_base, 200 tokens, no overlap),
+# all-MiniLM-L6-v2, top 5. Its precision and IoU sum the k chunks' lengths (our *_chroma columns).
+PUBLISHED = (
+    PublishedFigure("recall", "span_recall", 91.4, 24.5, 1),
+    PublishedFigure("precision", "precision_chroma", 3.83, 2.74, 2),
+    PublishedFigure("IoU", "iou_chroma", 3.83, 2.73, 2),
+)
+PUBLISHED_CORPUS = "state_of_the_union"
+PUBLISHED_CONFIG_NAME = "chroma-cl100k-200-0"
+PUBLISHED_PROFILE = RetrievalProfile(ProfileName("dense-top5"), top_k=5)
+
+
+@dataclass(frozen=True)
+class MeasuredFigure:
+    """Our value of a published figure: mean and population std over the questions, in percent."""
+
+    published: PublishedFigure
+    mean: float
+    std: float
+
+    def rounded(self) -> tuple[str, str]:
+        d = self.published.decimals
+        return f"{self.mean:.{d}f}", f"{self.std:.{d}f}"
+
+    @property
+    def agrees(self) -> bool:
+        """Ours equals the published figure to the digits it was published with."""
+        p = self.published
+        return self.rounded() == (f"{p.mean:.{p.decimals}f}", f"{p.std:.{p.decimals}f}")
+
+
+@dataclass(frozen=True)
+class PublishedRun:
+    data: BenchmarkData
+    config: ChunkConfig
+    chunks: tuple[PositionAwareChunk, ...]
+    evaluation: EvaluationResult
+    figures: tuple[MeasuredFigure, ...]
+    vector_store: str  # which store answered, and that it searched exactly
+
+
+def published_config() -> ChunkConfig:
+    """Chroma's FixedTokenChunker(encoding_name="cl100k_base", chunk_size=200, chunk_overlap=0)."""
+    return ChunkConfig(
+        name=ChunkConfigName(PUBLISHED_CONFIG_NAME),
+        chunker="token",
+        chunk_size=200,
+        chunk_overlap=0,
+        tokenizer="cl100k_base",
+    )
+
+
+def measure(figure: PublishedFigure, evaluation: EvaluationResult) -> MeasuredFigure:
+    summary = evaluation.metrics[figure.metric]
+    return MeasuredFigure(figure, 100 * summary.mean, 100 * summary.std_population)
+
+
+def run_published(data_dir: Path, embedder: Embedder, progress: Progress = no_progress) -> PublishedRun:
+    """Chroma's single-corpus setup through the core API: only state_of_the_union and its questions,
+    cl100k token windows, the default vector store (exact search) in a temporary folder, top 5 by
+    cosine, scored per question; then each published figure's mean and population std."""
+    data = load_benchmark(data_dir, corpora=PUBLISHED_CORPUS)
+    config = published_config()
+    chunk_set = cut_corpus(build_chunker(config), data.corpus, config.name)
+    queries = [Query(e.question_id, e.query) for e in data.dataset]
+    with tempfile.TemporaryDirectory(prefix="chroma-published-") as folder:
+        store = open_vector_store(DEFAULT_ENGINE, path=folder)
+        try:
+            indexes = build_indexes(chunk_set, embedder, store, retrievers=DENSE_SIDE, progress=progress)
+            run = retrieve(PUBLISHED_PROFILE, indexes, queries, progress=progress)
+        finally:
+            store.close()
+    exact = isinstance(store, EdgeVectorStore) and store.exact
+    evaluation = token_level_result(
+        data.dataset.examples, run.hits, chunk_set.chunks, PUBLISHED_PROFILE.top_k, data.corpus
+    )
+    return PublishedRun(
+        data=data,
+        config=config,
+        chunks=tuple(chunk_set.chunks),
+        evaluation=evaluation,
+        figures=tuple(measure(f, evaluation) for f in PUBLISHED),
+        vector_store=f"{DEFAULT_ENGINE} ({'exact' if exact else 'approximate'} search)",
+    )
+
+
+def format_published(run: PublishedRun) -> str:
+    """Ours beside Chroma's published figures, to more digits and rounded as published."""
+    n = len(run.evaluation.raw_results)
+    header = ["figure", "column", "published", "ours", "ours rounded", "agrees"]
+    widths = [10, 17, 13, 17, 13, 6]
+    rows = []
+    for m in run.figures:
+        p = m.published
+        mean, std = m.rounded()
+        rows.append(
+            [
+                p.label,
+                p.metric,
+                f"{p.mean:.{p.decimals}f} ± {p.std:.{p.decimals}f}",
+                f"{m.mean:.{p.decimals + 2}f} ± {m.std:.{p.decimals + 2}f}",
+                f"{mean} ± {std}",
+                "yes" if m.agrees else "NO",
+            ]
+        )
+    title = f"Chroma's published figure and ours (percent; mean ± population std over {n} questions)"
+    return "\n".join(_table(title, header, widths, rows, names=2))
+
+
+def main_published(args: argparse.Namespace, embedder: Embedder | None, out: TextIO) -> int:
+    """``--published-sotu``: one run of Chroma's setup, the comparison, and the Parquet files."""
+    started = time.perf_counter()
+    out_dir = args.out or default_out_dir("published")
+    try:
+        make_folder(out_dir)
+        embedder = embedder or default_embedder()
+        run = run_published(args.data, embedder)
+    except (InputError, StorageError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    c = run.config
+    mean_chars = sum(ch.end - ch.start for ch in run.chunks) / len(run.chunks)
+    print(f"chroma_general, Chroma's published single-corpus figure: {args.data}", file=out)
+    print(describe_data(run.data), file=out)
+    print(
+        f"chunking: {c.name}: {c.chunker}, {c.tokenizer} tokens, size {c.chunk_size}, overlap "
+        f"{c.chunk_overlap}: {len(run.chunks)} chunks (mean {mean_chars:,.0f} chars)",
+        file=out,
+    )
+    print(
+        f"retrieval: {describe_profile(PUBLISHED_PROFILE)}, cosine, vector store {run.vector_store}; "
+        f"embedder {embedder.model_id}"
+        + ("" if embedder.model_id == MINILM_MODEL_ID else f" (NOT the published {MINILM_MODEL_ID})"),
+        file=out,
+    )
+    agree = sum(m.agrees for m in run.figures)
+    print("\n" + format_published(run), file=out)
+    print(f"\n{agree} of {len(run.figures)} figures agree to the published digits", file=out)
+    runs = [(str(c.name), PUBLISHED_PROFILE, run.evaluation)]
+    print("\n" + write_results(out_dir, runs, run.data.dataset.examples), file=out)
+    print(f"total runtime {time.perf_counter() - started:.1f} s", file=out)
+    out.flush()
+    return 0
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
         "--data", type=Path, default=DEFAULT_DATA, help="folder with corpora/ and questions.csv"
+    )
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="questions CSV (question, references, corpus_id); default: questions.csv in --data",
+    )
+    parser.add_argument(
+        "--corpora",
+        default=None,
+        metavar="NAME,...",
+        help="only these corpora (file stems in --data/corpora) and the questions about them",
     )
     parser.add_argument(
         "--chunk-configs", type=Path, default=DEFAULT_CHUNK_CONFIGS, help="YAML of chunk configs"
@@ -805,10 +1105,56 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--cache-dir", type=Path, default=None, help="embedding cache folder (default: a fresh temporary one)"
     )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help=f"folder for the per-question Parquet files (default: a new one under {DEFAULT_OUT_ROOT})",
+    )
+    parser.add_argument(
+        "--published-sotu",
+        action="store_true",
+        help="reproduce Chroma's published state_of_the_union figure instead (its own fixed setup)",
+    )
     args = parser.parse_args(argv)
     if args.limit_questions is not None and args.limit_questions <= 0:
         parser.error("--limit-questions must be >= 1")
+    if args.published_sotu:
+        fixed = {
+            "--questions": args.questions is not None,
+            "--corpora": args.corpora is not None,
+            "--chunk-configs": args.chunk_configs != DEFAULT_CHUNK_CONFIGS,
+            "--only": args.only is not None,
+            "--profiles": args.profiles != DEFAULT_PROFILES,
+            "--only-profiles": args.only_profiles is not None,
+            "--limit-questions": args.limit_questions is not None,
+        }
+        given = [option for option, used in fixed.items() if used]
+        if given:
+            parser.error(
+                f"--published-sotu runs Chroma's fixed setup (its corpus, questions, chunker and k); "
+                f"drop {', '.join(given)}"
+            )
     return args
+
+
+def describe_data(data: BenchmarkData) -> str:
+    """The header line on what was loaded, and what --corpora left out."""
+    corpus, dataset = data.corpus, data.dataset
+    names = ", ".join(corpus_name(d.doc_id) for d in corpus)
+    n_refs = sum(len(e.relevant_spans) for e in dataset)
+    line = (
+        f"corpora: {names} ({len(corpus)} documents, {corpus.total_characters:,} characters); questions: "
+        f"{len(dataset)} ({n_refs} references) from {data.questions_file}"
+    )
+    if data.dropped:
+        left_out = ", ".join(f"{name} {n}" for name, n in sorted(data.dropped.items(), key=lambda i: -i[1]))
+        line += (
+            f"; {sum(data.dropped.values())} of the file's {data.questions_in_file} questions dropped, "
+            f"their corpora not selected ({left_out})"
+        )
+    return line
 
 
 def main(
@@ -820,14 +1166,18 @@ def main(
     """Run the benchmark; ``embedder`` defaults to the real MiniLM model (tests pass a cheap one)."""
     out = out or sys.stdout
     args = parse_args(argv)
+    if args.published_sotu:
+        return main_published(args, embedder, out)
     total_started = time.perf_counter()
+    out_dir = args.out or default_out_dir("benchmark")
     try:
         configs = select_configs(load_chunk_configs(args.chunk_configs), args.only)
         selected = select_profiles(load_profiles(args.profiles), args.only_profiles)
-        corpus, dataset = load_benchmark(args.data)
+        data = load_benchmark(args.data, args.questions, args.corpora)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    corpus, dataset = data.corpus, data.dataset
     skipped = [(p, reason) for p in selected if (reason := skip_reason(p)) is not None]
     profiles = [p for p in selected if skip_reason(p) is None]
     if not profiles:
@@ -837,22 +1187,22 @@ def main(
             file=sys.stderr,
         )
         return 2
+    try:
+        make_folder(out_dir)  # before the run, not after it: a bad --out fails at once
+    except StorageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    header = describe_data(data)
     if args.limit_questions is not None:
+        header += f"; --limit-questions: the first {min(args.limit_questions, len(dataset))} of them"
         dataset = TokenLevelDataset(dataset.examples[: args.limit_questions], name=dataset.name)
     if embedder is None:
-        from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
-
-        embedder = SentenceTransformerEmbedder()
+        embedder = default_embedder()
     if progress is None:
         progress = TqdmProgress()
 
-    n_refs = sum(len(e.relevant_spans) for e in dataset)
     print(f"chroma_general benchmark: {args.data}", file=out)
-    print(
-        f"corpora: {len(corpus)} documents, {corpus.total_characters:,} characters; "
-        f"questions: {len(dataset)} ({n_refs} references); configs: {', '.join(c.name for c in configs)}",
-        file=out,
-    )
+    print(f"{header}; configs: {', '.join(c.name for c in configs)}", file=out)
     print(f"profiles ({args.profiles.name}):", file=out)
     for p in profiles:
         print(f"  {p.name}: {describe_profile(p)}", file=out)
@@ -878,9 +1228,17 @@ def main(
 
     print("\n" + format_tables(results), file=out)
     print("\n" + format_checks(results), file=out)
-    print(f"\ntotal runtime {time.perf_counter() - total_started:.1f} s", file=out)
+    print("\n" + write_results(out_dir, scored_runs(results), dataset.examples), file=out)
+    print(f"total runtime {time.perf_counter() - total_started:.1f} s", file=out)
     out.flush()
     return 0
+
+
+def default_embedder() -> Embedder:
+    """The project's default embedder, all-MiniLM-L6-v2 (imported here: torch takes seconds to load)."""
+    from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
 
 
 if not set(REPORTED_METRICS) <= set(TOKEN_LEVEL_METRICS):  # a renamed core metric fails here, not silently

@@ -11,10 +11,15 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.errors import DatasetError
+from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS
+from rag_eval_pipeline.core.metrics.span_metrics import span_metrics
 from rag_eval_pipeline.core.progress import no_progress
+from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
 from rag_eval_pipeline_tests.fakes import HashingEmbedder
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "chroma_general.py"
@@ -90,22 +95,30 @@ def _write_configs(tmp_path: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def tiny_report(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """One run on 10 questions and one chunk config, shared by the tests that read its report."""
-    argv = [*_write_configs(tmp_path_factory.mktemp("bench")), "--limit-questions", "10", "--only"]
+def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """One run on 10 questions and one chunk config, shared by the tests that read its report and its
+    Parquet files."""
+    folder = tmp_path_factory.mktemp("bench")
+    argv = [*_write_configs(folder), "--limit-questions", "10", "--out", str(folder / "out"), "--only"]
     out = io.StringIO()
     code = bench.main(
         [*argv, "recursive-800-100"], embedder=HashingEmbedder(dimension=128), out=out, progress=no_progress
     )
     assert code == 0
-    return out.getvalue()
+    return out.getvalue(), folder / "out"
+
+
+@pytest.fixture(scope="module")
+def tiny_report(tiny_run: tuple[str, Path]) -> str:
+    return tiny_run[0]
 
 
 def test_tiny_slice_reports_every_metric_per_profile(tiny_report: str) -> None:
     report = tiny_report
     assert "== recursive-800-100" in report
     assert "fixed-50-0" not in report  # --only left it out
-    assert "questions: 10 " in report
+    assert "questions: 276 (452 references) from " in report
+    assert "; --limit-questions: the first 10 of them; configs: " in report
     for name in bench.REPORTED_METRICS:
         assert len(_metric_line(report, name)) == len(PROFILE_NAMES), name
     for profile in PROFILE_NAMES:
@@ -167,26 +180,46 @@ def test_keyword_and_dense_profiles_give_different_results(tiny_report: str) -> 
 
 
 def test_every_reference_of_the_real_data_loads() -> None:
-    corpus, dataset = bench.load_benchmark(bench.DEFAULT_DATA)
+    data = bench.load_benchmark(bench.DEFAULT_DATA)
+    corpus, dataset = data.corpus, data.dataset
     assert [d.doc_id for d in corpus] == ["chatlogs.md", "state_of_the_union.md", "wikitexts.md"]
-    assert len(dataset) == 276
+    assert len(dataset) == 276 == data.questions_in_file
     assert sum(len(e.relevant_spans) for e in dataset) == 452
     assert dataset.examples[0].question_id == "chroma-001"
     assert dataset.examples[-1].question_id == "chroma-276"
+    assert data.dropped == {}
+
+
+def test_corpora_keeps_those_corpora_and_their_questions_only() -> None:
+    data = bench.load_benchmark(bench.DEFAULT_DATA, corpora="state_of_the_union")
+    assert [d.doc_id for d in data.corpus] == ["state_of_the_union.md"]
+    assert len(data.dataset) == 76
+    assert {s.doc_id for e in data.dataset for s in e.relevant_spans} == {"state_of_the_union.md"}
+    assert data.dropped == {"wikitexts": 144, "chatlogs": 56}
+    header = bench.describe_data(data)
+    assert "questions: 76 " in header
+    assert (
+        "200 of the file's 276 questions dropped, their corpora not selected (wikitexts 144, chatlogs 56)"
+        in header
+    )
+
+
+def _question_row(question: str, corpus_id: str, start: int, end: int, content: str) -> str:
+    refs = json.dumps([{"content": content, "start_index": start, "end_index": end}])
+    return f'"{question}","' + refs.replace('"', '""') + f'",{corpus_id}\n'
 
 
 def _write_data(root: Path, start: int, end: int, content: str) -> Path:
     (root / "corpora").mkdir(parents=True)
     (root / "corpora" / "notes.md").write_text("The pump runs at 1,450 rpm.\n", encoding="utf-8")
-    refs = json.dumps([{"content": content, "start_index": start, "end_index": end}])
-    question = '"How fast does the pump run?","' + refs.replace('"', '""') + '",notes\n'
+    question = _question_row("How fast does the pump run?", "notes", start, end, content)
     (root / "questions.csv").write_text("question,references,corpus_id\n" + question, encoding="utf-8")
     return root
 
 
 def test_a_reference_that_does_not_match_its_text_fails_clearly(tmp_path: Path) -> None:
     good = _write_data(tmp_path / "good", 4, 8, "pump")
-    _, dataset = bench.load_benchmark(good)
+    dataset = bench.load_benchmark(good).dataset
     assert dataset.examples[0].relevant_spans[0].text == "pump"
 
     bad = _write_data(tmp_path / "bad", 5, 9, "pump")
@@ -219,3 +252,239 @@ def test_numpy_top_k_is_exact_and_best_first() -> None:
     expected = np.argsort(-(matrix @ query))[:5]
     assert bench.numpy_top_k(matrix, query, 5).tolist() == expected.tolist()
     assert len(bench.numpy_top_k(matrix, query, 80)) == 50
+
+
+def _two_corpora(root: Path) -> tuple[Path, Path]:
+    """A data folder with corpora notes and pumps, and a questions file kept outside it."""
+    (root / "data" / "corpora").mkdir(parents=True)
+    (root / "data" / "corpora" / "notes.md").write_text(
+        "The pump runs at 1,450 rpm.\nIts seal is checked every week.\n", encoding="utf-8"
+    )
+    (root / "data" / "corpora" / "pumps.md").write_text(
+        "Pump P-7 moves water.\nPump P-9 moves oil.\n", encoding="utf-8"
+    )
+    questions = root / "elsewhere" / "my_questions.csv"
+    questions.parent.mkdir()
+    questions.write_text(
+        "question,references,corpus_id\n"
+        + _question_row("How fast does the pump run?", "notes", 17, 26, "1,450 rpm")
+        + _question_row("What does P-9 move?", "pumps", 31, 40, "moves oil")
+        + _question_row("How often is the seal checked?", "notes", 48, 58, "every week"),
+        encoding="utf-8",
+    )
+    return root / "data", questions
+
+
+def test_any_questions_file_and_a_subset_of_corpora_run_end_to_end(tmp_path: Path) -> None:
+    data, questions = _two_corpora(tmp_path)
+    argv = [*_write_configs(tmp_path), "--data", str(data), "--questions", str(questions), "--only"]
+    argv += [
+        "fixed-50-0",
+        "--only-profiles",
+        "dense-top5",
+        "--corpora",
+        "notes",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    out = io.StringIO()
+    assert bench.main(argv, embedder=HashingEmbedder(), out=out, progress=no_progress) == 0
+    report = out.getvalue()
+    assert (
+        f"corpora: notes (1 documents, 60 characters); questions: 2 (2 references) from {questions}" in report
+    )
+    assert "1 of the file's 3 questions dropped, their corpora not selected (pumps 1)" in report
+    frame = pd.read_parquet(tmp_path / "o" / bench.QUESTIONS_PARQUET)
+    assert frame["question_id"].tolist() == ["chroma-001", "chroma-003"]  # row numbers of the file
+    assert set(frame["corpus"]) == {"notes"}
+    hits = pd.read_parquet(tmp_path / "o" / bench.RETRIEVED_PARQUET)
+    assert set(hits["doc_id"]) == {"notes.md"}  # pumps.md was not indexed
+
+
+def test_bad_corpora_and_questions_are_refused_naming_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, questions = _two_corpora(tmp_path)
+    argv = ["--data", str(data), "--questions", str(questions), "--out", str(tmp_path / "o")]
+    assert (
+        bench.main([*argv, "--corpora", "notes,valves"], embedder=HashingEmbedder(), out=io.StringIO()) == 2
+    )
+    assert re.search(
+        r"--corpora: unknown corpus name\(s\) \(files of .*\) valves; known: notes, pumps",
+        capsys.readouterr().err,
+    )
+
+    missing = tmp_path / "missing.csv"
+    assert (
+        bench.main(
+            ["--data", str(data), "--questions", str(missing)], embedder=HashingEmbedder(), out=io.StringIO()
+        )
+        == 2
+    )
+    assert f"question file {missing} does not exist" in capsys.readouterr().err
+
+    valves = tmp_path / "valves.csv"
+    valves.write_text(
+        "question,references,corpus_id\n" + _question_row("Which valve?", "valves", 0, 4, "Pump"),
+        encoding="utf-8",
+    )
+    assert (
+        bench.main(
+            ["--data", str(data), "--questions", str(valves)], embedder=HashingEmbedder(), out=io.StringIO()
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert f"{valves}, data row 1 (chroma-001): column corpus_id 'valves' has no file valves.md" in err
+
+    (data / "corpora" / "valves.md").write_text("Valve V-1 is shut.\n", encoding="utf-8")
+    expected = (
+        r"none of its 3 questions asks about valves \(--corpora\); they ask about notes \(2\), pumps \(1\)"
+    )
+    with pytest.raises(DatasetError, match=expected):
+        bench.load_benchmark(data, questions, corpora="valves")
+
+
+def test_questions_parquet_has_every_metric_per_question_and_the_printed_means(
+    tiny_run: tuple[str, Path],
+) -> None:
+    report, out_dir = tiny_run
+    assert f"per-question results in {out_dir}: questions.parquet (30 rows" in report
+    questions = pd.read_parquet(out_dir / bench.QUESTIONS_PARQUET)
+    assert len(questions) == 10 * len(PROFILE_NAMES)
+    assert set(TOKEN_LEVEL_METRICS) <= set(questions.columns)
+    assert not questions.duplicated(["chunk_config", "profile", "question_id"]).any()
+    assert questions.loc[0, "question_id"] == "chroma-001"
+    assert str(questions.loc[0, "query"]).endswith("?")
+    assert set(questions["chunk_config"]) == {"recursive-800-100"}
+    assert set(questions["profile"]) == set(PROFILE_NAMES)
+    for profile, group in questions.groupby("profile"):
+        assert group["corpus"].tolist() == ["state_of_the_union"] * 10  # the first 10 rows of the file
+        cells = _table_row(report, "Quality", "recursive-800-100", str(profile))
+        assert cells[0] == "5" == str(group["k"].iloc[0])
+        section = _section(report, str(profile))
+        for name, cell in zip(bench.REPORTED_METRICS, cells[1:], strict=False):
+            assert abs(group[name].mean() - float(cell)) <= 0.0005 + 1e-12, (profile, name)
+            ((printed, _, _),) = _metric_line(section, name)
+            assert abs(group[name].mean() - printed) <= 0.0005 + 1e-12, (profile, name)
+
+
+def test_retrieved_parquet_holds_the_ranked_spans_the_metrics_come_from(tiny_run: tuple[str, Path]) -> None:
+    _, out_dir = tiny_run
+    questions = pd.read_parquet(out_dir / bench.QUESTIONS_PARQUET)
+    hits = pd.read_parquet(out_dir / bench.RETRIEVED_PARQUET)
+    for column in (
+        "rank",
+        "doc_id",
+        "start",
+        "end",
+        "chunk_id",
+        "score",
+        "found_by",
+        "knn_rank",
+        "bm25_rank",
+    ):
+        assert column in hits.columns, column
+    data = bench.load_benchmark(bench.DEFAULT_DATA)
+    examples = {e.question_id: e for e in data.dataset}
+    keys = ["chunk_config", "profile", "question_id"]
+    rows = {(r["chunk_config"], r["profile"], r["question_id"]): r for r in questions.to_dict("records")}
+    assert len(rows) == len(questions)
+    seen = set()
+    for (config, profile, question_id), group in hits.groupby(keys):
+        key = (str(config), str(profile), str(question_id))
+        seen.add(key)
+        row = rows[key]
+        assert group["rank"].tolist() == list(range(1, row["n_retrieved"] + 1))
+        assert row["n_retrieved"] == row["k"] == 5
+        spans = [
+            CharacterSpan(DocumentId(doc), int(start), int(end), data.corpus[doc].text[int(start) : int(end)])
+            for doc, start, end in zip(group["doc_id"], group["start"], group["end"], strict=True)
+        ]
+        scores = span_metrics(examples[QuestionId(key[2])].relevant_spans, spans)
+        assert scores.span_recall == pytest.approx(row["span_recall"]), key
+        assert scores.precision_chroma == pytest.approx(row["precision_chroma"]), key
+    assert seen == set(rows)
+    keyword = hits[hits["profile"] == "keyword-top5"]
+    assert keyword["knn_rank"].isna().all() and keyword["bm25_rank"].notna().all()
+
+
+def test_published_figures_agree_only_to_the_published_digits() -> None:
+    recall, precision, _ = bench.PUBLISHED
+    assert bench.MeasuredFigure(recall, 91.44, 24.549).agrees
+    assert not bench.MeasuredFigure(recall, 91.46, 24.5).agrees
+    assert not bench.MeasuredFigure(recall, 91.4, 24.56).agrees
+    assert bench.MeasuredFigure(precision, 3.834, 2.7351).agrees
+    assert not bench.MeasuredFigure(precision, 3.836, 2.74).agrees
+
+
+def test_published_mode_refuses_options_that_would_change_its_setup(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(
+            ["--published-sotu", "--corpora", "wikitexts"], embedder=HashingEmbedder(), out=io.StringIO()
+        )
+    assert exit_info.value.code == 2
+    assert "--published-sotu runs Chroma's fixed setup" in capsys.readouterr().err
+
+
+def test_published_mode_runs_chromas_setup_and_writes_its_questions(tmp_path: Path) -> None:
+    """The plumbing of --published-sotu with a cheap embedder (its figures then differ from Chroma's):
+    one corpus, its 76 questions, cl100k windows of 200 tokens, top 5 from the exact default store."""
+    out = io.StringIO()
+    argv = ["--published-sotu", "--out", str(tmp_path / "o")]
+    assert bench.main(argv, embedder=HashingEmbedder(dimension=128), out=out) == 0
+    report = out.getvalue()
+    assert "corpora: state_of_the_union (1 documents, 48,051 characters); questions: 76 " in report
+    assert "200 of the file's 276 questions dropped" in report
+    assert "chroma-cl100k-200-0: token, cl100k_base tokens, size 200, overlap 0: " in report
+    assert "knn only, top 5, cosine, vector store edge (exact search)" in report
+    assert "(NOT the published sentence-transformers/all-MiniLM-L6-v2)" in report
+    table = report[report.index("Chroma's published figure and ours") :].split("\n\n", 1)[0]
+    for label, column, published in (
+        ("recall", "span_recall", "91.4 ± 24.5"),
+        ("precision", "precision_chroma", "3.83 ± 2.74"),
+        ("IoU", "iou_chroma", "3.83 ± 2.73"),
+    ):
+        assert re.search(rf"^{label}\s+{column}\s+{published}\s+[0-9.]+ ± [0-9.]+\s+", table, re.MULTILINE)
+    questions = pd.read_parquet(tmp_path / "o" / bench.QUESTIONS_PARQUET)
+    assert len(questions) == 76
+    assert set(questions["chunk_config"]) == {"chroma-cl100k-200-0"}
+    assert set(questions["corpus"]) == {"state_of_the_union"}
+    ours = re.search(r"^recall\s+span_recall\s+\S+ ± \S+\s+([0-9.]+) ± ([0-9.]+)", table, re.MULTILINE)
+    assert ours is not None
+    recall = questions["span_recall"]
+    assert float(ours.group(1)) == pytest.approx(100 * recall.mean(), abs=0.0005)
+    assert float(ours.group(2)) == pytest.approx(100 * recall.std(ddof=0), abs=0.0005)  # population std
+
+
+@pytest.mark.slow
+def test_published_mode_reproduces_chromas_state_of_the_union_figure(minilm: Embedder) -> None:
+    """Correctness oracle for the chunker, the embedder, exact retrieval and the Chroma-style metrics
+    together: Chroma's published figure, to the digits it was published with."""
+    run = bench.run_published(bench.DEFAULT_DATA, minilm)
+    assert len(run.evaluation.raw_results) == 76
+    assert run.vector_store == "edge (exact search)"
+    assert all(m.agrees for m in run.figures), bench.format_published(run)
+
+
+def test_an_out_folder_that_cannot_be_made_fails_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, questions = _two_corpora(tmp_path)
+    taken = tmp_path / "a-file"
+    taken.write_text("not a folder", encoding="utf-8")
+    out = io.StringIO()
+    argv = [
+        *_write_configs(tmp_path),
+        "--data",
+        str(data),
+        "--questions",
+        str(questions),
+        "--out",
+        str(taken),
+    ]
+    assert bench.main(argv, embedder=HashingEmbedder(), out=out, progress=no_progress) == 2
+    assert f"cannot create folder {taken}" in capsys.readouterr().err
+    assert out.getvalue() == ""  # nothing ran

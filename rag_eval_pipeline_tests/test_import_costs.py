@@ -38,6 +38,14 @@ def test_the_langsmith_mirror_imports_the_sdk_only_when_it_talks_to_langsmith() 
     assert found == []
 
 
-def test_the_code_location_imports_no_model_no_langsmith_no_bm25_no_qdrant_client() -> None:
-    heavy = ["torch", "sentence_transformers", "transformers", "langsmith", "bm25s", "qdrant_client"]
+def test_the_code_location_imports_no_model_no_langsmith_no_bm25_no_qdrant_client_no_tiktoken() -> None:
+    heavy = [
+        "torch",
+        "sentence_transformers",
+        "transformers",
+        "langsmith",
+        "bm25s",
+        "qdrant_client",
+        "tiktoken",
+    ]
     assert imported_by(["rag_eval_pipeline.definitions"], heavy) == []

@@ -3,7 +3,7 @@ instance, so every run it makes shows up in the UI too.
 
   run [--mode quick|full] [--chunk-configs a,b] [--profiles p] [--launch [URL]]   evaluate, print the board
   status REF | list [--limit N] | regenerate-questions [--generator G]            cli/runs.py
-  profiles list|show NAME | chunk-configs list|apply FILE [--run]                 cli/configs.py
+  profiles list|show NAME | chunk-configs list|apply FILE [--run]|presets [NAME]  cli/configs.py
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
   leaderboard | dataset import|push|pull                                          here, cli/datasets.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
@@ -70,6 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .workspace import run_init
 
         return run_init(args)
+    if args.command == "chunk-configs" and args.action == "presets":  # shipped with the package
+        from .configs import run_presets_command
+
+        return run_presets_command(args)
     location = locate_workspace(args.workspace)
     root = location.root
     if not root.is_dir():

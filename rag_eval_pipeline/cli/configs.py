@@ -1,5 +1,6 @@
-"""`rag-eval profiles list|show` and `rag-eval chunk-configs list|apply`: what is configured, and adding
-or changing chunk configs from a file without hand-editing data/chunk_configs.yaml.
+"""`rag-eval profiles list|show` and `rag-eval chunk-configs list|apply|presets`: what is configured,
+adding or changing chunk configs from a file without hand-editing data/chunk_configs.yaml, and the
+bundled presets (core/chunk_config_presets.py) to copy or apply.
 
 `apply` merges by name and edits the YAML text in place, entry by entry, so the file's comments and
 layout survive; only where that cannot be done safely (a flow-style list, block scalars) is the file
@@ -18,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from ..core.chunk_config_presets import load_presets, presets_text
 from ..core.configs import (
     DEFAULT_MAX_CHUNK_CONFIGS,
     DEFAULT_SEPARATORS,
@@ -156,19 +158,11 @@ def _edit_in_place(
 ) -> str | None:
     """Replace the text of each changed entry and append the added ones after the last entry, in the
     style of the entries around them; None when the layout is not one this can edit safely."""
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError:
-        return None
-    if not isinstance(root, yaml.MappingNode):
-        return None
-    sequence = next(
-        (v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == CHUNK_CONFIGS_KEY), None
-    )
-    if not isinstance(sequence, yaml.SequenceNode) or sequence.flow_style or not sequence.value:
+    items = _chunk_config_items(text)
+    if items is None:
         return None
     spans = {}
-    for item in sequence.value:
+    for item in items:
         span = _item_span(text, item)
         name = _entry_name(item)
         if span is None or name is None:
@@ -176,7 +170,7 @@ def _edit_in_place(
         spans[name] = span
     edits = [(*spans[e.name][:2], _render(e.raw, spans[e.name][2], spans[e.name][3])) for e in changed]
     if added:
-        _, last_end, prefix, flow = spans[_entry_name(sequence.value[-1]) or ""]
+        _, last_end, prefix, flow = spans[_entry_name(items[-1]) or ""]
         position = last_end
         if flow:  # after the line the last entry's braces close on
             newline = text.find("\n", last_end)
@@ -190,6 +184,22 @@ def _edit_in_place(
     for start, end, replacement in sorted(edits, key=lambda e: e[0], reverse=True):
         text = text[:start] + replacement + text[end:]
     return text
+
+
+def _chunk_config_items(text: str) -> list[yaml.Node] | None:
+    """The entries under ``chunk_configs:`` when they are a non-empty block-style list (None otherwise)."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(root, yaml.MappingNode):
+        return None
+    sequence = next(
+        (v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == CHUNK_CONFIGS_KEY), None
+    )
+    if not isinstance(sequence, yaml.SequenceNode) or sequence.flow_style or not sequence.value:
+        return None
+    return list(sequence.value)
 
 
 def _entry_name(item: yaml.Node) -> str | None:
@@ -339,6 +349,10 @@ def format_chunk_configs(configs: Sequence[ChunkConfig], limit: int) -> str:
             other.append(f"separators {list(c.separators)!r}")
         if c.chunker == "semantic":
             other.append(f"breakpoint_percentile {c.breakpoint_percentile:g}")
+        if c.length != "characters":
+            other.append(f"length {c.length}")
+        if c.counts_tokens:
+            other.append(f"tokenizer {c.tokenizer}")
         rows.append(
             [
                 c.name,
@@ -363,9 +377,17 @@ def add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     profile_actions.add_parser("list", help="every profile with its version and settings hash")
     show = profile_actions.add_parser("show", help="one profile: every setting, version, hash, versions")
     show.add_argument("name")
-    chunk_configs = commands.add_parser("chunk-configs", help="the chunk configs: list, or apply a file")
+    chunk_configs = commands.add_parser(
+        "chunk-configs", help="the chunk configs: list, apply a file, or print the bundled presets"
+    )
     chunk_actions = chunk_configs.add_subparsers(dest="action", required=True)
     chunk_actions.add_parser("list", help="every chunk config with its settings hash")
+    presets = chunk_actions.add_parser(
+        "presets",
+        help="print the bundled presets (the published studies' configs in cl100k_base tokens) as YAML "
+        "to copy into data/chunk_configs.yaml or to `apply`; no workspace needed",
+    )
+    presets.add_argument("names", nargs="*", metavar="NAME", help="only these presets (default: all)")
     apply = chunk_actions.add_parser(
         "apply", help="merge a YAML file of chunk configs into data/chunk_configs.yaml by name"
     )
@@ -381,7 +403,35 @@ def add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     )
 
 
+def chunk_config_presets(names: Sequence[str] = ()) -> str:
+    """The presets file as shipped (comments included), or a file of only the named presets."""
+    if not names:
+        return presets_text()
+    presets = {c.name: c for c in load_presets()}
+    unknown = [n for n in names if n not in presets]
+    if unknown:
+        raise ConfigError(f"no preset named {', '.join(unknown)}; the presets are: {', '.join(presets)}")
+    text = presets_text()
+    entries = {}  # each entry's lines as the file writes them, comments between entries left out
+    for item in _chunk_config_items(text) or ():
+        span, name = _item_span(text, item), _entry_name(item)
+        if span is not None and name is not None:
+            entries[name] = text[span[0] : span[1]]
+    return f"{CHUNK_CONFIGS_KEY}:\n" + "".join(entries[n] for n in dict.fromkeys(names))
+
+
+def run_presets_command(args: argparse.Namespace) -> int:
+    try:
+        print(chunk_config_presets(args.names), end="")
+        return 0
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
 def run_config_command(args: argparse.Namespace, files: ProjectFiles) -> int:
+    if args.action == "presets":
+        return run_presets_command(args)
     try:
         if args.action == "apply":  # the file may not hold valid chunk configs yet
             return _apply(args, files)

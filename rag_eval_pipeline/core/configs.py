@@ -32,17 +32,22 @@ T = TypeVar("T")
 ChunkerKind = Literal["fixed", "recursive", "token", "semantic"]
 CHUNKER_KINDS: tuple[str, ...] = get_args(ChunkerKind)
 DEFAULT_SEPARATORS: tuple[str, ...] = ("\n\n", "\n", ". ", " ", "")
-
-
-def _config_hash(obj: object) -> str:
-    """Hash of the settings alone: renaming a config or editing its description changes nothing."""
-    settings = {k: v for k, v in asdict(obj).items() if k not in ("name", "description")}  # type: ignore[call-overload]
-    return sha256_hex(json.dumps(settings, sort_keys=True, default=list))[:16]
+# What a token is: MiniLM's WordPiece (the embedding model's own tokens), OpenAI's cl100k_base (what the
+# published chunking studies count), or else the path of a Hugging Face tokenizer.json file.
+TokenizerName = Literal["minilm", "cl100k_base"]
+TOKENIZER_NAMES: tuple[str, ...] = get_args(TokenizerName)
+DEFAULT_TOKENIZER: TokenizerName = "minilm"
+LengthUnit = Literal["characters", "tokens"]
+LENGTH_UNITS: tuple[str, ...] = get_args(LengthUnit)
+# Settings added after configs were first written, left out of the hash while they hold these defaults:
+# a config written before them keeps its hash, so its partitions do not turn stale.
+_LATER_SETTING_DEFAULTS: dict[str, object] = {"tokenizer": DEFAULT_TOKENIZER, "length": "characters"}
 
 
 @dataclass(frozen=True)
 class ChunkConfig:
-    """How to cut documents. ``chunk_size`` counts characters, except tokens for ``token``."""
+    """How to cut documents. ``chunk_size`` and ``chunk_overlap`` count characters, except tokens for
+    ``token`` and for ``recursive`` with ``length: tokens``."""
 
     name: ChunkConfigName
     chunker: ChunkerKind
@@ -51,6 +56,11 @@ class ChunkConfig:
     separators: tuple[str, ...] = DEFAULT_SEPARATORS
     # semantic: split where the cosine distance between neighbouring sentences exceeds this percentile.
     breakpoint_percentile: float = 90.0
+    # token, and recursive with length "tokens": which tokens are counted (a TokenizerName, or a
+    # tokenizer.json path relative to the workspace root, or absolute).
+    tokenizer: str = DEFAULT_TOKENIZER
+    # recursive: what a piece's length is, its characters or its tokens under ``tokenizer``.
+    length: LengthUnit = "characters"
 
     def __post_init__(self) -> None:
         where = f"chunk config {self.name!r}"
@@ -74,10 +84,49 @@ class ChunkConfig:
             )
         if not 0 < self.breakpoint_percentile < 100:
             raise ConfigError(f"{where}: breakpoint_percentile must lie in (0, 100)")
+        self._check_token_settings(where)
+
+    def _check_token_settings(self, where: str) -> None:
+        """A tokenizer or length the chunker would ignore is refused rather than silently doing nothing."""
+        if self.length not in LENGTH_UNITS:
+            raise ConfigError(
+                f"{where}: length must be one of {', '.join(LENGTH_UNITS)}, got {self.length!r}"
+            )
+        if self.length != "characters" and self.chunker != "recursive":
+            raise ConfigError(
+                f"{where}: length applies to the recursive chunker only ({self.chunker} counts "
+                f"{'tokens' if self.chunker == 'token' else 'characters'} by itself); remove length"
+            )
+        if not isinstance(self.tokenizer, str) or not (
+            self.tokenizer in TOKENIZER_NAMES or self.tokenizer.endswith(".json")
+        ):
+            raise ConfigError(
+                f"{where}: tokenizer must be {' or '.join(TOKENIZER_NAMES)}, or the path of a Hugging "
+                f"Face tokenizer.json file (relative to the workspace root); got {self.tokenizer!r}"
+            )
+        if self.tokenizer != DEFAULT_TOKENIZER and not self.counts_tokens:
+            use = "set length: tokens to count tokens" if self.chunker == "recursive" else "remove it"
+            raise ConfigError(
+                f"{where}: tokenizer is used by the token chunker and by recursive with length: tokens "
+                f"only, so it would change nothing here; {use}"
+            )
+
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether chunk_size and chunk_overlap count tokens of ``tokenizer`` (else characters)."""
+        return self.chunker == "token" or (self.chunker == "recursive" and self.length == "tokens")
+
+    def settings(self) -> dict[str, object]:
+        """What can change the chunks; the name is a label."""
+        settings = {k: v for k, v in asdict(self).items() if k != "name"}
+        for key, default in _LATER_SETTING_DEFAULTS.items():
+            if settings[key] == default:
+                del settings[key]
+        return settings
 
     @property
     def config_hash(self) -> str:
-        return _config_hash(self)
+        return sha256_hex(json.dumps(self.settings(), sort_keys=True, default=list))[:16]
 
 
 DEFAULT_QUERY_REWRITE_PROMPT = (

@@ -31,17 +31,21 @@ from .embedding.base import Embedder
 from .errors import ConfigError
 from .metrics.aggregate import MetricSummary, summarize_by_group, summarize_table
 from .metrics.chunk_metrics import chunk_metrics
-from .metrics.span_metrics import ChunkSpanIndex, precision_omega, span_metrics
+from .metrics.reference_copies import ReferenceCopies, ReferenceDuplication
+from .metrics.span_metrics import ChunkSpanIndex, precision_omega, span_metrics, span_metrics_copies
 from .progress import Progress, no_progress
 from .retrieval.base import Query, RetrievalRun, RetrievedChunk
 from .retrieval.indexes import build_indexes
 from .retrieval.profile_retriever import retrieve
 from .retrieval.rerank import Reranker, load_reranker
 from .retrieval.rewrite import QueryRewriter
+from .spans import merge_intervals
 from .types import ChunkId, EvaluationType, PositionAwareChunk, ProfileName, QuestionId
 from .vector_store.base import VectorStore
 
 SPAN_METRICS = ("span_recall", "span_precision", "span_iou", "precision_chroma", "iou_chroma")
+# span recall, precision and IoU that credit a retrieved copy of the reference text (span_metrics_copies)
+COPY_METRICS = ("span_recall_copies", "span_precision_copies", "span_iou_copies")
 OMEGA_METRICS = ("precision_omega", "precision_omega_chroma")
 CHUNK_METRICS = (
     "recall",
@@ -53,7 +57,7 @@ CHUNK_METRICS = (
     "ndcg_at_k",
     "average_precision",
 )
-TOKEN_LEVEL_METRICS = SPAN_METRICS + OMEGA_METRICS + CHUNK_METRICS
+TOKEN_LEVEL_METRICS = SPAN_METRICS + COPY_METRICS + OMEGA_METRICS + CHUNK_METRICS
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,19 @@ class QuestionResult:
     group: str
     retrieved: tuple[RetrievedChunk, ...]
     metrics: Mapping[str, float]
+    # token-level only: how much of the question's reference text occurs elsewhere in the corpus too
+    duplication: ReferenceDuplication | None = None
+
+    def columns(self) -> dict[str, Any]:
+        """The question's row: ids, group, every metric, and the duplication counts (token-level)."""
+        counts = self.duplication.columns() if self.duplication is not None else {}
+        return {
+            "question_id": self.question_id,
+            "query": self.query,
+            "group": self.group,
+            **self.metrics,
+            **counts,
+        }
 
 
 @dataclass(frozen=True)
@@ -74,11 +91,15 @@ class EvaluationResult:
     by_group: Mapping[str, Mapping[str, MetricSummary]] = field(default_factory=dict)
 
     def metric_rows(self) -> list[dict[str, Any]]:
-        """One flat row per question: ids, group and every metric."""
-        return [
-            {"question_id": r.question_id, "query": r.query, "group": r.group, **r.metrics}
-            for r in self.raw_results
-        ]
+        """One flat row per question: ids, group, every metric (and, token-level, the duplication
+        counts: ``reference_copies.DUPLICATION_COLUMNS``)."""
+        return [r.columns() for r in self.raw_results]
+
+    @property
+    def duplication(self) -> ReferenceDuplication | None:
+        """The duplication counts summed over the questions (None for a chunk-level evaluation)."""
+        counts = [r.duplication for r in self.raw_results if r.duplication is not None]
+        return sum(counts, ReferenceDuplication()) if counts else None
 
 
 class ExperimentSink(Protocol):
@@ -99,15 +120,24 @@ def token_level_result(
     """Step 4 of a token-level evaluation (``run`` and the ``retrieval_metrics`` asset both call it): span
     metrics, their Chroma variants, precision_omega, and chunk-level metrics with ground truth derived
     from the spans for this very chunk set, per question, grouped by document group and summarized.
-    A question without hits scores 0."""
+    A question without hits scores 0. Where reference texts occur in the corpus is searched once per
+    call (per distinct text), for the copy-aware metrics and the duplication counts."""
     names = selected_metrics(TOKEN_LEVEL_METRICS, metrics)
     index = ChunkSpanIndex(chunks)
+    copies = ReferenceCopies(corpus)
     results = []
     for e in examples:
         found = tuple(hits.get(e.question_id, ()))
-        scores = _token_level_scores(e, found, index, k)
+        scores = _token_level_scores(e, found, index, k, copies)
         results.append(
-            QuestionResult(e.question_id, e.query, _group(e, corpus), found, {n: scores[n] for n in names})
+            QuestionResult(
+                e.question_id,
+                e.query,
+                _group(e, corpus),
+                found,
+                {n: scores[n] for n in names},
+                copies.duplication(merge_intervals(e.relevant_spans)),
+            )
         )
     return _summarized("token-level", tuple(results), names)
 
@@ -139,8 +169,10 @@ def _token_level_scores(
     hits: Sequence[RetrievedChunk],
     index: ChunkSpanIndex[PositionAwareChunk],
     k: int,
+    copies: ReferenceCopies,
 ) -> dict[str, float]:
     spans = span_metrics(example.relevant_spans, hits)
+    with_copies = span_metrics_copies(example.relevant_spans, hits, copies)
     omega = precision_omega(example.relevant_spans, index)
     relevant = [c.chunk_id for c in index.overlapping(example.relevant_spans)]
     return {
@@ -149,6 +181,9 @@ def _token_level_scores(
         "span_iou": spans.span_iou,
         "precision_chroma": spans.precision_chroma,
         "iou_chroma": spans.iou_chroma,
+        "span_recall_copies": with_copies.span_recall_copies,
+        "span_precision_copies": with_copies.span_precision_copies,
+        "span_iou_copies": with_copies.span_iou_copies,
         "precision_omega": omega.precision_omega,
         "precision_omega_chroma": omega.precision_omega_chroma,
         **_chunk_scores([h.chunk_id for h in hits], relevant, k),

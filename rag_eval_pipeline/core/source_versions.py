@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .configs import PipelineConfigs
+from .configs import TOKENIZER_NAMES, ChunkConfig, PipelineConfigs
 from .corpus_state import scan_corpus_folder
 from .errors import InputError
 from .project_files import ProjectFiles
@@ -63,12 +63,23 @@ def project_settings_version(files: ProjectFiles) -> str:
     return sha256_hex("\n".join(parts))[:VERSION_CHARS]
 
 
-def config_versions(configs: PipelineConfigs) -> tuple[dict[str, str], dict[str, str]]:
-    """Each chunk config's and each profile's settings hash, by name."""
+def config_versions(configs: PipelineConfigs, files: ProjectFiles) -> tuple[dict[str, str], dict[str, str]]:
+    """Each chunk config's and each profile's settings hash, by name; a chunk config that counts with a
+    tokenizer.json file also hashes the file (an edited vocabulary moves every cut)."""
     return (
-        {c.name: c.config_hash[:VERSION_CHARS] for c in configs.chunk_configs},
+        {c.name: chunk_config_version(c, files) for c in configs.chunk_configs},
         {p.name: p.config_hash[:VERSION_CHARS] for p in configs.profiles},
     )
+
+
+def chunk_config_version(config: ChunkConfig, files: ProjectFiles) -> str:
+    if config.tokenizer in TOKENIZER_NAMES:
+        return config.config_hash[:VERSION_CHARS]
+    try:
+        content = files.path(config.tokenizer).read_bytes()
+    except OSError:
+        return UNREADABLE  # the chunks step fails naming the file
+    return sha256_hex(f"{config.config_hash}\0{hashlib.sha256(content).hexdigest()}")[:VERSION_CHARS]
 
 
 def setups_version(configs: PipelineConfigs) -> str:
@@ -84,7 +95,7 @@ def source_versions(files: ProjectFiles, configs: PipelineConfigs | None = None)
             configs = files.load_configs()
         except InputError:
             configs = None
-    chunk_configs, profiles = config_versions(configs) if configs is not None else ({}, {})
+    chunk_configs, profiles = config_versions(configs, files) if configs is not None else ({}, {})
     return SourceVersions(
         documents_version(files),
         project_settings_version(files),

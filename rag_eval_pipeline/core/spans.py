@@ -125,16 +125,36 @@ class ChunkSpanIndex(Generic[ChunkT]):
         hi = bisect_left(starts, span.end)
         return range(lo, hi)
 
+    def _touching_positions(self, span: SpanLike) -> range:
+        starts = self._starts.get(span.doc_id)
+        if starts is None:
+            return range(0)
+        lo = bisect_left(self._max_ends[span.doc_id], span.start)
+        hi = bisect_right(starts, span.end)
+        return range(lo, hi)
+
     def overlapping(self, spans: Iterable[SpanLike]) -> list[ChunkT]:
         """Chunks sharing at least one character with any of ``spans`` (touching is not overlapping),
         each once, sorted by (doc_id, start, end, chunk_id)."""
+        return self._matching(spans, touch=False)
+
+    def touching(self, spans: Iterable[SpanLike]) -> list[ChunkT]:
+        """Chunks that overlap or only touch any of ``spans`` (a chunk ending where a span starts, or
+        the reverse; an empty span touches the chunks around its position), as Chroma's closed-interval
+        ``intersect_two_ranges`` finds them; each once, sorted like ``overlapping``."""
+        return self._matching(spans, touch=True)
+
+    def _matching(self, spans: Iterable[SpanLike], touch: bool) -> list[ChunkT]:
         found: dict[DocumentId, set[int]] = {}
         for span in spans:
             _check(span)
-            positions = self._overlapping_positions(span)
+            positions = self._touching_positions(span) if touch else self._overlapping_positions(span)
             if not positions:
                 continue
             chunks = self._chunks[span.doc_id]
             hits = found.setdefault(span.doc_id, set())
-            hits.update(p for p in positions if chunks[p].end > span.start)
+            if touch:
+                hits.update(p for p in positions if chunks[p].end >= span.start)
+            else:
+                hits.update(p for p in positions if chunks[p].end > span.start)
         return [self._chunks[doc_id][p] for doc_id in sorted(found) for p in sorted(found[doc_id])]

@@ -23,7 +23,7 @@ from .generation.quality import PROBE_CONFIG
 
 EMBED_CHARACTERS_PER_SECOND = 10_000
 EMBED_MAX_CHARACTERS = 1_000  # what MiniLM reads of one passage (256 word pieces)
-CHARACTERS_PER_TOKEN = 4  # English text in WordPiece tokens, for the token chunker's sizes
+CHARACTERS_PER_TOKEN = 4  # English text in WordPiece or cl100k tokens, for sizes counted in tokens
 SENTENCE_CHARACTERS = 120  # the semantic chunker embeds every sentence to find topic shifts
 LARGE_DOCUMENT_BYTES = 1_000_000  # a document over 1 MB gets its own warning
 SLOW_STAGE_SECONDS = 600  # a stage whose embedding would take over 10 minutes gets one too
@@ -145,10 +145,9 @@ def estimate_workload(
 def _chunks_and_characters(length: int, config: ChunkConfig) -> tuple[int, int]:
     """(chunks, characters the embedder reads) for one document of ``length`` characters. Windows of
     ``chunk_size`` stepping ``chunk_size - overlap`` (the recursive chunker cuts at separators, so it
-    makes somewhat more, smaller chunks: the count is a floor, the characters about right); the token
-    chunker's sizes are converted at CHARACTERS_PER_TOKEN; the semantic chunker also embeds each
-    sentence."""
-    scale = CHARACTERS_PER_TOKEN if config.chunker == "token" else 1
+    makes somewhat more, smaller chunks: the count is a floor, the characters about right); sizes in
+    tokens are converted at CHARACTERS_PER_TOKEN; the semantic chunker also embeds each sentence."""
+    scale = CHARACTERS_PER_TOKEN if config.counts_tokens else 1
     size = config.chunk_size * scale
     step = size - config.chunk_overlap * scale
     n_chunks = 1 if length <= size else math.ceil((length - size) / step) + 1

@@ -7,6 +7,7 @@ import pytest
 
 from rag_eval_pipeline.cli import main
 from rag_eval_pipeline.cli.configs import merge_chunk_configs, read_chunk_config_file
+from rag_eval_pipeline.core.chunk_config_presets import PRESETS_FILE, load_presets
 from rag_eval_pipeline.core.configs import load_chunk_configs
 from rag_eval_pipeline.core.project_files import ProjectFiles
 from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
@@ -176,6 +177,29 @@ def test_profile_show_prints_every_setting_and_the_version_history(
 
     assert main(["profiles", "show", "nope"]) == 2
     assert "no retrieval profile named 'nope'" in capsys.readouterr().err
+
+
+def test_presets_print_without_a_workspace_and_apply_into_one(
+    project: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("RAG_EVAL_PROJECT_DIR", str(tmp_path / "no-workspace"))
+    assert main(["chunk-configs", "presets"]) == 0
+    assert capsys.readouterr().out == PRESETS_FILE.read_text(encoding="utf-8")
+    assert main(["chunk-configs", "presets", "cl100k-recursive-250-125", "cl100k-token-200-0"]) == 0
+    chosen = write(tmp_path / "chosen.yaml", capsys.readouterr().out)
+    presets = {c.name: c for c in load_presets()}
+    assert read_chunk_config_file(chosen)[0].config == presets["cl100k-recursive-250-125"]
+    assert [e.config for e in read_chunk_config_file(chosen)][1] == presets["cl100k-token-200-0"]
+    assert main(["chunk-configs", "presets", "cl100k-token-999"]) == 2
+    assert "no preset named cl100k-token-999; the presets are: cl100k-token-200-0" in capsys.readouterr().err
+
+    monkeypatch.setenv("RAG_EVAL_PROJECT_DIR", str(project))
+    assert main(["chunk-configs", "apply", str(chosen)]) == 0
+    assert "2 added (cl100k-recursive-250-125, cl100k-token-200-0)" in capsys.readouterr().out
+    assert main(["chunk-configs", "list"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line}
+    assert "length tokens; tokenizer cl100k_base" in rows["cl100k-recursive-250-125"]
+    assert "tokenizer cl100k_base" in rows["cl100k-token-200-0"]
 
 
 @pytest.mark.slow

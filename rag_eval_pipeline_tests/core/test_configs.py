@@ -220,3 +220,104 @@ def test_bundled_profiles_compare_dense_keyword_and_hybrid():
     hybrid = next(p for p in profiles if p.is_fused)
     assert (hybrid.vector_weight, hybrid.keyword_weight, hybrid.rrf_k) == (0.6, 0.4, 60.0)
     assert not any(p.query_rewrite_enabled or p.reranker for p in profiles)  # offline by default
+
+
+PUBLISHED_SEPARATORS = ("\n\n", "\n", ".", "?", "!", " ", "")
+
+
+@pytest.mark.parametrize(
+    ("config", "pinned"),
+    [
+        (ChunkConfig("fixed-200-0", "fixed", 200, 0), "4685fb34af20ef0a"),  # type: ignore[arg-type]
+        (ChunkConfig("recursive-400-50", "recursive", 400, 50), "9c8c5e6a80d00f96"),  # type: ignore[arg-type]
+        (ChunkConfig("token-128", "token", 128, 0), "c4a0414837e22c83"),  # type: ignore[arg-type]
+        (ChunkConfig("s", "semantic", 300), "d3dcc8c13ffc0214"),  # type: ignore[arg-type]
+        (ChunkConfig("r", "recursive", 250, 125, PUBLISHED_SEPARATORS), "361c563d6b841d28"),  # type: ignore[arg-type]
+        # the new settings written out at their defaults mean the same config
+        (ChunkConfig("t", "token", 128, 0, tokenizer="minilm", length="characters"), "c4a0414837e22c83"),  # type: ignore[arg-type]
+    ],
+)
+def test_configs_written_before_tokenizer_and_length_keep_their_hash(config: ChunkConfig, pinned: str):
+    """The hashes these configs had before ``tokenizer`` and ``length`` existed: a change would turn
+    every partition of every workspace stale."""
+    assert config.config_hash == pinned
+
+
+def test_tokenizer_and_length_change_the_hash_when_set():
+    minilm = ChunkConfig("t", "token", 200)  # type: ignore[arg-type]
+    cl100k = ChunkConfig("t", "token", 200, tokenizer="cl100k_base")  # type: ignore[arg-type]
+    by_chars = ChunkConfig("r", "recursive", 200)  # type: ignore[arg-type]
+    by_minilm = ChunkConfig("r", "recursive", 200, length="tokens")  # type: ignore[arg-type]
+    by_cl100k = ChunkConfig("r", "recursive", 200, length="tokens", tokenizer="cl100k_base")  # type: ignore[arg-type]
+    hashes = [c.config_hash for c in (minilm, cl100k, by_chars, by_minilm, by_cl100k)]
+    assert len(set(hashes)) == len(hashes)
+    assert [c.counts_tokens for c in (minilm, cl100k, by_chars, by_minilm, by_cl100k)] == [
+        True,
+        True,
+        False,
+        True,
+        True,
+    ]
+
+
+def test_token_settings_load_from_yaml_with_the_published_separators(tmp_path: Path):
+    path = write(
+        tmp_path,
+        "chunk_configs:\n"
+        "  - name: rec\n    chunker: recursive\n    chunk_size: 250\n    chunk_overlap: 125\n"
+        "    length: tokens\n    tokenizer: cl100k_base\n"
+        '    separators: ["\\n\\n", "\\n", ".", "?", "!", " ", ""]\n'
+        "  - {name: tok, chunker: token, chunk_size: 200, tokenizer: tokenizers/mine.json}\n",
+    )
+    rec, tok = load_chunk_configs(path)
+    assert rec == ChunkConfig(
+        "rec", "recursive", 250, 125, PUBLISHED_SEPARATORS, tokenizer="cl100k_base", length="tokens"
+    )  # type: ignore[arg-type]
+    assert tok.tokenizer == "tokenizers/mine.json" and tok.length == "characters"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            "{name: a, chunker: token, chunk_size: 10, tokenizer: cl100k}",
+            "chunk_configs\\[0\\]: chunk config 'a': tokenizer must be minilm or cl100k_base, or the "
+            "path of a Hugging Face tokenizer.json file .*; got 'cl100k'",
+        ),
+        (
+            "{name: a, chunker: token, chunk_size: 10, tokenizer: 7}",
+            "chunk_configs\\[0\\].tokenizer must be a string, got 7",
+        ),
+        (
+            "{name: a, chunker: recursive, chunk_size: 10, length: words}",
+            "chunk_configs\\[0\\].length must be one of characters, tokens; got 'words'",
+        ),
+        (
+            "{name: a, chunker: fixed, chunk_size: 10, tokenizer: cl100k_base}",
+            "chunk config 'a': tokenizer is used by the token chunker and by recursive with length: "
+            "tokens only, so it would change nothing here; remove it",
+        ),
+        (
+            "{name: a, chunker: recursive, chunk_size: 10, tokenizer: cl100k_base}",
+            "chunk config 'a': tokenizer .* would change nothing here; set length: tokens",
+        ),
+        (
+            "{name: a, chunker: semantic, chunk_size: 10, tokenizer: my/tokenizer.json}",
+            "chunk config 'a': tokenizer .* would change nothing here; remove it",
+        ),
+        (
+            "{name: a, chunker: token, chunk_size: 10, length: tokens}",
+            "chunk config 'a': length applies to the recursive chunker only \\(token counts tokens by "
+            "itself\\); remove length",
+        ),
+        (
+            "{name: a, chunker: fixed, chunk_size: 10, length: tokens}",
+            "chunk config 'a': length applies to the recursive chunker only",
+        ),
+    ],
+)
+def test_bad_token_settings_name_the_config_and_field(tmp_path: Path, entry: str, message: str):
+    path = write(tmp_path, f"chunk_configs:\n  - {entry}\n")
+    with pytest.raises(ConfigError, match=message) as err:
+        load_chunk_configs(path)
+    assert str(path) in str(err.value)

@@ -14,7 +14,7 @@ from rag_eval_pipeline.core.chunking import (
 )
 from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile
 from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import read_token_level_jsonl
+from rag_eval_pipeline.core.datasets import TokenLevelExample, read_token_level_jsonl
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
 from rag_eval_pipeline.core.errors import ConfigError
@@ -28,6 +28,7 @@ from rag_eval_pipeline.core.evaluation import (
     token_level_result,
 )
 from rag_eval_pipeline.core.metrics.aggregate import summarize_by_group, summarize_table
+from rag_eval_pipeline.core.metrics.reference_copies import ReferenceDuplication
 from rag_eval_pipeline.core.retrieval.base import Query, RetrievedChunk
 from rag_eval_pipeline.core.retrieval.indexes import build_indexes, open_indexes
 from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
@@ -40,6 +41,14 @@ from rag_eval_pipeline.core.tables import (
     questions_to_frame,
     retrieved_from_frame,
     retrieved_to_frame,
+)
+from rag_eval_pipeline.core.types import (
+    CharacterSpan,
+    ChunkId,
+    Document,
+    DocumentId,
+    PositionAwareChunk,
+    QuestionId,
 )
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
 from rag_eval_pipeline_tests.fakes import HashingEmbedder
@@ -211,3 +220,39 @@ def test_run_equals_the_steps_taken_one_by_one_through_stored_tables(tiny_projec
         assert ours.retrieved == theirs.retrieved  # chunk ids, ranks, every score, who found them
         assert ours.metrics == theirs.metrics
     assert pipeline.metrics == notebook.metrics and pipeline.by_group == notebook.by_group
+
+
+def test_the_score_step_credits_a_retrieved_copy_and_counts_duplicated_references() -> None:
+    boiler = "Always isolate the pump before service."
+    corpus = Corpus(
+        (
+            Document(DocumentId("a.md"), f"Intro. {boiler} More text here."),
+            Document(DocumentId("b.md"), f"FAQ: {boiler} {boiler}"),  # two copies elsewhere
+            Document(DocumentId("c.md"), "Unique words only in this file."),
+        )
+    )
+    start = 7
+    duplicated = CharacterSpan(DocumentId("a.md"), start, start + len(boiler), boiler)
+    unique = CharacterSpan(DocumentId("c.md"), 0, 12, "Unique words")
+    examples = [
+        TokenLevelExample(QuestionId("q1"), "how to service the pump?", (duplicated,)),
+        TokenLevelExample(QuestionId("q2"), "what is unique?", (unique,)),
+    ]
+    chunks = chunk_corpus(FixedSizeChunker(20, 0), corpus)
+    copy = PositionAwareChunk(ChunkId("copy"), DocumentId("b.md"), 5, 5 + len(boiler), boiler)
+    hits = {
+        QuestionId("q1"): [
+            RetrievedChunk(QuestionId("q1"), 1, copy.chunk_id, copy.doc_id, 5, copy.end, 1.0, boiler)
+        ]
+    }
+    result = token_level_result(examples, hits, [*chunks, copy], 1, corpus)
+    first, second = result.raw_results
+    assert first.metrics["span_recall"] == 0.0 and first.metrics["span_recall_copies"] == 1.0
+    assert first.metrics["span_precision_copies"] == 1.0 and first.metrics["span_iou_copies"] == 1.0
+    assert first.duplication == ReferenceDuplication(1, 1, 2)
+    assert second.duplication == ReferenceDuplication(0, 0, 0)
+    assert result.duplication == ReferenceDuplication(1, 1, 2)
+    rows = result.metric_rows()
+    assert [(r["duplicated_references"], r["extra_reference_copies"]) for r in rows] == [(1, 2), (0, 0)]
+    # counts are columns, not metrics: never summarized
+    assert "duplicated_references" not in result.metrics and "span_iou_copies" in result.metrics

@@ -8,7 +8,10 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.history import HistoryError, HistoryStore, PartitionKey
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.metrics.aggregate import summarize_table, summary_columns
+from rag_eval_pipeline.core.metrics.reference_copies import ReferenceDuplication
+from rag_eval_pipeline.core.tables import records
+from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline_tests.history_files import at, retrieval_rows, write_run
 
 
@@ -285,3 +288,31 @@ def test_a_store_of_one_partition_reads_only_that_partition_s_files(warehouse: P
             empty.previous_full_run("retrieval_metrics", PartitionKey("fixed-1", "new"), "data-1", at(9), "x")
             is None
         )
+
+
+def test_summary_columns_added_later_read_as_null_in_older_files(tmp_path: Path) -> None:
+    # an old run's summary has no population std and no duplication counts; a newer one has both
+    write_run(tmp_path, retrieval_rows("run-old", "c", "p", values(0.5, 0.1), at(0)))
+    new = retrieval_rows("run-new", "c", "p", values(0.6, 0.2), at(1), evaluation_id="e", mode="full")
+    write_run(tmp_path, new, summary=False)
+    summaries = summarize_table(records(new[["span_recall", "span_iou"]]), ["span_recall", "span_iou"])
+    row = {c: new[c].iloc[0] for c in ("run_id", "created_at", "evaluation_id", "evaluation_mode")}
+    row |= {"n_questions": len(new), **ReferenceDuplication(1, 2, 3).run_columns()}
+    row |= summary_columns(summaries)
+    Warehouse(tmp_path).write_history(
+        pd.DataFrame([row]), RETRIEVAL_SUMMARY, {"chunk_config": "c", "profile": "p"}, "run-new"
+    )
+    with HistoryStore(tmp_path) as history:
+        rows = history.query(
+            "select run_id, span_iou_std_pop, duplicated_references from retrieval_metrics_summary "
+            "order by created_at"
+        )
+        assert rows["run_id"].tolist() == ["run-old", "run-new"]
+        assert pd.isna(rows["span_iou_std_pop"].iloc[0]) and rows["span_iou_std_pop"].iloc[1] == 0.0
+        assert pd.isna(rows["duplicated_references"].iloc[0]) and rows["duplicated_references"].iloc[1] == 2
+        assert history.summary_metrics(RETRIEVAL_SUMMARY) == ["span_recall", "span_iou"]
+        assert history.trend("span_recall")["run_id"].tolist() == ["run-old", "run-new"]
+    read = Warehouse(tmp_path).read_history(RETRIEVAL_SUMMARY, ["run_id", "span_recall_std_pop"])
+    by_run = dict(zip(read.frame["run_id"], read.frame["span_recall_std_pop"], strict=True))
+    assert pd.isna(by_run["run-old"])
+    assert by_run["run-new"] == pytest.approx(summaries["span_recall"].std_population)

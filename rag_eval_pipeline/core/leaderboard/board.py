@@ -13,7 +13,8 @@ import pandas as pd
 
 from ..answers.tables import ok_mean
 from ..evaluation import TOKEN_LEVEL_METRICS
-from ..metrics.aggregate import summarize_table, summary_columns
+from ..metrics.aggregate import summarize, summarize_table, summary_columns
+from ..metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 from ..tables import records
 from ..warehouse import with_evaluation_defaults
 from .ranking import ConfiguredNames, rank_board
@@ -87,7 +88,12 @@ def build_board(
         for _, frame in sorted(retrieval_metrics.items())
         if not frame.empty
     ]
-    return rank_board(pd.DataFrame(rows), configured) if rows else None
+    if not rows:
+        return None
+    board = pd.DataFrame(rows)
+    for column in RUN_DUPLICATION_COLUMNS:  # counts, unknown (<NA>) for tables written before them
+        board[column] = board[column].astype("Int64")
+    return rank_board(board, configured)
 
 
 def pair_of(frame: pd.DataFrame) -> Pair:
@@ -96,9 +102,12 @@ def pair_of(frame: pd.DataFrame) -> Pair:
 
 
 def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
-    """A partition's row: its metrics summarized over the questions, and the run's provenance."""
+    """A partition's row: its metrics summarized over the questions, and the run's provenance. A metric
+    added after the table was written (the copy-aware spans) is NaN there, with n = 0."""
     first = with_evaluation_defaults(frame.head(1)).iloc[0]
-    summaries = summarize_table(records(frame[list(TOKEN_LEVEL_METRICS)]), TOKEN_LEVEL_METRICS)
+    present = [m for m in TOKEN_LEVEL_METRICS if m in frame.columns]
+    found = summarize_table(records(frame[present]), present)
+    summaries = {m: found[m] if m in found else summarize([], m) for m in TOKEN_LEVEL_METRICS}
     return {
         "chunk_config": first["chunk_config"],
         "profile": first["profile"],
@@ -106,6 +115,7 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "n_questions": len(frame),
         # metrics written before stale questions were counted had none
         "n_stale_questions": int(first.get("n_stale_questions", 0)),
+        **duplication_columns(frame),
         **summary_columns(summaries),
         "metrics_run_id": first["run_id"],
         # a quick run replaces its partition's current metrics: the board says so
@@ -123,6 +133,15 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "question_generators": first.get("question_generators", ""),
         "experiment_url": first.get("experiment_url", ""),
     }
+
+
+def duplication_columns(frame: pd.DataFrame) -> dict[str, object]:
+    """The partition's ``RUN_DUPLICATION_COLUMNS`` from its per-question counts; ``<NA>`` for a table
+    written before they existed (unknown, so no footnote: ranking.py)."""
+    if not set(DUPLICATION_COLUMNS) <= set(frame.columns):
+        return dict.fromkeys(RUN_DUPLICATION_COLUMNS, pd.NA)
+    counts = ReferenceDuplication.of_questions(*(frame[c].fillna(0) for c in DUPLICATION_COLUMNS))
+    return dict(counts.run_columns())
 
 
 def answer_columns(

@@ -17,9 +17,11 @@ report) shows them the same way, through ``rank_label``, ``row_note`` and ``foot
 The reference is the value most ranked rows share (all rows when none is ranked); on a tie, the value of
 the most recently evaluated row. Rows without answer metrics have no threshold and are not compared on it.
 
-One thing holds for the whole board: when its questions came from the known-item generator (bags of a
-passage's salient terms), keyword retrieval has an edge over dense retrieval that real questions do not
-give it; ``footnotes`` says so under every view (``questions_footnote``).
+Two things hold for the whole board, and ``footnotes`` says them under every view: when its questions
+came from the known-item generator (bags of a passage's salient terms), keyword retrieval has an edge
+over dense retrieval that real questions do not give it (``questions_footnote``); when references fall
+in text the corpus holds more than once, the position-exact span metrics score a retrieved copy 0
+(``duplication_footnote``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import cast
 import pandas as pd
 
 from ..generation.sources import known_item_share
+from ..metrics.reference_copies import RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 
 # The order of the ranked rows: best span IoU first; ties by recall, then by name, so it is stable.
 RANK_BY = ("span_iou_mean", "span_recall_mean", "chunk_config", "profile")
@@ -224,8 +227,8 @@ def footnotes(board: pd.DataFrame) -> list[str]:
         )
     if "removed" in board.columns and len(board) and board["removed"].isna().all():
         lines.append("the config files could not be read: every row is ranked, none is marked removed")
-    questions = questions_footnote(board)
-    return lines + ([questions] if questions else [])
+    extra = [line for line in (questions_footnote(board), duplication_footnote(board)) if line]
+    return lines + extra
 
 
 def questions_footnote(board: pd.DataFrame) -> str:
@@ -238,6 +241,21 @@ def questions_footnote(board: pd.DataFrame) -> str:
         return ""
     which = "known-item" if shares == {"all"} else "partly known-item"
     return f"questions: {which} ({KNOWN_ITEM_CAVEAT}"
+
+
+def duplication_footnote(board: pd.DataFrame) -> str:
+    """The warning that some references lie in duplicated text, with the counts of the row evaluated on
+    the most questions (rows on one dataset agree; a quick row counts its sample); "" when no row has
+    such a reference or the rows predate the counts."""
+    columns = ["n_questions", *RUN_DUPLICATION_COLUMNS]
+    if not set(columns) <= set(board.columns):
+        return ""
+    known = board[columns].dropna()
+    if known.empty:
+        return ""
+    top = known.astype("int64").sort_values(columns, ascending=False, kind="stable").iloc[0]
+    counts = ReferenceDuplication(*(int(top[c]) for c in RUN_DUPLICATION_COLUMNS))
+    return counts.describe(int(top["n_questions"]))
 
 
 def reference_description(board: pd.DataFrame) -> str:

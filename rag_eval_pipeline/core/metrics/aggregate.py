@@ -21,12 +21,17 @@ _MAX_BATCH_CELLS = 4_000_000
 
 @dataclass(frozen=True)
 class MetricSummary:
+    """A metric over the questions. ``std`` is the sample standard deviation (ddof=1, the spread to
+    expect in another sample of questions); ``std_population`` the population one (ddof=0, numpy's
+    default, what published tables such as Chroma's report): sqrt((n-1)/n) times ``std``."""
+
     name: str
     mean: float
     std: float
     ci_low: float
     ci_high: float
     n: int
+    std_population: float
 
 
 def _bootstrap_means(
@@ -48,7 +53,8 @@ def summarize(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> MetricSummary:
-    """Mean, sample std (ddof=1; 0 for one value) and a percentile-bootstrap CI of the mean.
+    """Mean, sample std (ddof=1) and population std (ddof=0), both 0 for one value, and a
+    percentile-bootstrap CI of the mean.
 
     No values give NaN statistics with ``n == 0``; a non-finite value raises ``ValueError`` because it
     would silently poison every statistic.
@@ -60,16 +66,18 @@ def summarize(
     data = np.asarray(list(values), dtype=np.float64)
     n = int(data.shape[0])
     if n == 0:
-        return MetricSummary(name, math.nan, math.nan, math.nan, math.nan, 0)
+        return MetricSummary(name, math.nan, math.nan, math.nan, math.nan, 0, math.nan)
     if not np.all(np.isfinite(data)):
         raise ValueError(f"metric {name!r} has non-finite values; cannot summarize")
     mean = float(data.mean())
     if n == 1:
-        return MetricSummary(name, mean, 0.0, mean, mean, 1)
+        return MetricSummary(name, mean, 0.0, mean, mean, 1, 0.0)
     means = _bootstrap_means(data, n_resamples, np.random.default_rng(seed))
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return MetricSummary(name, mean, float(data.std(ddof=1)), float(low), float(high), n)
+    return MetricSummary(
+        name, mean, float(data.std(ddof=1)), float(low), float(high), n, float(data.std(ddof=0))
+    )
 
 
 def _column(rows: Sequence[Mapping[str, float | str]], name: str) -> list[float]:
@@ -98,12 +106,14 @@ def summarize_table(
 
 
 def summary_columns(summaries: Mapping[str, MetricSummary]) -> dict[str, float]:
-    """Summaries as table columns, ``<metric>_mean``, ``_std``, ``_ci_low``, ``_ci_high`` per metric: the
-    columns of the per-run summary rows in history and of the leaderboard."""
+    """Summaries as table columns, ``<metric>_mean``, ``_std`` (sample, ddof=1), ``_std_pop`` (population,
+    ddof=0), ``_ci_low``, ``_ci_high`` per metric: the columns of the per-run summary rows in history and
+    of the leaderboard. History written before ``_std_pop`` existed lacks it; its readers give NULL/NaN."""
     columns: dict[str, float] = {}
     for name, s in summaries.items():
         columns[f"{name}_mean"] = s.mean
         columns[f"{name}_std"] = s.std
+        columns[f"{name}_std_pop"] = s.std_population
         columns[f"{name}_ci_low"] = s.ci_low
         columns[f"{name}_ci_high"] = s.ci_high
     return columns

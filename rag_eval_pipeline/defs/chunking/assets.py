@@ -1,5 +1,7 @@
 """Chunk sets and their vector indexes, one partition per chunk config."""
 
+from pathlib import Path
+
 import dagster as dg
 import pandas as pd
 
@@ -12,6 +14,7 @@ from ...lib.freshness import READS_CHUNK_CONFIG
 from ...lib.partitions import chunk_config_partitions
 from ...lib.provenance import content_version, with_columns
 from ...lib.resources import EmbedderResource, ProjectResource, QdrantResource
+from ...lib.step_failures import input_errors_fail_the_step
 from ...lib.step_inputs import chunk_config_for
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
@@ -37,7 +40,8 @@ def chunks(
     semantic_embedder: Embedder | None = (
         embedder.get(progress_for(context)) if config.chunker == "semantic" else None
     )
-    chunker = build_chunker(config, embedder=semantic_embedder)
+    with input_errors_fail_the_step():  # a tokenizer.json path that names no file
+        chunker = build_chunker(config, embedder=semantic_embedder, root=Path(project.root))
     cut = cut_corpus(chunker, documents, config.name).chunks
     sizes = pd.Series([c.end - c.start for c in cut], dtype="float64")
     frame = with_columns(

@@ -12,6 +12,7 @@ from ...core.generation.sources import question_generators
 from ...core.langsmith.experiments import ExperimentRow
 from ...core.leaderboard.board import HEADLINE_METRICS
 from ...core.metrics.aggregate import MetricSummary, summary_columns
+from ...core.metrics.reference_copies import ReferenceDuplication
 from ...core.retrieval.base import Query, RetrievalRun, RetrievedChunk
 from ...core.retrieval.indexes import open_indexes
 from ...core.retrieval.profile_retriever import retrieve
@@ -196,9 +197,10 @@ def retrieval_metrics(
         profile.top_k,
         corpus_from_frame(corpus),
     )
-    per_question = pd.DataFrame(
-        [{"question_id": r.question_id, "group": r.group, **r.metrics} for r in result.raw_results]
-    )
+    # ids, group, metrics and the duplication counts; the query text lives in retrieval_results
+    per_question = pd.DataFrame(result.metric_rows()).drop(columns="query", errors="ignore")
+    # references whose text occurs elsewhere in the corpus: position-exact metrics score such a copy 0
+    duplication = result.duplication or ReferenceDuplication()
     # golden questions whose excerpt an edited document lost: not scored here (see eval_questions)
     n_stale = stale_question_count(eval_questions)
     provenance = {
@@ -239,7 +241,16 @@ def retrieval_metrics(
     provenance["experiment_url"] = experiment_url or ""
     frame = with_columns(per_question, **provenance)
     summaries = dict(result.metrics)
-    summary = pd.DataFrame([{**provenance, "n_questions": len(per_question), **summary_columns(summaries)}])
+    summary = pd.DataFrame(
+        [
+            {
+                **provenance,
+                "n_questions": len(per_question),
+                **duplication.run_columns(),
+                **summary_columns(summaries),
+            }
+        ]
+    )
     warehouse.write_history(
         summary,
         RETRIEVAL_SUMMARY,
@@ -250,10 +261,16 @@ def retrieval_metrics(
         f"{chunk_config} x {profile_name}: "
         + ", ".join(f"{m} {summaries[m].mean:.3f}" for m in HEADLINE_METRICS)
     )
+    warning = duplication.describe(len(per_question))
+    if warning:
+        context.log.warning(f"{chunk_config} x {profile_name}: {warning}")
     metadata: dict[str, dg.RawMetadataValue] = {
         "n_questions": len(per_question),
         "n_stale_questions": n_stale,
+        **duplication.run_columns(),
     }
+    if warning:
+        metadata["duplicated_reference_text"] = warning
     for name, s in summaries.items():
         metadata[name] = dg.MetadataValue.float(s.mean)
     metadata["confidence_intervals"] = dg.MetadataValue.md(summary_markdown(summaries))
@@ -270,9 +287,10 @@ def retrieved_outputs(hits: Sequence[RetrievedChunk]) -> list[dict[str, object]]
 
 
 def summary_markdown(summaries: dict[str, MetricSummary]) -> str:
-    lines = ["| metric | mean | std | 95% CI |", "|---|---|---|---|"]
+    """Per metric: mean, sample std (ddof=1), population std (ddof=0) and the bootstrap 95% CI."""
+    lines = ["| metric | mean | std | std (population) | 95% CI |", "|---|---|---|---|---|"]
     lines += [
-        f"| {s.name} | {s.mean:.4f} | {s.std:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |"
+        f"| {s.name} | {s.mean:.4f} | {s.std:.4f} | {s.std_population:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |"
         for s in summaries.values()
     ]
     return "\n".join(lines)

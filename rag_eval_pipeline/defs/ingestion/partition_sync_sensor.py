@@ -130,7 +130,7 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
     changes = partition_changes(context.instance, configs)
     changed_configs, changed_profiles = state.changed_since(before) if before else ([], [])
     # the settings' versions, so the UI shows which partitions an edit made stale (lib/freshness.py)
-    chunk_config_versions, profile_versions = config_versions(configs)
+    chunk_config_versions, profile_versions = config_versions(configs, project.files())
     observed = changed_source_observations(
         context.instance,
         SourceVersions(

@@ -39,3 +39,15 @@ separators = st.one_of(
         tuple
     ),
 )
+
+# Where cl100k_base merges across whitespace (runs of spaces and newlines, "\n\n" against words) or splits
+# one character into byte tokens (emoji, rare CJK, flags), plus text that looks like a special token.
+_token_alphabet = st.sampled_from(
+    [
+        *"ab Zé日本語한\n\t.,!?'",
+        *["  ", "   ", "\n\n", "\n\n\n", " \n", "\n ", "word", " word", "The", "123456", "'s"],
+        *["“", "”", "‘", "’", "…", "😀", "👍🏽", "🇫🇷", "鬱", "𝔘", "e\u0301", "x\u0301\u0302", "\u200b"],
+        "<|endoftext|>",
+    ]
+)
+token_texts = st.one_of(st.lists(_token_alphabet, max_size=60).map("".join), st.text(max_size=120))

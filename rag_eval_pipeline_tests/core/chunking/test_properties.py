@@ -13,7 +13,7 @@ from rag_eval_pipeline.core.chunking import (
     SemanticChunker,
     TokenChunker,
 )
-from rag_eval_pipeline.core.chunking.token import default_tokenizer, token_starts
+from rag_eval_pipeline.core.chunking.tokenization import minilm_tokenizer
 
 from .helpers import HashedBagOfWords, assert_tiles, doc
 from .strategies import separators, size_and_overlap, texts
@@ -60,7 +60,7 @@ def test_token_chunks_tile_and_respect_token_budget(text: str, sizes: tuple[int,
     document = doc(text)
     chunks = TokenChunker(size, overlap).chunk_document(document)
     assert_tiles(document, chunks)
-    starts = token_starts(default_tokenizer(), text)
+    starts = minilm_tokenizer().token_starts(text)
     for chunk in chunks:
         inside = [s for s in starts if chunk.start <= s < chunk.end]
         # Over budget only when one character alone yields more tokens than fit (e.g. Hangul jamo).

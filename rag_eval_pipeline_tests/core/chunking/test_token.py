@@ -7,7 +7,8 @@ from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
 
 from rag_eval_pipeline.core.chunking import TokenChunker
-from rag_eval_pipeline.core.chunking.token import default_tokenizer, token_starts, token_window_spans
+from rag_eval_pipeline.core.chunking.token import token_window_spans
+from rag_eval_pipeline.core.chunking.tokenization import minilm_tokenizer
 
 from .helpers import assert_tiles, doc
 
@@ -26,7 +27,7 @@ def test_windows_hold_chunk_size_tokens_and_step_by_size_minus_overlap() -> None
     document = doc(TEXT)
     chunks = TokenChunker(size, overlap).chunk_document(document)
     assert_tiles(document, chunks)
-    starts = token_starts(default_tokenizer(), TEXT)
+    starts = minilm_tokenizer().token_starts(TEXT)
     counts = [tokens_starting_in(starts, c.start, c.end) for c in chunks]
     assert all(count == size for count in counts[:-1])
     assert 0 < counts[-1] <= size
@@ -40,7 +41,7 @@ def test_without_overlap_chunks_meet_at_the_next_token_start() -> None:
     document = doc(TEXT)
     chunks = TokenChunker(10).chunk_document(document)
     assert_tiles(document, chunks)
-    starts = set(token_starts(default_tokenizer(), TEXT))
+    starts = set(minilm_tokenizer().token_starts(TEXT))
     assert all(prev.end == nxt.start and nxt.start in starts for prev, nxt in pairwise(chunks))
     assert chunks[0].text.startswith("  ") and chunks[-1].text.endswith("lot.  ")
 
@@ -65,7 +66,7 @@ def test_hangul_syllables_split_into_jamo_stay_whole() -> None:
     document = doc(text)
     chunks = TokenChunker(4).chunk_document(document)
     assert_tiles(document, chunks)
-    starts = token_starts(default_tokenizer(), text)
+    starts = minilm_tokenizer().token_starts(text)
     assert all(tokens_starting_in(starts, c.start, c.end) <= 4 for c in chunks)
     assert [c.text for c in chunks] == ["한", "국", "어 ", "텍", "스트"]
 

@@ -19,6 +19,7 @@ from rag_eval_pipeline.core.leaderboard.board import (
 )
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames
 from rag_eval_pipeline.core.metrics.aggregate import summarize
+from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 CONFIGURED = ConfiguredNames(frozenset({"fixed", "recursive"}), frozenset({"top2"}))
@@ -93,6 +94,7 @@ def test_a_row_per_evaluated_partition_ranked_with_its_summaries_and_provenance(
         (expected.mean, expected.ci_low, expected.ci_high)
     )
     assert fixed["span_iou_std"] == pytest.approx(expected.std)
+    assert fixed["span_iou_std_pop"] == pytest.approx(expected.std_population)
     # a table from before evaluations were tagged: its own run's evaluation, in full mode
     assert list(board["evaluation_mode"]) == ["full", "quick"]
     assert list(board["evaluation_id"]) == ["r2", "e1"]
@@ -112,7 +114,12 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "top_k",
         "n_questions",
         "n_stale_questions",
-        *(f"{m}_{part}" for m in TOKEN_LEVEL_METRICS for part in ("mean", "std", "ci_low", "ci_high")),
+        *RUN_DUPLICATION_COLUMNS,
+        *(
+            f"{m}_{part}"
+            for m in TOKEN_LEVEL_METRICS
+            for part in ("mean", "std", "std_pop", "ci_low", "ci_high")
+        ),
         "metrics_run_id",
         "evaluation_mode",
         "evaluation_id",
@@ -172,3 +179,22 @@ def test_a_view_picks_only_headline_metrics_in_its_own_order() -> None:
     assert headline_subset(HEADLINE_METRICS, "mrr", "span_iou") == ("mrr", "span_iou")
     with pytest.raises(ValueError, match="not headline metrics: hit_at_k"):
         headline_subset(HEADLINE_METRICS, "span_iou", "hit_at_k")
+
+
+def test_the_duplication_counts_sum_the_questions_and_are_unknown_for_older_tables() -> None:
+    counted = retrieval_metrics("fixed", [0.2, 0.4, 0.6], "r1").assign(
+        duplicated_references=[0, 2, 1], extra_reference_copies=[0, 3, 1]
+    )
+    board = build_board({"fixed|top2": counted}, {}, pd.DataFrame(), CONFIGURED)
+    assert board is not None
+    assert board.iloc[0][list(RUN_DUPLICATION_COLUMNS)].tolist() == [2, 3, 4]
+    # a table written before the counts (and the copy-aware metrics) existed: unknown, not 0; no error
+    old = retrieval_metrics("recursive", [0.9], "r2").drop(
+        columns=["span_recall_copies", "span_precision_copies", "span_iou_copies"]
+    )
+    board = build_board({"fixed|top2": counted, "recursive|top2": old}, {}, pd.DataFrame(), CONFIGURED)
+    assert board is not None
+    row = board.set_index("chunk_config").loc["recursive"]
+    assert all(pd.isna(row[c]) for c in RUN_DUPLICATION_COLUMNS)
+    assert pd.isna(row["span_iou_copies_mean"]) and row["span_iou_mean"] == 0.9
+    assert str(board["duplicated_references"].dtype) == "Int64"

@@ -8,21 +8,26 @@ import numpy as np
 import pytest
 
 from rag_eval_pipeline.core.metrics import MetricSummary, summarize, summarize_by_group, summarize_table
+from rag_eval_pipeline.core.metrics.aggregate import summary_columns
 
 
-def test_known_mean_and_sample_std() -> None:
+def test_known_mean_sample_std_and_population_std() -> None:
     s = summarize([1.0, 2.0, 3.0, 4.0], "recall")
     assert (s.name, s.n) == ("recall", 4)
     assert s.mean == pytest.approx(2.5)
-    assert s.std == pytest.approx(math.sqrt(5 / 3))
+    assert s.std == pytest.approx(math.sqrt(5 / 3))  # sample: squared deviations / (n - 1)
+    assert s.std_population == pytest.approx(math.sqrt(5 / 4))  # population: / n, as np.std and Chroma
+    assert s.std_population == pytest.approx(float(np.std([1.0, 2.0, 3.0, 4.0])))
     assert 1.0 <= s.ci_low <= s.mean <= s.ci_high <= 4.0
 
 
 def test_single_value_and_empty_input() -> None:
-    assert summarize([0.7], "x") == MetricSummary("x", 0.7, 0.0, 0.7, 0.7, 1)
+    assert summarize([0.7], "x") == MetricSummary("x", 0.7, 0.0, 0.7, 0.7, 1, 0.0)
     empty = summarize([], "x")
     assert empty.n == 0
-    assert all(math.isnan(v) for v in (empty.mean, empty.std, empty.ci_low, empty.ci_high))
+    assert all(
+        math.isnan(v) for v in (empty.mean, empty.std, empty.ci_low, empty.ci_high, empty.std_population)
+    )
 
 
 def test_constant_values_give_a_degenerate_interval() -> None:
@@ -95,3 +100,14 @@ def test_group_breakdown() -> None:
     assert groups["legal"]["iou"].std == pytest.approx(math.sqrt(0.02))
     with pytest.raises(ValueError, match="group key"):
         summarize_by_group(ROWS, "folder", ["recall"])
+
+
+def test_summary_columns_hold_both_standard_deviations() -> None:
+    s = summarize([0.0, 1.0], "span_iou")
+    assert summary_columns({"span_iou": s}) == {
+        "span_iou_mean": 0.5,
+        "span_iou_std": pytest.approx(math.sqrt(0.5)),
+        "span_iou_std_pop": 0.5,
+        "span_iou_ci_low": s.ci_low,
+        "span_iou_ci_high": s.ci_high,
+    }

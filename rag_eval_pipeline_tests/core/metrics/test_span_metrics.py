@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from rag_eval_pipeline.core.metrics import ChunkSpanIndex, precision_omega, span_metrics
+from rag_eval_pipeline.core.metrics import ChunkSpanIndex, OmegaPrecision, precision_omega, span_metrics
 from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, PositionAwareChunk
 
 Triple = tuple[str, int, int]
@@ -34,6 +34,9 @@ def naive(gt: list[Triple], ret: list[Triple], chunk_set: list[Triple]) -> dict[
     ret_sum = sum(end - start for _, start, end in ret)
     touching = [c for c in chunk_set if chars([c]) & g]
     omega = chars(touching)
+    # Chroma: a chunk counts when max(starts) <= min(ends) with a reference (so a mere touch counts),
+    # and the reference characters no chunk covers join the denominator
+    chroma = chars([c for c in chunk_set for r in gt if c[0] == r[0] and max(c[1], r[1]) <= min(c[2], r[2])])
     return {
         "span_recall": shared / len(g),
         "span_precision": ratio(shared, len(r)),
@@ -41,7 +44,7 @@ def naive(gt: list[Triple], ret: list[Triple], chunk_set: list[Triple]) -> dict[
         "precision_chroma": ratio(shared, ret_sum),
         "iou_chroma": ratio(shared, ret_sum + len(g) - shared),
         "precision_omega": ratio(len(omega & g), len(omega)),
-        "precision_omega_chroma": ratio(len(omega & g), sum(end - start for _, start, end in touching)),
+        "precision_omega_chroma": ratio(len(chroma & g), len(chroma | g)),
     }
 
 
@@ -74,6 +77,7 @@ def cases(draw: st.DrawFn) -> tuple[list[Triple], list[Triple], list[Triple]]:
         [("a", 10, 20), ("a", 8, 12), ("b", 0, 50), ("a", 0, 10), ("a", 0, 10)],
     )
 )
+@example(([("a", 5, 15), ("b", 3, 3)], [], [("a", 0, 5), ("a", 8, 12), ("b", 0, 3), ("b", 3, 9)]))
 def test_metrics_match_per_character_reference(case: tuple[list[Triple], list[Triple], list[Triple]]) -> None:
     gt, ret, chunk_set = case
     expected = naive(gt, ret, chunk_set)
@@ -123,18 +127,44 @@ def test_ground_truth_without_characters_is_invalid(gt: list[CharacterSpan]) -> 
         precision_omega(gt, [chunk("a", "d", 0, 5)])
 
 
-def test_precision_omega_uses_every_chunk_touching_the_reference_not_just_retrieved() -> None:
+def test_precision_omega_uses_every_chunk_overlapping_the_reference_not_just_retrieved() -> None:
     chunk_set = [
         chunk("a", "d", 0, 10),
         chunk("b", "d", 10, 20),
         chunk("c", "d", 20, 30),
         chunk("w", "d", 5, 15),
     ]
-    # Reference [8, 12): a, b and w overlap it; c only lies further on; union [0, 20), sum 30.
+    # Reference [8, 12): a, b and w overlap it; c only lies further on; merged [0, 20) (a sum would be 30).
     omega = precision_omega([span("d", 8, 12)], chunk_set)
-    assert omega.precision_omega == 4 / 20
-    assert omega.precision_omega_chroma == 4 / 30
+    assert (omega.precision_omega, omega.precision_omega_chroma) == (4 / 20, 4 / 20)
     # Touching is not overlapping: [10, 20) meets a and c only at their edges; b and w overlap it.
     omega = precision_omega([span("d", 10, 20)], chunk_set)
-    assert (omega.precision_omega, omega.precision_omega_chroma) == (10 / 15, 10 / 20)
-    assert precision_omega([span("x", 0, 5)], chunk_set).precision_omega == 0.0
+    assert omega.precision_omega == 10 / 15
+    assert precision_omega([span("x", 0, 5)], chunk_set) == OmegaPrecision(0.0, 0.0)
+
+
+# The cases below follow Chroma's _full_precision_score (chunking_evaluation/evaluation_framework/
+# base_evaluation.py) by hand: intersect_two_ranges keeps (max start, min end) when start <= end, every
+# chunk with such an intersection joins the denominator (union_ranges: merged), and the reference
+# characters no intersection removed ("unused highlights") join it too.
+
+
+def test_precision_omega_chroma_counts_a_chunk_that_only_touches_the_reference() -> None:
+    chunk_set = [chunk("a", "d", 0, 10), chunk("b", "d", 10, 20), chunk("c", "d", 20, 30)]
+    # Reference [10, 20): a ends where it starts and c starts where it ends; (10, 10) and (20, 20) are
+    # intersections for Chroma, so a and c join the denominator: 10 / |[0, 30)|.
+    omega = precision_omega([span("d", 10, 20)], chunk_set)
+    assert (omega.precision_omega, omega.precision_omega_chroma) == (1.0, 10 / 30)
+
+
+def test_precision_omega_chroma_merges_overlapping_chunks_where_a_sum_would_not() -> None:
+    # a and b overlap on [5, 15): summed lengths 30, merged [0, 20) is 20; reference [8, 12) is inside both
+    chunk_set = [chunk("a", "d", 0, 15), chunk("b", "d", 5, 20)]
+    omega = precision_omega([span("d", 8, 12)], chunk_set)
+    assert omega.precision_omega_chroma == 4 / 20 != 4 / 30
+
+
+def test_precision_omega_chroma_counts_reference_characters_no_chunk_covers() -> None:
+    # the chunk set leaves [10, 15) of the reference uncovered: Chroma's denominator is [0, 10) + [10, 15)
+    omega = precision_omega([span("d", 5, 15)], [chunk("a", "d", 0, 10), chunk("b", "d", 20, 30)])
+    assert (omega.precision_omega, omega.precision_omega_chroma) == (5 / 10, 5 / 15)

@@ -6,6 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import dagster as dg
+import pytest
+from tokenizers import Tokenizer
+from tokenizers.models import WordLevel
+from tokenizers.pre_tokenizers import Whitespace
 
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
 from rag_eval_pipeline.core.configs import load_chunk_configs
@@ -42,3 +46,40 @@ def test_chunks_cuts_the_corpus_frame_as_cut_corpus_does(tiny_project: Path, tmp
     assert metadata["max_chunk_chars"] == max(c.end - c.start for c in expected) <= 120
     # the data version changes with the corpus or the config, so downstream shows stale when either does
     assert result.data_version is not None
+
+
+def test_a_tokenizer_file_is_read_relative_to_the_project_root(
+    tiny_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The run's working directory is not the project: the path resolves against the project's root,
+    and a file that is not there fails the step with the config, the field and the path."""
+    tokenizer = Tokenizer(WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = Whitespace()
+    (tiny_project / "tokenizers").mkdir()
+    tokenizer.save(str(tiny_project / "tokenizers/words.json"))
+    configs = tiny_project / "data/chunk_configs.yaml"
+    configs.write_text(
+        configs.read_text(encoding="utf-8")
+        + "  - {name: words-8, chunker: token, chunk_size: 8, tokenizer: tokenizers/words.json}\n"
+        + "  - {name: lost-8, chunker: token, chunk_size: 8, tokenizer: tokenizers/lost.json}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    corpus = tiny_corpus()
+    resources = {"project": tiny_resources(tiny_project, tmp_path)["project"], "embedder": None}
+
+    result = chunks(
+        dg.build_asset_context(partition_key="words-8", resources=resources), corpus=corpus_to_frame(corpus)
+    )
+    cut = chunks_from_frame(result.value)
+    assert len(cut) > len(corpus.documents)
+    assert all(len(c.text.split()) <= 8 for c in cut)  # 8 whitespace-separated words per chunk at most
+
+    with pytest.raises(
+        dg.Failure,
+        match=r"chunk config 'lost-8': tokenizer: the tokenizer file .*project/tokenizers/lost.json does not exist",
+    ):
+        chunks(
+            dg.build_asset_context(partition_key="lost-8", resources=resources),
+            corpus=corpus_to_frame(corpus),
+        )

@@ -16,6 +16,7 @@ from rag_eval_pipeline.core.configs import load_pipeline_configs
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import read_token_level_jsonl
 from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, TokenLevelEvaluation
+from rag_eval_pipeline.core.metrics.reference_copies import DUPLICATION_COLUMNS
 from rag_eval_pipeline.core.tables import records, retrieved_from_frame
 from rag_eval_pipeline.core.vector_store.engines import open_vector_store
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.slow
 # Hybrid, so both the dense and the keyword side (and the fusion) are compared.
 HYBRID = "  - name: hybrid\n    top_k: 3\n    vector_weight: 0.6\n    keyword_weight: 0.4\n"
 PARTITION = {"chunk_config": "fixed-60-0", "profile": "hybrid"}
-SUMMARY_PARTS = ("mean", "std", "ci_low", "ci_high")
+SUMMARY_PARTS = ("mean", "std", "std_pop", "ci_low", "ci_high")
 
 
 def test_a_notebook_and_the_pipeline_agree_row_by_row(tiny_project: Path, tmp_path: Path):
@@ -74,7 +75,9 @@ def test_a_notebook_and_the_pipeline_agree_row_by_row(tiny_project: Path, tmp_pa
         row = rows[result.question_id]
         assert row["group"] == result.group
         assert {m: float(row[m]) for m in TOKEN_LEVEL_METRICS} == dict(result.metrics)
+        assert result.duplication is not None
+        assert {c: int(row[c]) for c in DUPLICATION_COLUMNS} == result.duplication.columns()
     for name, s in notebook.metrics.items():
         pipeline = tuple(float(summary[f"{name}_{part}"]) for part in SUMMARY_PARTS)
-        assert pipeline == (s.mean, s.std, s.ci_low, s.ci_high), name
+        assert pipeline == (s.mean, s.std, s.std_population, s.ci_low, s.ci_high), name
     assert int(summary["n_questions"]) == len(notebook.raw_results)

@@ -10,9 +10,12 @@ import pytest
 
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
 from rag_eval_pipeline.core.configs import load_chunk_configs
+from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl
 from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, token_level_result
+from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
 from rag_eval_pipeline.core.retrieval.base import RetrievedChunk
+from rag_eval_pipeline.core.spans import merge_intervals
 from rag_eval_pipeline.core.tables import (
     chunks_to_frame,
     corpus_to_frame,
@@ -20,7 +23,7 @@ from rag_eval_pipeline.core.tables import (
     records,
     retrieved_to_frame,
 )
-from rag_eval_pipeline.core.types import PositionAwareChunk, QuestionId
+from rag_eval_pipeline.core.types import Document, DocumentId, PositionAwareChunk, QuestionId
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.defs.evaluation.assets import retrieval_metrics
 from rag_eval_pipeline_tests.conftest import tiny_corpus, tiny_resources
@@ -109,3 +112,45 @@ def test_retrieval_metrics_scores_frames_as_token_level_result_does(tiny_project
     assert history.frame["n_questions"].tolist() == [len(dataset.examples)]
     assert history.frame["span_iou_mean"].tolist() == pytest.approx([expected.metrics["span_iou"].mean])
     assert metadata["span_iou"] == pytest.approx(expected.metrics["span_iou"].mean)
+
+
+def test_references_in_duplicated_text_are_counted_in_the_rows_metadata_and_summary(
+    tiny_project: Path, tmp_path: Path
+):
+    cut, dataset = tiny_inputs(tiny_project)
+    hits = scripted_hits(cut, dataset, find=True)
+    first = dataset.examples[0]
+    reference = merge_intervals(first.relevant_spans)
+    [(doc_id, [(start, end), *_])] = list(reference.items())[:1]
+    passage = tiny_corpus()[doc_id].text[start:end]
+    # a document that quotes the first question's first reference twice: two extra copies
+    copied = Document(DocumentId("zz/quotes.md"), f"{passage}\n\n{passage}\n", "zz")
+    corpus = Corpus((*tiny_corpus().documents, copied))
+    resources = tiny_resources(tiny_project, tmp_path)
+    frame, metadata = run_with_frames(
+        retrieval_metrics,
+        {
+            "corpus": corpus_to_frame(corpus),
+            "chunks": chunks_to_frame(cut),
+            "eval_questions": questions_to_frame(dataset),
+            "retrieval_results": retrieved_to_frame(hits).assign(**RETRIEVAL_PROVENANCE),
+        },
+        {k: resources[k] for k in ("project", "warehouse", "langsmith", "evaluation")},
+        {"chunk_config": CHUNK_CONFIG, "profile": "top2"},
+    )
+    expected = token_level_result(dataset.examples, hits, cut, 2, corpus).duplication
+    assert expected is not None and expected.questions >= 1 and expected.extra_copies >= 2
+    rows = frame.set_index("question_id")
+    assert rows.loc[first.question_id, "duplicated_references"] >= 1
+    assert rows["duplicated_references"].dtype.kind == "i"  # a count, not a float metric
+    assert int(rows["extra_reference_copies"].sum()) == expected.extra_copies
+    assert {c: metadata[c] for c in RUN_DUPLICATION_COLUMNS} == expected.run_columns()
+    assert metadata["duplicated_reference_text"] == expected.describe(len(dataset.examples))
+    history = Warehouse(tmp_path / "warehouse").read_history(
+        RETRIEVAL_SUMMARY, [*RUN_DUPLICATION_COLUMNS, "span_iou_std", "span_iou_std_pop"]
+    )
+    row = history.frame.iloc[0]
+    assert [int(row[c]) for c in RUN_DUPLICATION_COLUMNS] == list(expected.run_columns().values())
+    per_question = rows["span_iou"].to_numpy(dtype=float)
+    assert row["span_iou_std_pop"] == pytest.approx(float(per_question.std(ddof=0)))
+    assert row["span_iou_std"] == pytest.approx(float(per_question.std(ddof=1)))
