@@ -6,12 +6,15 @@ fails in CI (the env var CI set), so a CI image without it cannot pass by skippi
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import struct
 import subprocess
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,12 +112,15 @@ def parse_dom(html: str) -> Node:
     return builder.root
 
 
-def rendered_dom(page: Path, work: Path) -> Node:
-    """Load ``page`` in headless Chromium and parse the DOM it ends up with (after any script ran)."""
+def rendered_dom(page: Path, work: Path, window: tuple[int, int] | None = None) -> Node:
+    """Load ``page`` in headless Chromium (in a window of ``window`` pixels, width and height) and parse
+    the DOM it ends up with (after any script ran)."""
+    size = [f"--window-size={window[0]},{window[1]}"] if window else []
     result = subprocess.run(
         [
             chromium(),
             *FLAGS,
+            *size,
             f"--user-data-dir={work / 'chromium-profile'}",
             "--dump-dom",
             page.resolve().as_uri(),
@@ -126,3 +132,50 @@ def rendered_dom(page: Path, work: Path) -> Node:
     )
     assert result.returncode == 0 and "<html" in result.stdout, result.stderr[-2000:]
     return parse_dom(result.stdout)
+
+
+def page_measurements(page: Path, work: Path, width: int, script: str, height: int = 1000) -> Any:
+    """What ``script`` (a JavaScript function body that returns JSON-able values) measures in ``page``
+    laid out by headless Chromium in a window ``width`` px wide: sizes and boxes of the rendered page
+    (getBoundingClientRect, scrollWidth), which the DOM alone does not tell. The script runs on a copy
+    of the page, after layout, before its result is added to the document."""
+    probe = work / f"measure-{width}-{page.name}"
+    runner = (
+        "<script>(() => { const result = JSON.stringify((() => {" + script + "})());"
+        "const out = document.createElement('pre'); out.id = 'measurements'; out.hidden = true;"
+        "out.textContent = result; document.body.appendChild(out); })();</script>"
+    )
+    html = page.read_text(encoding="utf-8")
+    assert "</body>" in html, f"{page} has no </body> to run the measuring script before"
+    probe.write_text(html.replace("</body>", runner + "</body>", 1), encoding="utf-8")
+    dom = rendered_dom(probe, work, window=(width, height))
+    return json.loads(dom.find("pre", id="measurements").text())
+
+
+def screenshot(page: Path, png: Path, work: Path, width: int, height: int) -> Path:
+    """A ``width`` x ``height`` PNG of ``page`` as headless Chromium shows it (to look at)."""
+    result = subprocess.run(
+        [
+            chromium(),
+            *FLAGS,
+            "--hide-scrollbars",
+            f"--user-data-dir={work / 'chromium-profile'}",
+            f"--window-size={width},{height}",
+            f"--screenshot={png}",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0 and png.is_file(), result.stderr[-2000:]
+    return png
+
+
+def png_size(png: Path) -> tuple[int, int]:
+    """Width and height from the PNG header (IHDR)."""
+    header = png.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n", f"{png} is not a PNG"
+    width, height = struct.unpack(">II", header[16:24])
+    return width, height

@@ -34,6 +34,7 @@ def test_definitions_load_with_every_asset_job_and_sensor(defs: dg.Definitions):
         "chunk_config_settings",
         "retrieval_profile_settings",
         "configured_setups",
+        "leaderboard_settings",
         "corpus",
         "synthetic_questions",
         "eval_questions",
@@ -80,6 +81,7 @@ def test_each_main_job_holds_its_assets_and_checks_and_every_asset_is_in_one(def
         "chunk_config_settings",
         "configured_setups",
         "documents",
+        "leaderboard_settings",
         "project_settings",
         "retrieval_profile_settings",
     ]

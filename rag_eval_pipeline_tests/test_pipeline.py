@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard
+from rag_eval_pipeline.core.significant_digits import significant
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.runner.in_process import run_main_job
@@ -29,7 +30,9 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
             ("recursive-120-20", "top4"),
         ]
         assert list(board["rank"]) == [1, 2, 3, 4]
-        assert board["span_iou_mean"].is_monotonic_decreasing
+        assert set(board["ranked_by"]) == {"span_recall_1000t"}  # the default objective
+        assert board["span_recall_1000t_mean"].is_monotonic_decreasing
+        assert board["tier"].notna().all()
         assert (board["span_recall_ci_low"] <= board["span_recall_mean"]).all()
         assert "fixed-60-0" in format_leaderboard(board)
 
@@ -63,9 +66,9 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
         assert len(warehouse.history_files(RETRIEVAL_SUMMARY)) == 4
         assert len(warehouse.history_files("leaderboard")) == 1
 
-        # metric means are materialization metadata, so the UI plots them
+        # metric means are materialization metadata (four significant digits), so the UI plots them
         key = dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top4"})
-        assert latest_metadata(instance, "retrieval_metrics", key)["span_recall"] == pytest.approx(
+        assert latest_metadata(instance, "retrieval_metrics", key)["span_recall"] == significant(
             metrics["span_recall"].mean()
         )
 

@@ -71,8 +71,9 @@ def execute_evaluation(
             else:
                 plan = plan_main_job(configs, chunk_configs, profiles)
                 request = EvaluationRequest.of_plan(plan, evaluation_id, mode, sample_size)
-            if request.mode == "quick":
-                files.load_monitoring_settings()  # a broken file stops here, not in every partition
+            if request.mode == "quick" or any(r.stage == "leaderboard" for r in plan):
+                # a broken file stops here, not in every partition, nor in the leaderboard at the end
+                files.load_monitoring_settings()
             # before any run: a large corpus is announced with its estimate, a broken one stops here
             chunking = [r.chunk_config for r in plan if r.chunk_config and r.stage == "chunking"]
             ingestion = any(r.stage == "ingestion" for r in plan)

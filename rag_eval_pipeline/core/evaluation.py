@@ -31,6 +31,7 @@ from .embedding.base import Embedder
 from .errors import ConfigError
 from .metrics.aggregate import MetricSummary, summarize_by_group, summarize_table
 from .metrics.chunk_metrics import chunk_metrics
+from .metrics.context_budget import BUDGET_METRICS, CONTEXT_TOKENS, ChunkTokenStarts, context_budget_metrics
 from .metrics.reference_copies import ReferenceCopies, ReferenceDuplication
 from .metrics.span_metrics import ChunkSpanIndex, precision_omega, span_metrics, span_metrics_copies
 from .progress import Progress, no_progress
@@ -57,7 +58,16 @@ CHUNK_METRICS = (
     "ndcg_at_k",
     "average_precision",
 )
-TOKEN_LEVEL_METRICS = SPAN_METRICS + COPY_METRICS + OMEGA_METRICS + CHUNK_METRICS
+# BUDGET_METRICS (context_budget.py): span recall, precision and IoU of what fits in CONTEXT_BUDGETS
+# cl100k tokens, span_recall_500t ... span_iou_2000t, so chunkers and k compare at equal context size.
+# The cost beside the scores: the cl100k tokens of the k retrieved chunks. A count, yet in the metric list,
+# unlike DUPLICATION_COLUMNS: those are summed over a run, while the mean of this one is the mean context
+# the generator receives, so the summaries, history and leaderboard carry context_tokens_mean (and its CI)
+# like any metric. Lower is cheaper: it is not in [0, 1], and not "higher is better" as the scores are.
+CONTEXT_COST_METRICS = (CONTEXT_TOKENS,)
+TOKEN_LEVEL_METRICS = (
+    SPAN_METRICS + COPY_METRICS + OMEGA_METRICS + CHUNK_METRICS + BUDGET_METRICS + CONTEXT_COST_METRICS
+)
 
 
 @dataclass(frozen=True)
@@ -118,17 +128,20 @@ def token_level_result(
     metrics: Sequence[str] | None = None,
 ) -> EvaluationResult:
     """Step 4 of a token-level evaluation (``run`` and the ``retrieval_metrics`` asset both call it): span
-    metrics, their Chroma variants, precision_omega, and chunk-level metrics with ground truth derived
-    from the spans for this very chunk set, per question, grouped by document group and summarized.
+    metrics, their Chroma variants, precision_omega, chunk-level metrics with ground truth derived from
+    the spans for this very chunk set, span metrics at context budgets and the context's size in tokens,
+    per question, grouped by document group and summarized.
     A question without hits scores 0. Where reference texts occur in the corpus is searched once per
-    call (per distinct text), for the copy-aware metrics and the duplication counts."""
+    call (per distinct text), for the copy-aware metrics and the duplication counts; each distinct
+    retrieved chunk is tokenized once per call, for the context-budget metrics and ``context_tokens``."""
     names = selected_metrics(TOKEN_LEVEL_METRICS, metrics)
     index = ChunkSpanIndex(chunks)
     copies = ReferenceCopies(corpus)
+    tokens = ChunkTokenStarts()
     results = []
     for e in examples:
         found = tuple(hits.get(e.question_id, ()))
-        scores = _token_level_scores(e, found, index, k, copies)
+        scores = _token_level_scores(e, found, index, k, copies, tokens)
         results.append(
             QuestionResult(
                 e.question_id,
@@ -170,6 +183,7 @@ def _token_level_scores(
     index: ChunkSpanIndex[PositionAwareChunk],
     k: int,
     copies: ReferenceCopies,
+    tokens: ChunkTokenStarts,
 ) -> dict[str, float]:
     spans = span_metrics(example.relevant_spans, hits)
     with_copies = span_metrics_copies(example.relevant_spans, hits, copies)
@@ -187,6 +201,7 @@ def _token_level_scores(
         "precision_omega": omega.precision_omega,
         "precision_omega_chroma": omega.precision_omega_chroma,
         **_chunk_scores([h.chunk_id for h in hits], relevant, k),
+        **context_budget_metrics(example.relevant_spans, hits, tokens).columns(),
     }
 
 

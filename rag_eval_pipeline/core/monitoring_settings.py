@@ -1,5 +1,5 @@
 """``data/monitoring.yaml``: how the evaluation keeps running: the nightly schedule, quick mode, the
-regression checks against baselines, and how long history is kept.
+regression checks against baselines, how long history is kept, and what the leaderboard ranks by.
 
 Every key is optional; a project without the file gets the defaults below. Errors name the file and key.
 """
@@ -12,6 +12,7 @@ from typing import Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
+from .metrics.context_budget import BUDGET_METRICS, CONTEXT_BUDGETS, budget_metric_name
 from .settings_file import build_settings, read_settings_file, require_integer, require_unit
 
 EvaluationMode = Literal["quick", "full"]
@@ -55,12 +56,84 @@ class RetentionSettings:
     seed: int = 11
 
 
+# The per-question retrieval metrics the leaderboard can rank by, all higher-is-better: core/evaluation.py's
+# TOKEN_LEVEL_METRICS (a test keeps them in step; that module is too heavy to import for a settings file).
+RANKABLE_METRICS = (
+    "span_recall",
+    "span_precision",
+    "span_iou",
+    "precision_chroma",
+    "iou_chroma",
+    "span_recall_copies",
+    "span_precision_copies",
+    "span_iou_copies",
+    "precision_omega",
+    "precision_omega_chroma",
+    "recall",
+    "precision",
+    "f1",
+    "recall_at_k",
+    "hit_at_k",
+    "mrr",
+    "ndcg_at_k",
+    "average_precision",
+)
+
+
+@dataclass(frozen=True)
+class LeaderboardSettings:
+    """The objective the leaderboard ranks by (core/leaderboard/ranking.py) and its statistical tiers
+    (core/leaderboard/tiers.py)."""
+
+    # the mean over the questions of this per-question metric ...
+    rank_by: str = "span_recall"
+    # ... measured on the first this-many tokens of each setup's context (one of CONTEXT_BUDGETS), so every
+    # setup gets the same context; None: on all of its k chunks
+    context_budget_tokens: int | None = 1000
+    # a constraint: a setup whose k chunks hold more tokens than this on average is not ranked
+    max_context_tokens: int | None = None
+    # tier 1 is the best setup and every setup not significantly worse at this level (after Holm)
+    alpha: float = 0.05
+
+    def __post_init__(self) -> None:
+        if self.rank_by not in RANKABLE_METRICS:
+            raise ConfigError(
+                f"leaderboard.rank_by: unknown metric {self.rank_by!r}; one of {', '.join(RANKABLE_METRICS)}"
+            )
+        budget = self.context_budget_tokens
+        if budget is not None and budget not in CONTEXT_BUDGETS:
+            raise ConfigError(
+                f"leaderboard.context_budget_tokens must be one of {', '.join(map(str, CONTEXT_BUDGETS))} "
+                f"(tokens) or null (all k chunks), got {budget!r}"
+            )
+        if budget is not None and budget_metric_name(self.rank_by, budget) not in BUDGET_METRICS:
+            measured = sorted(
+                {m for m in RANKABLE_METRICS if budget_metric_name(m, budget) in BUDGET_METRICS}
+            )
+            raise ConfigError(
+                f"leaderboard.context_budget_tokens: {self.rank_by} is not measured at a context budget "
+                f"(only {', '.join(measured)} are); set context_budget_tokens: null to rank by "
+                f"{self.rank_by} at each setup's k"
+            )
+        if self.max_context_tokens is not None:
+            require_integer("leaderboard.max_context_tokens", self.max_context_tokens, 1)
+        if not 0 < self.alpha < 1:
+            raise ConfigError(f"leaderboard.alpha must be in (0, 1), got {self.alpha!r}")
+
+    @property
+    def column(self) -> str:
+        """The per-question column ranked by: ``span_recall_1000t``, or ``mrr`` (at each setup's k)."""
+        budget = self.context_budget_tokens
+        return budget_metric_name(self.rank_by, budget) if budget is not None else self.rank_by
+
+
 @dataclass(frozen=True)
 class MonitoringSettings:
     nightly: NightlySettings = field(default_factory=NightlySettings)
     quick: QuickSettings = field(default_factory=QuickSettings)
     regression: RegressionSettings = field(default_factory=RegressionSettings)
     retention: RetentionSettings = field(default_factory=RetentionSettings)
+    leaderboard: LeaderboardSettings = field(default_factory=LeaderboardSettings)
     source: str = field(default="(defaults)", compare=False)
 
     def __post_init__(self) -> None:

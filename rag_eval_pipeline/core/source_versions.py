@@ -1,5 +1,6 @@
 """The versions of what an evaluation reads from outside the pipeline: the documents, each chunk config,
-each retrieval profile, and the settings files the questions and answers follow.
+each retrieval profile, the settings files the questions and answers follow, and the leaderboard's
+objective.
 
 Dagster records them as observations of its source assets (defs/ingestion/sources.py), so a partition
 whose sources and code are unchanged is up to date: `rag-eval run` and the nightly schedule skip it, and
@@ -34,6 +35,8 @@ class SourceVersions:
     profiles: Mapping[str, str] = field(default_factory=dict)
     # which chunk configs and profiles are configured: what the leaderboard ranks, and marks as removed
     setups: str | None = None
+    # how the leaderboard ranks them (the ``leaderboard`` section of data/monitoring.yaml)
+    leaderboard: str | None = None
 
 
 def documents_version(files: ProjectFiles) -> str:
@@ -88,6 +91,16 @@ def setups_version(configs: PipelineConfigs) -> str:
     return sha256_hex(repr((sorted(names[0]), sorted(names[1]))))[:VERSION_CHARS]
 
 
+def leaderboard_settings_version(files: ProjectFiles) -> str:
+    """The objective the leaderboard ranks by, as read (a comment or another section edited is no new
+    version; a file that cannot be read is ``UNREADABLE``)."""
+    try:
+        settings = files.load_monitoring_settings().leaderboard
+    except (InputError, OSError, UnicodeError):  # the leaderboard step then fails naming the file
+        return UNREADABLE
+    return sha256_hex(repr(settings))[:VERSION_CHARS]
+
+
 def source_versions(files: ProjectFiles, configs: PipelineConfigs | None = None) -> SourceVersions:
     """Every source's version now; configs that cannot be read give no chunk config or profile version."""
     if configs is None:
@@ -102,4 +115,5 @@ def source_versions(files: ProjectFiles, configs: PipelineConfigs | None = None)
         chunk_configs,
         profiles,
         setups_version(configs) if configs is not None else None,
+        leaderboard_settings_version(files),
     )

@@ -27,11 +27,21 @@ PROJECT_SETTINGS = dg.AssetKey("project_settings")
 CHUNK_CONFIG_SETTINGS = dg.AssetKey("chunk_config_settings")
 RETRIEVAL_PROFILE_SETTINGS = dg.AssetKey("retrieval_profile_settings")
 CONFIGURED_SETUPS = dg.AssetKey("configured_setups")
-SOURCES = (DOCUMENTS, PROJECT_SETTINGS, CHUNK_CONFIG_SETTINGS, RETRIEVAL_PROFILE_SETTINGS, CONFIGURED_SETUPS)
+LEADERBOARD_SETTINGS = dg.AssetKey("leaderboard_settings")
+SOURCES = (
+    DOCUMENTS,
+    PROJECT_SETTINGS,
+    CHUNK_CONFIG_SETTINGS,
+    RETRIEVAL_PROFILE_SETTINGS,
+    CONFIGURED_SETUPS,
+    LEADERBOARD_SETTINGS,
+)
 READS_DOCUMENTS = [dg.AssetDep(DOCUMENTS)]
 READS_PROJECT_SETTINGS = [dg.AssetDep(PROJECT_SETTINGS)]
 # the summaries over every partition rank the configured setups and mark the removed ones
 READS_SETUPS = [dg.AssetDep(CONFIGURED_SETUPS)]
+# the leaderboard's objective: an edited one re-ranks the board
+READS_LEADERBOARD_SETTINGS = [dg.AssetDep(LEADERBOARD_SETTINGS)]
 READS_CHUNK_CONFIG = [dg.AssetDep(CHUNK_CONFIG_SETTINGS)]
 # an evaluation partition reads its own profile's partition: Dagster infers that mapping, as it does for
 # chunk configs (lib/partitions.py)
@@ -54,6 +64,8 @@ def source_observations(versions: SourceVersions) -> list[tuple[dg.AssetKey, str
     found += [(RETRIEVAL_PROFILE_SETTINGS, name, v) for name, v in versions.profiles.items()]
     if versions.setups:
         found.append((CONFIGURED_SETUPS, None, versions.setups))
+    if versions.leaderboard:
+        found.append((LEADERBOARD_SETTINGS, None, versions.leaderboard))
     return found
 
 

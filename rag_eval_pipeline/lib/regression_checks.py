@@ -22,6 +22,7 @@ from ..core.regression import RegressionVerdict, regression_verdict
 from ..core.text_table import format_number
 from ..core.warehouse import with_evaluation_defaults
 from .io_managers import WarehouseResource
+from .metric_metadata import metric_value
 from .partitions import CHUNK_CONFIG, PROFILE
 from .resources import ProjectResource
 from .step_failures import input_errors_fail_the_step
@@ -145,7 +146,7 @@ def verdict_metadata(verdict: RegressionVerdict) -> "dict[str, dg.RawMetadataVal
         for name in FIELDS:
             value = float(getattr(m, name))
             if not math.isnan(value):
-                metadata[f"{m.metric}_{name}"] = dg.MetadataValue.float(value)
+                metadata[f"{m.metric}_{name}"] = metric_value(value)
         metadata[f"{m.metric}_n_paired"] = m.n_paired
         metadata[f"{m.metric}_failed"] = m.failed
     metadata["regression"] = dg.MetadataValue.md(verdict_markdown(verdict))

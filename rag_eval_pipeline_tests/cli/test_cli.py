@@ -32,7 +32,10 @@ def test_run_prints_the_leaderboard_and_stores_everything_in_the_project(
 ):
     done = rag_eval(tiny_project, "run", "--profiles", "top2")
     assert done.returncode == 0, done.stderr
-    first, *table, last = done.stdout.strip().splitlines()
+    first, *printed, last = done.stdout.strip().splitlines()
+    blank = printed.index("")  # the recommendation, then the table
+    recommendation, table = printed[:blank], printed[blank + 1 :]
+    assert recommendation[0].startswith("Recommended: ") and recommendation[1].startswith("  tier 1: ")
     evaluation_id = first.split()[1]
     assert first == (
         f"evaluation {evaluation_id} (full mode): 1 ingestion + 2 chunking + 2 evaluation + 1 leaderboard "
@@ -42,8 +45,8 @@ def test_run_prints_the_leaderboard_and_stores_everything_in_the_project(
         f"evaluation {evaluation_id}: 6 runs planned, 6 ran (6 succeeded, 0 failed), 0 not run; "
         f"details: rag-eval status {evaluation_id}"
     )
-    assert table[0].split()[:5] == ["rank", "chunk_config", "profile", "k", "span_recall"]
-    assert {line.split()[1] for line in table[2:]} == {"fixed-60-0", "recursive-120-20"}
+    assert table[0].split()[:6] == ["rank", "tier", "chunk_config", "profile", "k", "span_recall_1000t"]
+    assert {line.split()[2] for line in table[2:]} == {"fixed-60-0", "recursive-120-20"}
     assert (tiny_project / ".dagster" / "storage").is_dir()  # the project's dagster.yaml instance
     assert (tiny_project / "data/cache/embeddings.sqlite").is_file()
     board = Warehouse.in_project(tiny_project, {}).read_current(LEADERBOARD)  # the default: in the project
@@ -55,7 +58,7 @@ def test_run_prints_the_leaderboard_and_stores_everything_in_the_project(
         assert len(runs) == 6 == len(instance.get_runs())
 
     again = rag_eval(tiny_project, "leaderboard")
-    assert again.returncode == 0 and again.stdout.strip() == "\n".join(table)
+    assert again.returncode == 0 and again.stdout.strip() == "\n".join(printed)
 
 
 def test_help_lists_every_command(tiny_project: Path):

@@ -46,7 +46,7 @@ def test_a_project_without_golden_questions_runs_on_known_item_ones_and_says_so(
         "or set evaluate_on: synthetic to silence this"
     ]
     assert "Traceback" not in out + err and "FAILED" not in err
-    assert "rank  chunk_config" in out and "recursive-120-20" in out  # the leaderboard
+    assert "rank  tier  chunk_config" in out and "recursive-120-20" in out  # the leaderboard
     assert sum(line.startswith(CAVEAT) for line in out.splitlines()) == 1
     with project_instance(project) as instance:
         assert latest_metadata(instance, "eval_questions")["evaluate_on"] == "synthetic"

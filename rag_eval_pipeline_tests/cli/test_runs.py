@@ -30,6 +30,11 @@ def evaluation_id_in(out: str) -> str:
     return evaluation_id
 
 
+def words(out: str) -> str:
+    """The output with its runs of spaces and line breaks as one space (aligned columns vary)."""
+    return " ".join(out.split())
+
+
 def runs_of(project: Path, evaluation_id: str) -> list[dg.RunRecord]:
     with project_instance(project) as instance:
         return list(instance.get_run_records(dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id})))
@@ -129,6 +134,36 @@ def test_regenerate_questions_overrides_the_generator_for_one_run(
     assert (project / "data/generation.yaml").read_text(encoding="utf-8") == settings
 
 
+@pytest.mark.slow
+def test_an_edited_objective_alone_reranks_the_board_that_run_prints(
+    project: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["run", "--chunk-configs", "fixed-60-0"]) == 0
+    first = capsys.readouterr().out
+    recommended = next(line for line in first.splitlines() if line.startswith("Recommended: "))
+    assert ", span_recall_1000t " in recommended  # the default objective
+    assert "ranked by: span_recall_1000t, span recall within the first 1,000 tokens" in words(first)
+    assert "tier 1: these 2 setups are statistically tied on span_recall_1000t" in words(first)
+
+    # only the objective changes: nothing is evaluated again, the leaderboard is built again
+    (project / "data/monitoring.yaml").write_text(
+        "leaderboard:\n  rank_by: mrr\n  context_budget_tokens: null\n", encoding="utf-8"
+    )
+    assert main(["run", "--chunk-configs", "fixed-60-0"]) == 0
+    second = capsys.readouterr().out
+    assert "up to date: nothing the leaderboard reads changed" not in second
+    assert "ranked by: mrr, mrr over each setup's k chunks" in words(second)
+    assert next(line for line in second.splitlines() if line.startswith("Recommended: ")).count(", mrr ") == 1
+    evaluation_id = evaluation_id_in(second)
+    ran = {r.dagster_run.job_name for r in runs_of(project, evaluation_id)}
+    assert ran == {"leaderboard_job"}, ran
+    board = pd.read_parquet(Warehouse.in_project(project).current_path("leaderboard"))
+    assert set(board["ranked_by"]) == {"mrr"}
+
+    assert main(["leaderboard"]) == 0  # the stored board says the same
+    assert "ranked by: mrr, mrr over each setup's k chunks" in words(capsys.readouterr().out)
+
+
 # ---------------------------------------------------------------------------------------------------
 # run --launch against a real `dagster dev`
 
@@ -183,7 +218,7 @@ def test_launch_submits_stage_by_stage_to_dagster_dev(project: Path, capsys: pyt
     assert "FAILED: evaluate fixed-60-0 x broken" in captured.err and "models/missing" in captured.err
     evaluation_id = evaluation_id_in(captured.out)
     assert "submitted to " + url in captured.out.splitlines()[0]
-    assert "fixed-60-0" in captured.out.splitlines()[3]  # the leaderboard the launched runs wrote
+    assert "Recommended: fixed-60-0 x top2" in captured.out  # the leaderboard the launched runs wrote
     records = runs_of(project, evaluation_id)
     assert sorted(
         (r.dagster_run.job_name, r.dagster_run.tags.get("dagster/partition", "")) for r in records

@@ -3,7 +3,14 @@ from pathlib import Path
 import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.monitoring_settings import MonitoringSettings, load_monitoring_settings
+from rag_eval_pipeline.core.evaluation import CONTEXT_COST_METRICS, TOKEN_LEVEL_METRICS
+from rag_eval_pipeline.core.metrics.context_budget import BUDGET_METRICS
+from rag_eval_pipeline.core.monitoring_settings import (
+    RANKABLE_METRICS,
+    LeaderboardSettings,
+    MonitoringSettings,
+    load_monitoring_settings,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,6 +54,23 @@ def test_values_are_read(tmp_path: Path):
         ("regression: {margins: 0.1}\n", "unknown key.*regression.margins"),
         ("nightly: 2\n", "nightly must be a mapping"),
         ("schedule: {}\n", "unknown key.*schedule"),
+        (
+            "leaderboard: {rank_by: relevance}\n",
+            "leaderboard.rank_by: unknown metric 'relevance'; one of span_recall",
+        ),
+        (
+            "leaderboard: {context_budget_tokens: -500}\n",
+            "leaderboard.context_budget_tokens must be one of 500",
+        ),
+        ("leaderboard: {context_budget_tokens: 750}\n", "leaderboard.context_budget_tokens must be one of"),
+        (
+            "leaderboard: {rank_by: mrr}\n",
+            "leaderboard.context_budget_tokens: mrr is not measured at a context",
+        ),
+        ("leaderboard: {max_context_tokens: -1}\n", "leaderboard.max_context_tokens must be an integer >= 1"),
+        ("leaderboard: {max_context_tokens: 4k}\n", "leaderboard.max_context_tokens must be an integer"),
+        ("leaderboard: {alpha: 0}\n", r"leaderboard.alpha must be in \(0, 1\)"),
+        ("leaderboard: {max_p95_latency_ms: 200}\n", "unknown key.*leaderboard.max_p95_latency_ms"),
     ],
 )
 def test_errors_name_the_file_and_key(tmp_path: Path, text: str, message: str):
@@ -55,3 +79,23 @@ def test_errors_name_the_file_and_key(tmp_path: Path, text: str, message: str):
     with pytest.raises(ConfigError, match=message) as error:
         load_monitoring_settings(path)
     assert str(path) in str(error.value)
+
+
+def test_the_leaderboard_objective_is_read_and_names_its_column(tmp_path: Path):
+    assert LeaderboardSettings().column == "span_recall_1000t"  # the default objective
+    path = tmp_path / "monitoring.yaml"
+    path.write_text("leaderboard: {rank_by: mrr, context_budget_tokens: null, max_context_tokens: 4000}\n")
+    settings = load_monitoring_settings(path).leaderboard
+    assert (settings.column, settings.max_context_tokens, settings.alpha) == ("mrr", 4000, 0.05)
+    path.write_text("leaderboard: {rank_by: span_iou, context_budget_tokens: 2000, alpha: 0.01}\n")
+    assert load_monitoring_settings(path).leaderboard.column == "span_iou_2000t"
+
+
+def test_every_rankable_metric_and_budget_column_is_a_per_question_metric_of_the_evaluation():
+    assert set(RANKABLE_METRICS) <= set(TOKEN_LEVEL_METRICS)
+    # everything the evaluation scores is rankable, but the context's cost (lower is better)
+    scored = set(TOKEN_LEVEL_METRICS) - set(BUDGET_METRICS) - set(CONTEXT_COST_METRICS)
+    assert scored == set(RANKABLE_METRICS)
+    for budget_column in BUDGET_METRICS:
+        metric, budget = budget_column.rsplit("_", 1)
+        assert LeaderboardSettings(metric, int(budget.removesuffix("t"))).column == budget_column

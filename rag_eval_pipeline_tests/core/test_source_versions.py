@@ -1,4 +1,5 @@
-"""A chunk config's source version: what makes its partitions stale when it changes."""
+"""Source versions: what makes the partitions (or the leaderboard) that read a source stale when it
+changes: a chunk config's tokenizer file, the leaderboard's objective."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 from rag_eval_pipeline.core.configs import ChunkConfig, PipelineConfigs, RetrievalProfile
 from rag_eval_pipeline.core.project_files import ProjectFiles
-from rag_eval_pipeline.core.source_versions import UNREADABLE, config_versions
+from rag_eval_pipeline.core.source_versions import UNREADABLE, config_versions, leaderboard_settings_version
 
 
 def _versions(root: Path, *configs: ChunkConfig) -> dict[str, str]:
@@ -31,3 +32,21 @@ def test_a_tokenizer_file_edit_changes_its_chunk_configs_version_only(tmp_path: 
     assert after["cl100k-200"] == before["cl100k-200"] == named.config_hash[:16]
     tokenizer.unlink()
     assert _versions(tmp_path, own)["own-200"] == UNREADABLE  # the chunks step then fails naming it
+
+
+def test_the_leaderboard_objective_has_a_version_that_only_its_own_settings_move(tmp_path: Path) -> None:
+    files = ProjectFiles(root=tmp_path)
+    monitoring = tmp_path / "data" / "monitoring.yaml"
+    default = leaderboard_settings_version(files)  # no file: the default objective
+    monitoring.parent.mkdir()
+    monitoring.write_text(
+        "leaderboard:\n  rank_by: span_recall  # the default, spelled out\n", encoding="utf-8"
+    )
+    assert leaderboard_settings_version(files) == default
+    monitoring.write_text("nightly: {cron: '0 3 * * *'}\n", encoding="utf-8")  # another section
+    assert leaderboard_settings_version(files) == default
+    monitoring.write_text("leaderboard: {rank_by: span_iou}\n", encoding="utf-8")
+    edited = leaderboard_settings_version(files)
+    assert edited not in (default, UNREADABLE)
+    monitoring.write_text("leaderboard: {rank_by: nonsense}\n", encoding="utf-8")
+    assert leaderboard_settings_version(files) == UNREADABLE  # the leaderboard step fails naming the key

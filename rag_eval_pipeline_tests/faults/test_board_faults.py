@@ -1,6 +1,7 @@
 """Faults the leaderboard must survive and say: a chunk config or profile removed from the config files
-(it must block nothing, and its rows are listed but not ranked), and rows computed on other questions or
-with another answer threshold than the rest (kept ranked, marked in the Parquet, the table and the HTML).
+(it must block nothing, and its rows are listed but not ranked), and rows computed on other questions
+(listed apart, not ranked) or with another answer threshold than the rest (kept ranked, marked in the
+Parquet, the table and the HTML).
 
 One tiny project tells the story through `rag-eval` (`main`, in process, on the project's own Dagster
 instance, so the model loads once; the read-only commands as subprocesses): each step keeps what it
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import dagster as dg
 import pandas as pd
 import pytest
 
@@ -228,10 +230,10 @@ def rows_by_pair(board: pd.DataFrame) -> dict[tuple[str, str], pd.Series]:
 
 
 def table_line(out: str, chunk_config: str, profile: str) -> list[str]:
-    """The printed leaderboard row of a pair, split on whitespace (rank first)."""
+    """The printed leaderboard row of a pair, split on whitespace (rank first, then the tier if any)."""
     for line in out.splitlines():
         cells = line.split()
-        if len(cells) > 3 and cells[1:3] == [chunk_config, profile]:
+        if len(cells) > 4 and [chunk_config, profile] in (cells[1:3], cells[2:4]):
             return cells
     raise AssertionError(f"no row {chunk_config} x {profile} in:\n{out}")
 
@@ -244,6 +246,13 @@ def html_rows(story: Story, step: str) -> dict[tuple[str, str], Node]:
 
 def cell(row: Node, column: str) -> str:
     return row.find(None, data_column=column).text().strip()
+
+
+def ui_rows(metadata: dict[str, object]) -> dict[tuple[str, str], dict[str, object]]:
+    """The rows of the leaderboard's table metadata (what the Dagster UI shows), by pair."""
+    table = metadata["leaderboard"]
+    assert isinstance(table, dg.TableMetadataValue)
+    return {(str(r.data["chunk config"]), str(r.data["profile"])): dict(r.data) for r in table.records}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -282,8 +291,11 @@ def test_removed_rows_are_listed_not_ranked_in_parquet_table_and_html(story: Sto
 
     assert step.metadata["removed"] == "recursive-120-20 x top2, fixed-60-0 x top4"
     assert step.metadata["best"] == "fixed-60-0 x top2" and step.metadata["n_ranked"] == 1
-    assert "| - | fixed-60-0 | top4 |" in str(step.metadata["leaderboard"])
-    assert "| profile removed |" in str(step.metadata["leaderboard"])
+    ui = ui_rows(step.metadata)  # the asset's table in the UI
+    assert (
+        ui[("fixed-60-0", "top4")]["rank"] == "-" and ui[("fixed-60-0", "top4")]["note"] == "profile removed"
+    )
+    assert "| - | fixed-60-0 | top4 |" in str(step.metadata["leaderboard_markdown"])
 
 
 def test_history_commands_work_with_removed_configs(story: Story) -> None:
@@ -317,7 +329,7 @@ def test_unreadable_config_files_rank_every_row_and_say_why(story: Story) -> Non
     assert unreadable is not None and unreadable.success
     assert unreadable.board["rank"].notna().all() and unreadable.board["removed"].isna().all()
     assert unreadable.board_metadata["removed"] == "unknown: the config files could not be read"
-    assert "the config files could not be read" in str(unreadable.board_metadata["leaderboard"])
+    assert "the config files could not be read" in str(unreadable.board_metadata["leaderboard_markdown"])
     assert unreadable.chat_requests == 0
 
 
@@ -345,7 +357,9 @@ def test_a_row_with_another_threshold_is_marked(story: Story) -> None:
     assert "not-comparable" in html[("fixed-60-0", "top4")].attrs["class"].split()
     assert cell(html[("fixed-60-0", "top4")], "note") == "threshold 0.75 (fixed) vs 0.70 (fitted)"
     assert step.metadata["not_comparable"] == "fixed-60-0 x top4"
-    assert "| 3* | fixed-60-0 | top4 |" in str(step.metadata["leaderboard"])
+    assert (
+        ui_rows(step.metadata)[("fixed-60-0", "top4")]["rank"] == f"{rows[('fixed-60-0', 'top4')]['rank']}*"
+    )
 
 
 def test_a_row_on_other_questions_is_marked(story: Story) -> None:
@@ -359,14 +373,14 @@ def test_a_row_on_other_questions_is_marked(story: Story) -> None:
     # two rows now have the fixed threshold 0.75: it is the reference, and the fitted one stands out
     assert rows[("fixed-60-0", "top2")]["note"] == "threshold 0.70 (fitted) vs 0.75 (fixed)"
     assert not rows[("fixed-60-0", "top4")]["note"]
-    assert recursive["rank"] >= 1  # kept ranked, marked
+    assert pd.isna(recursive["rank"])  # listed apart, not ranked with the others
 
-    assert table_line(step.out, "recursive-120-20", "top2")[0].endswith("*")
+    assert table_line(step.out, "recursive-120-20", "top2")[0] == "*"
     assert "other questions: 2 vs 4" in table_line_text(step.out, "recursive-120-20", "top2")
     assert "reference: 4 questions" in step.out
 
     html = html_rows(story, "questions")
-    assert cell(html[("recursive-120-20", "top2")], "rank").endswith("*")
+    assert cell(html[("recursive-120-20", "top2")], "rank") == "*"
     assert cell(html[("recursive-120-20", "top2")], "note").startswith("other questions: 2 vs 4")
     assert "reference: 4 questions" in step.report.read_text(encoding="utf-8")
 

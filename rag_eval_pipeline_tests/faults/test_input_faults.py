@@ -128,13 +128,27 @@ def test_a_corpus_link_leading_outside_is_refused_and_its_content_reaches_nothin
             "quick.sample_size must be an integer, got [5]",
         ),
         (
+            Path("data/monitoring.yaml"),  # the leaderboard's objective: checked before any run
+            "leaderboard:\n  context_budget_tokens: -1\n",
+            ONE_PAIR,
+            "leaderboard.context_budget_tokens must be one of 500, 1000, 2000 (tokens) or null",
+        ),
+        (
             Path("data/answer_evaluation.yaml"),  # read by answer_calibration, in the ingestion run
             "judge:\n  pass_score: high\n",
             ONE_PAIR,
             "judge.pass_score must be a number, got 'high'",
         ),
     ],
-    ids=["max-lots", "max-null", "separators-string", "profiles", "monitoring", "answer-evaluation"],
+    ids=[
+        "max-lots",
+        "max-null",
+        "separators-string",
+        "profiles",
+        "monitoring",
+        "leaderboard-objective",
+        "answer-evaluation",
+    ],
 )
 def test_a_wrong_type_exits_2_naming_the_file_and_key(
     tiny_project: Path, file: Path, edit: str, args: tuple[str, ...], message: str

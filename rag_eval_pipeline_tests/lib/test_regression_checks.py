@@ -15,6 +15,7 @@ import pytest
 
 from rag_eval_pipeline.core.baselines import BaselineStore
 from rag_eval_pipeline.core.history import HistoryStore
+from rag_eval_pipeline.core.significant_digits import significant
 from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.answers.checks import answer_metrics_regression
@@ -113,9 +114,11 @@ def test_a_significant_drop_beyond_the_margin_fails_with_severity_error_and_its_
         "eval-1",
     )
     assert meta["run_id"] == result.run_id and meta["failed_metrics"] == "span_recall"
-    assert meta["span_recall_mean_baseline"] == pytest.approx(BASE.mean())
-    assert meta["span_recall_mean_now"] == pytest.approx(worse.mean())
-    assert meta["span_recall_delta"] == pytest.approx(-0.1)
+    assert meta["span_recall_mean_baseline"] == significant(BASE.mean())  # as the UI shows it
+    assert meta["span_recall_mean_now"] == significant(worse.mean())
+    assert meta["span_recall_delta"] == pytest.approx(-0.1) and meta["span_recall_delta"] == significant(
+        meta["span_recall_delta"]
+    )
     assert meta["span_recall_ci_low"] < -0.1 < meta["span_recall_ci_high"] < 0
     assert (
         meta["span_recall_margin"] == 0.02 and meta["span_recall_n_paired"] == 12 and meta["n_paired"] == 12
@@ -319,7 +322,7 @@ def test_two_real_evaluations_the_second_checked_against_the_first(
     before = pd.read_parquet(w.history_path("retrieval_metrics", partition, first.run_id))
     after = pd.read_parquet(w.history_path("retrieval_metrics", partition, second.run_id))
     for metric in ("span_recall", "recall_at_k"):
-        assert meta[f"{metric}_mean_baseline"] == pytest.approx(before[metric].mean())
-        assert meta[f"{metric}_mean_now"] == pytest.approx(after[metric].mean())
+        assert meta[f"{metric}_mean_baseline"] == significant(before[metric].mean())
+        assert meta[f"{metric}_mean_now"] == significant(after[metric].mean())
         assert meta[f"{metric}_n_paired"] == len(before) == 4
     assert meta["span_recall_delta"] < 0

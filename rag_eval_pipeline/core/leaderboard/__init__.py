@@ -2,7 +2,11 @@
 
 - ``board.py`` builds it from the partitions' metrics and names the headline metrics, once (each view
   shows a named subset of them);
-- ``ranking.py`` ranks it and says which rows it cannot vouch for (removed, not comparable);
-- the renderers show it the same way: ``render_text.py`` (the terminal), ``render_markdown.py`` (the
-  asset's metadata) and ``render_html.py`` (the HTML report, written to the warehouse).
+- ``ranking.py`` ranks it by the objective (data/monitoring.yaml ``leaderboard``) and says which rows it
+  cannot vouch for (not comparable, excluded, removed); ``tiers.py`` tells which ranked setups the
+  questions cannot tell apart from the best; ``recommendation.py`` says which setup to pick, first in
+  every view;
+- the renderers show it the same way, with the metric names of ``labels.py``: ``render_text.py`` (the
+  terminal), ``render_table.py`` (the asset's table in the UI), ``render_markdown.py`` (the same as
+  markdown, to copy) and ``render_html.py`` (the HTML report, written to the warehouse).
 """

@@ -2,7 +2,8 @@
 
 A row is one chunk config x profile: the latest retrieval metrics (mean, std and bootstrap 95% CI per
 metric, with the run's provenance); where answers were evaluated, the answer metrics' means; for the
-pairs the judge saw, its verdict. ``build_board`` ranks the rows (``ranking.py``).
+pairs the judge saw, its verdict. ``build_board`` ranks the rows by the objective (``ranking.py``), with
+statistical tiers from the per-question metrics (``tiers.py``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from ..answers.tables import ok_mean
 from ..evaluation import TOKEN_LEVEL_METRICS
 from ..metrics.aggregate import summarize, summarize_table, summary_columns
 from ..metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLUMNS, ReferenceDuplication
+from ..monitoring_settings import LeaderboardSettings
 from ..tables import records
+from ..types import sha256_hex
 from ..warehouse import with_evaluation_defaults
-from .ranking import ConfiguredNames, rank_board
+from .ranking import ConfiguredNames, Pair, rank_board
 
 # The metrics a reader of the board looks at first (every metric is in the table), in the order every
 # view shows them: retrieval, then answers.
@@ -70,30 +73,27 @@ ANSWER_COLUMNS = (
     "answer_threshold_how",
 )
 
-Pair = tuple[str, str]
-
 
 def build_board(
     retrieval_metrics: Mapping[str, pd.DataFrame],
     answer_metrics: Mapping[str, pd.DataFrame],
     judgements: pd.DataFrame,
     configured: ConfiguredNames | None,
+    objective: LeaderboardSettings | None = None,
 ) -> pd.DataFrame | None:
     """The ranked board over every partition with retrieval metrics (partition keys -> the per-question
     metric table; an empty table is a partition not evaluated yet); None when no partition has any.
-    ``configured`` None: the config files could not be read (``rank_board``)."""
+    ``configured`` None: the config files could not be read; ``objective`` None: the default one
+    (``rank_board``)."""
     answers = answer_columns(answer_metrics, judgements)
-    rows = [
-        {**retrieval_columns(frame), **answers.get(pair_of(frame), {})}
-        for _, frame in sorted(retrieval_metrics.items())
-        if not frame.empty
-    ]
+    evaluated = [frame for _, frame in sorted(retrieval_metrics.items()) if not frame.empty]
+    rows = [{**retrieval_columns(frame), **answers.get(pair_of(frame), {})} for frame in evaluated]
     if not rows:
         return None
     board = pd.DataFrame(rows)
     for column in RUN_DUPLICATION_COLUMNS:  # counts, unknown (<NA>) for tables written before them
         board[column] = board[column].astype("Int64")
-    return rank_board(board, configured)
+    return rank_board(board, configured, objective, {pair_of(frame): frame for frame in evaluated})
 
 
 def pair_of(frame: pd.DataFrame) -> Pair:
@@ -113,6 +113,7 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "profile": first["profile"],
         "top_k": int(first["top_k"]),
         "n_questions": len(frame),
+        "question_set": question_set(frame),
         # metrics written before stale questions were counted had none
         "n_stale_questions": int(first.get("n_stale_questions", 0)),
         **duplication_columns(frame),
@@ -133,6 +134,13 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "question_generators": first.get("question_generators", ""),
         "experiment_url": first.get("experiment_url", ""),
     }
+
+
+def question_set(frame: pd.DataFrame) -> str:
+    """Which questions the partition was evaluated on (a quick run's sample, or all of them): rows are
+    ranked together only on the same set (ranking.py)."""
+    ids = sorted(str(q) for q in frame["question_id"]) if "question_id" in frame.columns else []
+    return sha256_hex("\n".join(ids))[:16]
 
 
 def duplication_columns(frame: pd.DataFrame) -> dict[str, object]:

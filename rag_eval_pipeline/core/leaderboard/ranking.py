@@ -1,21 +1,33 @@
-"""Ranking the leaderboard, and saying which of its rows it cannot vouch for.
+"""Ranking the leaderboard by its objective, and saying which of its rows it cannot vouch for.
 
-A row is one chunk config x profile with its latest metrics (``board.py``). Two things keep a row from
-being a fair competitor of the others; every renderer (the terminal table, the asset's markdown, the HTML
-report) shows them the same way, through ``rank_label``, ``row_note`` and ``footnotes``:
+A row is one chunk config x profile with its latest metrics (``board.py``). The rows are ranked by the
+objective of data/monitoring.yaml's ``leaderboard`` section (``LeaderboardSettings``): the mean of one
+per-question metric, by default span recall at a 1,000-token context budget (``span_recall_1000t``: every
+setup is given the same amount of context, so a bigger chunk or a larger k cannot buy recall with more
+text). Metrics written before that column existed fall back to the metric over each setup's k chunks
+(``span_recall``), and the board says so (``ranked_by_note``). Ties go to the setup with the smaller
+context (``context_tokens_mean``), then by name, so the order is stable. The ranked rows get statistical
+tiers (``tiers.py``) from their per-question values.
 
-- **removed**: its chunk config or profile is no longer in the config files. It is no longer a choice, so
-  it is not ranked (``rank`` is empty, shown ``-``); it stays listed after the ranked rows, with its
-  history, marked ``removed``. When the config files cannot be read nothing is known to be removed:
-  every row is ranked and ``removed`` is empty (the asset says why).
-- **not comparable** (``*``): it was computed on other questions (``dataset_sha256``, e.g. after a
-  document was deleted and its questions went stale) or with another ``semantic_dynamic`` threshold than
-  the reference. It keeps its rank: its numbers are still that setup's latest measurement, and the best
-  setup should not vanish from the top because the others were not re-evaluated yet; the marker says the
-  order between marked and unmarked rows is not a fair comparison, and re-evaluating clears it.
+Only rows that were measured the same way are ranked together. Every renderer (the terminal table, the
+asset's markdown, the HTML report) shows the others the same way, through ``rank_label``, ``row_note``
+and ``footnotes``:
 
-The reference is the value most ranked rows share (all rows when none is ranked); on a tie, the value of
-the most recently evaluated row. Rows without answer metrics have no threshold and are not compared on it.
+- **not comparable** (rank ``*``, not ranked): it was evaluated on other questions (``dataset_sha256``,
+  e.g. after a document was deleted and its questions went stale), in another mode (a quick run on a
+  sample vs full runs), on another question sample (``question_set``), or before the objective's metric
+  existed. Its numbers are that setup's latest measurement, listed after the ranked rows with a note
+  saying what differs; re-evaluating it ranks it again. The reference is the value most configured rows
+  share (all rows when none is configured); on a tie, the value of the most recently evaluated row:
+  first the dataset, then among the rows on it the mode, then the question set.
+- **excluded** (rank ``x``, not ranked): outside a constraint of the objective (``max_context_tokens``:
+  its k chunks average more tokens than that, or their size was not measured while other rows' was).
+- **removed** (rank ``-``, not ranked): its chunk config or profile is no longer in the config files. It is
+  no longer a choice; it stays listed last, with its history, marked ``removed``. When the config files
+  cannot be read nothing is known to be removed: ``removed`` is empty (the asset says why).
+- **answer threshold** (rank ``3*``, ranked): its answers were judged with another ``semantic_dynamic``
+  threshold than the reference. The ranking (retrieval) is fair; the marker says its answer columns are
+  not. Rows without answer metrics have no threshold and are not compared on it.
 
 Two things hold for the whole board, and ``footnotes`` says them under every view: when its questions
 came from the known-item generator (bags of a passage's salient terms), keyword retrieval has an edge
@@ -26,27 +38,32 @@ in text the corpus holds more than once, the position-exact span metrics score a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import cast
 
 import pandas as pd
 
 from ..generation.sources import known_item_share
+from ..metrics.context_budget import CONTEXT_TOKENS
 from ..metrics.reference_copies import RUN_DUPLICATION_COLUMNS, ReferenceDuplication
+from ..monitoring_settings import LeaderboardSettings
+from .tiers import TEST_NAME, statistical_tiers
 
-# The order of the ranked rows: best span IoU first; ties by recall, then by name, so it is stable.
-RANK_BY = ("span_iou_mean", "span_recall_mean", "chunk_config", "profile")
-RANK_ASCENDING = (False, False, True, True)
 NOT_COMPARABLE_MARK = "*"
+EXCLUDED_LABEL = "x"
 # Under a board whose questions are known-item queries (bags of a passage's salient terms).
 KNOWN_ITEM_CAVEAT = (
     "bags of salient terms, which favour keyword retrieval): prefer an LLM generator or real questions "
     "to compare dense and keyword profiles"
 )
 REMOVED_LABEL = "-"
-# A reference value: a dataset hash or a threshold.
+CONTEXT_TOKENS_MEAN = f"{CONTEXT_TOKENS}_mean"
+# Why a row is not ranked with the others, in the order a note names them (see the module docstring).
+COMPARABILITY_COLUMNS = ("other_dataset", "other_mode", "other_question_set", "no_objective")
+# A reference value: a dataset hash, a mode, a question set or a threshold.
 Reference = str | float
+Pair = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -69,16 +86,57 @@ class ConfiguredNames:
         return f"{' and '.join(gone)} removed" if gone else ""
 
 
-def rank_board(rows: pd.DataFrame, configured: ConfiguredNames | None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class RankingMetric:
+    """The per-question column a board is ranked by, and why it is not the objective's ("" when it is)."""
+
+    column: str
+    note: str
+
+
+def ranking_metric(frame: pd.DataFrame, objective: LeaderboardSettings) -> RankingMetric:
+    """The objective's column when some row has it; else, for a budget metric, the same metric over all
+    k chunks, said plainly (metrics written before the context-budget metrics existed)."""
+    wanted = objective.column
+    if has_values(frame, wanted) or wanted == objective.rank_by:
+        return RankingMetric(wanted, "")
+    return RankingMetric(
+        objective.rank_by,
+        f"ranked by {objective.rank_by} over each setup's k chunks, not by {wanted}: no row has {wanted} "
+        f"(metrics written before it existed), and {objective.rank_by} favours setups that retrieve more "
+        f"text; re-evaluate to rank at the {objective.context_budget_tokens}-token budget",
+    )
+
+
+def has_values(frame: pd.DataFrame, metric: str) -> bool:
+    column = f"{metric}_mean"
+    return column in frame.columns and bool(pd.to_numeric(frame[column], errors="coerce").notna().any())
+
+
+def rank_board(
+    rows: pd.DataFrame,
+    configured: ConfiguredNames | None,
+    objective: LeaderboardSettings | None = None,
+    questions: Mapping[Pair, pd.DataFrame] | None = None,
+) -> pd.DataFrame:
     """``rows`` (one per chunk config x profile, with the ``*_mean`` metrics, ``dataset_sha256``,
-    ``n_questions``, ``evaluation_mode``, ``metrics_created_at`` and, where answers were evaluated,
-    ``answer_threshold``: as ``board.build_board`` makes them) as the leaderboard: ``rank`` first
-    (nullable: removed rows have none), configured rows in rank order, then the removed ones in the same
-    order, with the columns ``removed``, ``other_dataset``, ``other_threshold`` and ``note``.
-    ``configured`` None: the config files could not be read."""
+    ``n_questions``, ``evaluation_mode``, ``metrics_created_at``, where known ``question_set`` and, where
+    answers were evaluated, ``answer_threshold``: as ``board.build_board`` makes them) as the leaderboard:
+    ``rank`` first (nullable: only comparable, configured rows within the constraints have one), the
+    ranked rows in rank order, then the not comparable, the excluded and the removed ones, each group
+    best first; with the columns ``removed``, ``other_*``, ``no_objective``, ``excluded``, ``note`` and
+    the objective's ``ranked_by``, ``ranked_by_note``, ``rank_constraint``.
+
+    ``configured`` None: the config files could not be read. ``objective`` None: the default one.
+    ``questions``: each pair's per-question metrics (its ``retrieval_metrics`` table), for the tiers
+    (``tier``, ``tier_p_value``, ``tier_test``, ``tier_alpha``); without them the tiers are empty."""
+    objective = objective or LeaderboardSettings()
     frame = rows.copy()
-    if "answer_threshold" not in frame.columns:
-        frame["answer_threshold"] = float("nan")
+    for column in ("answer_threshold", CONTEXT_TOKENS_MEAN):
+        if column not in frame.columns:
+            frame[column] = float("nan")
+    if "question_set" not in frame.columns:
+        frame["question_set"] = pd.Series([pd.NA] * len(frame), index=frame.index, dtype="string")
     frame["_removal"] = [
         configured.removal(str(c), str(p)) if configured is not None else ""
         for c, p in zip(frame["chunk_config"], frame["profile"], strict=True)
@@ -86,35 +144,182 @@ def rank_board(rows: pd.DataFrame, configured: ConfiguredNames | None) -> pd.Dat
     frame["removed"] = pd.array(
         [bool(r) if configured is not None else None for r in frame["_removal"]], dtype="boolean"
     )
+    removed = frame["removed"].fillna(False).astype(bool)
+    candidates = frame[~removed] if (~removed).any() else frame
+    metric = ranking_metric(candidates, objective)
+    frame["_score"] = (
+        pd.to_numeric(frame[f"{metric.column}_mean"], errors="coerce").astype("float64")
+        if f"{metric.column}_mean" in frame.columns
+        else float("nan")
+    )
+    references = comparison_references(frame, candidates)
+    frame["other_dataset"] = differs(frame["dataset_sha256"].astype("string"), references.dataset)
+    frame["other_mode"] = ~frame["other_dataset"] & differs(
+        frame["evaluation_mode"].astype("string"), references.mode
+    )
+    frame["other_question_set"] = (
+        ~frame["other_dataset"]
+        & ~frame["other_mode"]
+        & differs(frame["question_set"].astype("string"), references.question_set)
+    )
+    frame["no_objective"] = frame["_score"].isna()
+    frame["other_threshold"] = differs(thresholds(frame["answer_threshold"]), references.threshold)
+    constraint = ContextConstraint.of(objective, candidates)
+    frame["excluded"] = [constraint.violated(row) != "" for _, row in frame.iterrows()]
+    comparable = ~frame[list(COMPARABILITY_COLUMNS)].any(axis=1)
+    frame["_group"] = 3
+    frame.loc[~removed & frame["excluded"], "_group"] = 2
+    frame.loc[~removed & ~comparable, "_group"] = 1
+    frame.loc[~removed & comparable & ~frame["excluded"], "_group"] = 0
     frame = frame.sort_values(
-        ["removed", *RANK_BY], ascending=[True, *RANK_ASCENDING], kind="stable", na_position="first"
+        ["_group", "_score", CONTEXT_TOKENS_MEAN, "chunk_config", "profile"],
+        ascending=[True, False, True, True, True],
+        kind="stable",
+        na_position="last",
     ).reset_index(drop=True)
-    ranked = ~frame["removed"].fillna(False).astype(bool)
+    ranked = frame["_group"] == 0
     frame.insert(0, "rank", pd.Series([None] * len(frame), index=frame.index, dtype="Int64"))
     frame.loc[ranked, "rank"] = range(1, int(ranked.sum()) + 1)
-    reference = frame[ranked] if ranked.any() else frame
+    frame["note"] = [row_notes(row, references, metric.column, constraint) for _, row in frame.iterrows()]
+    frame["ranked_by"] = metric.column
+    frame["ranked_by_note"] = metric.note
+    frame["rank_constraint"] = constraint.description
+    add_tiers(frame, ranked, metric.column, objective.alpha, questions)
+    return frame.drop(columns=["_removal", "_score", "_group"])
+
+
+@dataclass(frozen=True)
+class ComparisonReferences:
+    """The values a row must share with the reference rows to be ranked with them (None: not known)."""
+
+    dataset: Reference | None
+    mode: Reference | None
+    question_set: Reference | None
+    threshold: Reference | None
+    n_questions: int | None
+    threshold_how: str
+
+
+def comparison_references(frame: pd.DataFrame, candidates: pd.DataFrame) -> ComparisonReferences:
+    """The dataset most candidates share, then the mode most candidates on it share, then the question
+    set most candidates on both share; ties go to the most recently evaluated row."""
     when = pd.to_datetime(frame["metrics_created_at"], utc=True)
-    dataset = reference_value(reference["dataset_sha256"].astype("string"), when)
-    threshold = reference_value(thresholds(reference["answer_threshold"]), when)
-    frame["other_dataset"] = differs(frame["dataset_sha256"].astype("string"), dataset)
-    frame["other_threshold"] = differs(thresholds(frame["answer_threshold"]), threshold)
-    reference_n = reference_questions(frame, dataset)
-    reference_how = threshold_how_of(frame, threshold)
-    notes = []
-    for _, row in frame.iterrows():
-        parts = [str(row["_removal"])] if row["_removal"] else []
-        if row["other_dataset"]:
-            parts.append(questions_note(row, dataset, reference_n))
-        if row["other_threshold"]:
-            parts.append(threshold_note(row, threshold, reference_how))
-        notes.append("; ".join(parts))
-    frame["note"] = notes
-    return frame.drop(columns="_removal")
+    dataset = reference_value(candidates["dataset_sha256"].astype("string"), when)
+    on_dataset = candidates[equals(candidates["dataset_sha256"].astype("string"), dataset)]
+    modes = on_dataset["evaluation_mode"].astype("string")
+    # a tie between quick and full runs goes to the full runs: they measure every question
+    mode = reference_value(modes, when, prefer="full")
+    same_mode = on_dataset[equals(modes, mode)]
+    question_set = reference_value(same_mode["question_set"].astype("string"), when)
+    threshold = reference_value(thresholds(candidates["answer_threshold"]), when)
+    return ComparisonReferences(
+        dataset,
+        mode,
+        question_set,
+        threshold,
+        reference_questions(frame, dataset),
+        threshold_how_of(frame, threshold),
+    )
+
+
+@dataclass(frozen=True)
+class ContextConstraint:
+    """``max_context_tokens`` of the objective, as applied to a board: None when not set, or when no row
+    measured its context (metrics written before ``context_tokens`` existed: then said in
+    ``description``, not applied)."""
+
+    limit: int | None
+    description: str
+
+    @classmethod
+    def of(cls, objective: LeaderboardSettings, candidates: pd.DataFrame) -> ContextConstraint:
+        limit = objective.max_context_tokens
+        if limit is None:
+            return cls(None, "")
+        if not has_values(candidates, CONTEXT_TOKENS):
+            return cls(
+                None,
+                f"max_context_tokens {limit:,} not applied: no row measured {CONTEXT_TOKENS} (metrics "
+                "written before it existed); re-evaluate to apply it",
+            )
+        return cls(limit, f"max_context_tokens {limit:,}")
+
+    def violated(self, row: pd.Series) -> str:
+        """Why the row is outside the constraint ("" when it is not)."""
+        if self.limit is None:
+            return ""
+        tokens = row.get(CONTEXT_TOKENS_MEAN)
+        if tokens is None or pd.isna(tokens):
+            return f"context size not measured ({CONTEXT_TOKENS}, written before it existed): re-evaluate"
+        if float(tokens) > self.limit:
+            return f"context {float(tokens):,.0f} tokens > max_context_tokens {self.limit:,}"
+        return ""
+
+
+def row_notes(
+    row: pd.Series, references: ComparisonReferences, metric: str, constraint: ContextConstraint
+) -> str:
+    parts = [str(row["_removal"])] if row["_removal"] else []
+    if row["other_dataset"]:
+        parts.append(questions_note(row, references.dataset, references.n_questions))
+    if row["other_mode"]:
+        parts.append(
+            f"{row['evaluation_mode']} run on {int(row['n_questions'])} questions vs {references.mode} runs"
+        )
+    if row["other_question_set"]:
+        parts.append(
+            f"other question sample: set {str(row['question_set'])[:8]} vs {str(references.question_set)[:8]}"
+        )
+    if row["no_objective"]:
+        parts.append(f"no {metric} (metrics written before it existed): re-evaluate to rank it")
+    if row["excluded"]:
+        parts.append(constraint.violated(row))
+    if row["other_threshold"]:
+        parts.append(threshold_note(row, references.threshold, references.threshold_how))
+    return "; ".join(parts)
+
+
+def add_tiers(
+    frame: pd.DataFrame,
+    ranked: pd.Series,
+    metric: str,
+    alpha: float,
+    questions: Mapping[Pair, pd.DataFrame] | None,
+) -> None:
+    """The ranked rows' statistical tiers on ``metric``'s per-question values (tiers.py); empty without
+    ``questions`` or when a ranked pair's values are missing."""
+    frame["tier"] = pd.Series([None] * len(frame), index=frame.index, dtype="Int64")
+    frame["tier_p_value"] = float("nan")
+    frame["tier_test"] = ""
+    frame["tier_alpha"] = alpha
+    order = frame.index[ranked]
+    pairs = [(str(frame.at[i, "chunk_config"]), str(frame.at[i, "profile"])) for i in order]
+    if questions is None or not pairs:
+        return
+    tables = [questions.get(pair) for pair in pairs]
+    if any(t is None or metric not in t.columns or "question_id" not in t.columns for t in tables):
+        return
+    values = [
+        pd.to_numeric(t[metric], errors="coerce").set_axis(t["question_id"].astype(str))
+        for t in tables
+        if t is not None
+    ]
+    verdicts = statistical_tiers(values, alpha)
+    frame.loc[order, "tier"] = [v.tier for v in verdicts]
+    frame.loc[order, "tier_p_value"] = [v.p_value for v in verdicts]
+    frame["tier_test"] = TEST_NAME
 
 
 def thresholds(values: pd.Series) -> pd.Series:
     """Thresholds compared at four decimals (a fitted threshold is a multiple of 0.05)."""
     return pd.to_numeric(values, errors="coerce").astype("float64").round(4)
+
+
+def equals(values: pd.Series, reference: Reference | None) -> pd.Series:
+    """True where a value is the reference (False everywhere without a reference)."""
+    if reference is None:
+        return pd.Series(False, index=values.index, dtype=bool)
+    return values.eq(str(reference) if isinstance(reference, str) else reference).fillna(False).astype(bool)
 
 
 def differs(values: pd.Series, reference: Reference | None) -> pd.Series:
@@ -124,9 +329,9 @@ def differs(values: pd.Series, reference: Reference | None) -> pd.Series:
     return (values.notna() & values.ne(reference)).fillna(False).astype(bool)
 
 
-def reference_value(values: pd.Series, when: pd.Series) -> Reference | None:
-    """The value most rows share; on a tie, the value of the most recent row among the tied ones; None
-    when no row has a value."""
+def reference_value(values: pd.Series, when: pd.Series, prefer: Reference | None = None) -> Reference | None:
+    """The value most rows share; on a tie, ``prefer`` if it is among the tied values, else the value of
+    the most recent row among the tied ones; None when no row has a value."""
     present = values.dropna()
     if present.empty:
         return None
@@ -134,6 +339,8 @@ def reference_value(values: pd.Series, when: pd.Series) -> Reference | None:
     tied = counts[counts == counts.max()].index
     if len(tied) == 1:
         return cast(Reference, tied[0])
+    if prefer is not None and prefer in set(tied):
+        return prefer
     candidates = present[present.isin(tied)]
     return cast(Reference, candidates[when[candidates.index].sort_values(kind="stable").index[-1]])
 
@@ -178,20 +385,41 @@ def threshold_note(row: pd.Series, threshold: Reference | None, reference_how: s
 
 
 def is_removed(row: pd.Series) -> bool:
-    value = row.get("removed")
+    return flag(row, "removed")
+
+
+def flag(row: pd.Series, column: str) -> bool:
+    """A boolean column of the row; False when absent or unknown (boards written before it existed)."""
+    value = row.get(column)
     return bool(value) if value is not None and not pd.isna(value) else False
 
 
+def is_ranked(row: pd.Series) -> bool:
+    rank = row.get("rank")
+    return not is_removed(row) and rank is not None and not pd.isna(rank)
+
+
 def is_not_comparable(row: pd.Series) -> bool:
-    return any(bool(row.get(column, False)) for column in ("other_dataset", "other_threshold"))
+    """Not measured like the reference rows: not ranked (other questions, mode or question sample, no
+    objective metric), or ranked with answer columns judged with another threshold."""
+    return any(flag(row, column) for column in (*COMPARABILITY_COLUMNS, "other_threshold"))
+
+
+def is_excluded(row: pd.Series) -> bool:
+    return flag(row, "excluded") and not is_removed(row)
 
 
 def rank_label(row: pd.Series) -> str:
-    """The rank as shown: ``-`` for a removed row, ``3*`` for a row not comparable with the rest."""
-    rank = row.get("rank")
-    if is_removed(row) or rank is None or pd.isna(rank):
+    """The rank as shown: ``3``; ``3*`` for a ranked row whose answer columns are not comparable; ``*``
+    for a row not ranked because it is not comparable, ``x`` for one outside the objective's constraints,
+    ``-`` for a removed row."""
+    if is_ranked(row):
+        return f"{int(row['rank'])}{NOT_COMPARABLE_MARK if is_not_comparable(row) else ''}"
+    if is_removed(row) or "excluded" not in row.index:  # before the objective, an unranked row was removed
         return REMOVED_LABEL
-    return f"{int(rank)}{NOT_COMPARABLE_MARK if is_not_comparable(row) else ''}"
+    if any(flag(row, column) for column in COMPARABILITY_COLUMNS):
+        return NOT_COMPARABLE_MARK
+    return EXCLUDED_LABEL if is_excluded(row) else REMOVED_LABEL
 
 
 def row_note(row: pd.Series) -> str:
@@ -211,14 +439,32 @@ def has_notes(board: pd.DataFrame) -> bool:
 
 
 def footnotes(board: pd.DataFrame) -> list[str]:
-    """The legend of the markers present on ``board``, with the reference the ``*`` rows differ from."""
+    """The legend of the markers present on ``board``, with the reference the marked rows differ from."""
     lines = []
     rows = [row for _, row in board.iterrows()]
-    if any(is_not_comparable(r) for r in rows):
+    labels = {rank_label(r) for r in rows}
+    if any(is_ranked(r) and is_not_comparable(r) for r in rows):
+        why = (
+            "evaluated on other questions or with another answer threshold than most rows"
+            if any(is_ranked(r) and flag(r, "other_dataset") for r in rows)  # a board written before
+            else "its answers were judged with another semantic_dynamic threshold than most rows, so its "
+            "answer columns are (its rank, on retrieval, is fair)"
+        )
         lines.append(
-            f"rank N{NOT_COMPARABLE_MARK}: not comparable with the other rows: evaluated on other questions or "
-            f"with another answer threshold than most rows ({reference_description(board)}); "
-            "re-evaluate these partitions to compare them"
+            f"rank N{NOT_COMPARABLE_MARK}: not comparable with the other rows: {why} "
+            f"({reference_description(board)}); re-evaluate these partitions to compare them"
+        )
+    if NOT_COMPARABLE_MARK in labels:
+        lines.append(
+            f"rank {NOT_COMPARABLE_MARK}: not ranked, not comparable with the ranked rows: evaluated on other "
+            f"questions, in another mode, on another question sample or without {ranked_by(board)} "
+            f"({reference_description(board)}); re-evaluate these partitions to rank them"
+        )
+    if EXCLUDED_LABEL in labels:
+        constraint = str(board["rank_constraint"].iloc[0]) if "rank_constraint" in board.columns else ""
+        lines.append(
+            f"rank {EXCLUDED_LABEL}: not ranked, outside the objective's constraint ({constraint}: the "
+            "leaderboard section of data/monitoring.yaml)"
         )
     if any(is_removed(r) for r in rows):
         lines.append(
@@ -226,9 +472,16 @@ def footnotes(board: pd.DataFrame) -> list[str]:
             "listed with its history, not ranked"
         )
     if "removed" in board.columns and len(board) and board["removed"].isna().all():
-        lines.append("the config files could not be read: every row is ranked, none is marked removed")
+        lines.append("the config files could not be read: no row is marked removed")
     extra = [line for line in (questions_footnote(board), duplication_footnote(board)) if line]
     return lines + extra
+
+
+def ranked_by(board: pd.DataFrame) -> str:
+    """The metric the board is ranked by (``span_iou`` on a board written before the objective)."""
+    if "ranked_by" in board.columns and len(board):
+        return str(board["ranked_by"].iloc[0])
+    return "span_iou"
 
 
 def questions_footnote(board: pd.DataFrame) -> str:
@@ -259,15 +512,21 @@ def duplication_footnote(board: pd.DataFrame) -> str:
 
 
 def reference_description(board: pd.DataFrame) -> str:
+    """The questions, mode and threshold of the rows the marked ones differ from."""
     parts: list[str] = []
-    same = board[~board["other_dataset"].astype(bool)] if "other_dataset" in board.columns else board
+    comparable = [
+        not any(flag(r, c) for c in ("other_dataset", "other_mode", "other_question_set"))
+        for _, r in board.iterrows()
+    ]
+    same = board[comparable] if any(comparable) else board
     if len(same):
-        n = reference_questions(same, same["dataset_sha256"].iloc[0])
+        dataset = same["dataset_sha256"].iloc[0]
+        n = reference_questions(same, dataset)
         parts.append(
-            f"{n} questions, dataset {str(same['dataset_sha256'].iloc[0])[:8]}"
-            if n is not None
-            else f"dataset {str(same['dataset_sha256'].iloc[0])[:8]}"
+            f"{n} questions, dataset {str(dataset)[:8]}" if n is not None else f"dataset {str(dataset)[:8]}"
         )
+        if "other_mode" in board.columns and board["other_mode"].astype(bool).any():
+            parts.append(f"{same['evaluation_mode'].iloc[0]} runs")
     if "answer_threshold" in board.columns and "other_threshold" in board.columns:
         agreeing = thresholds(board.loc[~board["other_threshold"].astype(bool), "answer_threshold"]).dropna()
         if len(agreeing):
@@ -276,8 +535,8 @@ def reference_description(board: pd.DataFrame) -> str:
 
 
 def first_ranked(board: pd.DataFrame) -> pd.Series | None:
-    """The best ranked row; None when no row is ranked (all removed, or an empty board)."""
-    return next((row for _, row in board.iterrows() if rank_label(row) != REMOVED_LABEL), None)
+    """The best ranked row; None when no row is ranked (all removed, not comparable or excluded)."""
+    return next((row for _, row in board.iterrows() if is_ranked(row)), None)
 
 
 def pairs_where(board: pd.DataFrame, test: Callable[[pd.Series], bool]) -> list[str]:
@@ -286,18 +545,23 @@ def pairs_where(board: pd.DataFrame, test: Callable[[pd.Series], bool]) -> list[
 
 
 def board_facts(board: pd.DataFrame) -> dict[str, str | int | float]:
-    """What a ranked board says at a glance (the leaderboard asset's metadata): its size, the best ranked
-    pair and its span IoU, and the pairs it cannot vouch for."""
+    """What a ranked board says at a glance (the leaderboard asset's metadata): its size, what it is
+    ranked by, the best ranked pair and its score, its first tier, and the pairs it cannot vouch for."""
     best = first_ranked(board)
+    metric = ranked_by(board)
     facts: dict[str, str | int | float] = {
         "n_partitions": len(board),
         "n_ranked": int(board["rank"].notna().sum()),
+        "ranked_by": metric,
         "best": f"{best['chunk_config']} x {best['profile']}" if best is not None else "none ranked",
     }
-    if best is not None:
-        facts["best_span_iou"] = float(best["span_iou_mean"])
+    if best is not None and f"{metric}_mean" in board.columns:
+        facts["best_score"] = float(best[f"{metric}_mean"])
+    if "tier" in board.columns and board["tier"].notna().any():
+        facts["tier_1"] = ", ".join(pairs_where(board, lambda r: is_ranked(r) and r.get("tier") == 1))
     facts["removed"] = ", ".join(pairs_where(board, is_removed)) or (
         "unknown: the config files could not be read" if board["removed"].isna().all() else "none"
     )
     facts["not_comparable"] = ", ".join(pairs_where(board, is_not_comparable)) or "none"
+    facts["excluded"] = ", ".join(pairs_where(board, is_excluded)) or "none"
     return facts

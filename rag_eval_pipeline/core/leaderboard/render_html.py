@@ -8,49 +8,30 @@ give the same bytes apart from the generation time.
 
 from __future__ import annotations
 
+import colorsys
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
-from typing import Any
 
 import pandas as pd
 
 from ..files import write_files_atomically
 from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse, with_evaluation_defaults
 from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS
-from .ranking import first_ranked, footnotes, is_not_comparable, is_removed, rank_label, row_note
-
-LABELS = {
-    "span_recall": "span recall",
-    "span_precision": "span precision",
-    "span_iou": "span IoU",
-    "recall_at_k": "recall@k",
-    "hit_at_k": "hit@k",
-    "mrr": "MRR",
-    "ndcg_at_k": "nDCG@k",
-    "keyword": "keyword",
-    "semantic_dynamic": "semantic (fitted)",
-    "semantic_fixed": "semantic (fixed)",
-    "hybrid": "hybrid",
-    "llm_judge": "LLM judge",
-}
-
-# Tableau 10: distinguishable, colour-blind tolerant; dashes tell apart series that share a colour.
-PALETTE = (
-    "#4e79a7",
-    "#f28e2b",
-    "#e15759",
-    "#76b7b2",
-    "#59a14f",
-    "#edc948",
-    "#b07aa1",
-    "#ff9da7",
-    "#9c755f",
-    "#bab0ac",
+from .labels import label
+from .ranking import (
+    first_ranked,
+    footnotes,
+    is_not_comparable,
+    is_removed,
+    rank_label,
+    ranked_by,
+    row_note,
 )
-DASHES = ("", "6 3", "2 3", "8 3 2 3")
+from .recommendation import recommendation_html
+from .render_table import number
 
 # What the trend chart reads from the history of retrieval_metrics_summary (with TREND_METRICS' means).
 HISTORY_COLUMNS = (
@@ -62,10 +43,6 @@ HISTORY_COLUMNS = (
     "evaluation_mode",
     "n_questions",
 )
-
-
-def label(metric: str) -> str:
-    return LABELS.get(metric, metric.replace("_", " "))
 
 
 @dataclass(frozen=True)
@@ -120,10 +97,11 @@ def render_report(
     if n_questions:
         facts.append(f"{'/'.join(str(n) for n in n_questions)} questions")
     top = first_ranked(board)
+    metric = ranked_by(board)  # the objective's metric: what "best" means on this board
     best = (
         f'<p class="best-line">Best: <strong>{e(top["chunk_config"])}</strong> &times; '
-        f"<strong>{e(top['profile'])}</strong> (span IoU {fmt(top['span_iou_mean'])})</p>"
-        if top is not None and "span_iou_mean" in board.columns
+        f"<strong>{e(top['profile'])}</strong> ({e(label(metric))} {fmt(top[f'{metric}_mean'])})</p>"
+        if top is not None and f"{metric}_mean" in board.columns
         else ""
     )
     parts = [
@@ -134,19 +112,21 @@ def render_report(
         f"<style>{CSS}</style></head><body>",
         "<header><h1>RAG evaluation report</h1>",
         f'<p class="meta">{" &middot; ".join(facts)}</p>{best}</header>',
-        '<section><h2>Leaderboard</h2><p class="hint">Ranked by span IoU. Retrieval cells: the mean over '
+        recommendation_html(board),
+        '<section><h2>Leaderboard</h2><p class="hint">Ranked by the objective (above). Retrieval cells: the mean over '
         "the questions and its bootstrap 95% confidence interval; the best value of each column is bold. "
         "Answer cells: means over the questions where the method applied.</p>",
         leaderboard_table(board, HEADLINE_METRICS, HEADLINE_ANSWER_METRICS),
         "</section>",
-        '<section><h2>Span recall vs span precision</h2><p class="hint">One point per chunk config, one '
-        "colour per retrieval profile; the whiskers are the 95% confidence intervals. Up and to the right "
-        "is better.</p>",
+        '<section><h2>Span recall vs span precision</h2><p class="hint">One point per partition: its colour '
+        "is the retrieval profile, its shape the chunk config; the whiskers are the 95% confidence "
+        "intervals. Up and to the right is better; the points no other beats on both axes are named (hover "
+        "a point for its name and values).</p>",
         scatter_svg(board),
         "</section>",
         '<section><h2>Trends over runs</h2><p class="hint">The mean of each metric per evaluation of a '
-        "partition, oldest left. Filled points are full evaluations (joined by a line); hollow points are "
-        "quick evaluations on a sample of the questions.</p>",
+        "partition, oldest left, a line per partition evaluated at least twice. Filled points are full "
+        "evaluations; hollow points are quick evaluations on a sample of the questions.</p>",
         trends,
         "</section>",
     ]
@@ -161,16 +141,6 @@ def render_report(
 
 def e(value: object) -> str:
     return escape(str(value), quote=True)
-
-
-def number(value: object) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        result = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(result) else result
 
 
 def fmt(value: object, digits: int = 3) -> str:
@@ -352,40 +322,114 @@ def frame_lines(
 
 
 Box = tuple[float, float, float, float]
+# Label boxes are estimated before the browser lays the text out: 11px DejaVu Sans / system-ui averages
+# 6 px per character of a config name; 6.8 leaves room for wide letters.
+CHAR_WIDTH, LABEL_ASCENT, LABEL_DESCENT = 6.8, 11.0, 3.0
 
 
-def place_label(text: str, px: float, py: float, taken: list[Box], area: Box) -> tuple[float, float, str]:
-    """Where a point's label goes: right, left, above or below the point, the first spot that overlaps
-    no other label or point and stays in the plot; else stacked below on the right."""
-    width = 6.3 * len(text)
-    candidates = [
-        (px + 9, py + 4, "start", (px + 9, py - 8, px + 9 + width, py + 4)),
-        (px - 9, py + 4, "end", (px - 9 - width, py - 8, px - 9, py + 4)),
-        (px, py - 10, "middle", (px - width / 2, py - 22, px + width / 2, py - 10)),
-        (px, py + 19, "middle", (px - width / 2, py + 7, px + width / 2, py + 19)),
-    ]
+def overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
-    def free(box: Box) -> bool:
+
+def place_label(
+    text: str, px: float, py: float, taken: list[Box], area: Box
+) -> tuple[float, float, str] | None:
+    """Where a point's label goes: beside, above, below or diagonal to the point, near first, the first
+    spot inside ``area`` that overlaps no box in ``taken`` (points and labels placed so far); None when
+    every spot is taken: the point then goes unlabelled rather than under another label."""
+    width = CHAR_WIDTH * len(text)
+    candidates = []
+    for gap in (11.0, 22.0):
+        candidates += [
+            (px + gap, py + 4, "start"),
+            (px - gap, py + 4, "end"),
+            (px, py - gap - 1, "middle"),
+            (px, py + gap + LABEL_ASCENT, "middle"),
+            (px + gap * 0.7, py - gap * 0.7, "start"),
+            (px + gap * 0.7, py + gap * 0.7 + LABEL_ASCENT, "start"),
+            (px - gap * 0.7, py - gap * 0.7, "end"),
+            (px - gap * 0.7, py + gap * 0.7 + LABEL_ASCENT, "end"),
+        ]
+    for lx, ly, anchor in candidates:
+        left = {"start": lx, "end": lx - width, "middle": lx - width / 2}[anchor]
+        box = (left, ly - LABEL_ASCENT, left + width, ly + LABEL_DESCENT)
         inside = box[0] >= area[0] and box[2] <= area[2] and box[1] >= area[1] and box[3] <= area[3]
-        return inside and not any(
-            box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in taken
-        )
-
-    for lx, ly, anchor, box in candidates:
-        if free(box):
+        if inside and not any(overlaps(box, b) for b in taken):
             taken.append(box)
-            return lx, ly, anchor
-    lx, ly = px + 9, py + 4
-    while not free((lx, ly - 12, lx + width, ly)) and ly < area[3] + 200:
-        ly += 12
-    taken.append((lx, ly - 12, lx + width, ly))
-    return lx, ly, "start"
+            return round(lx, 2), round(ly, 2), anchor
+    return None
+
+
+# Tableau 10 (distinguishable, colour-blind tolerant) up to ten series; beyond, evenly spaced hues.
+TABLEAU_10 = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
+# A second cue beside the colour (for colour-blind readers and for many series): the marker's shape.
+MARKERS = ("circle", "square", "triangle", "diamond", "triangle-down")
+
+
+def series_colours(n: int) -> list[str]:
+    """``n`` distinct colours: Tableau 10 up to ten; beyond, ``n`` evenly spaced hues, the next series
+    far round the wheel from the last and alternately darker and lighter, so no two series share one."""
+    if n <= len(TABLEAU_10):
+        return list(TABLEAU_10[:n])
+    stride = next(s for s in range(n // 3 + 1, n) if math.gcd(s, n) == 1)
+    colours = []
+    for i in range(n):
+        red, green, blue = colorsys.hls_to_rgb((i * stride % n) / n, 0.36 if i % 2 else 0.52, 0.62)
+        colours.append(f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}")
+    return colours
+
+
+def marker(shape: str, cx: float, cy: float, r: float, attrs: str, title: str = "") -> str:
+    """A point of ``shape`` (one of ``MARKERS``) centred on (cx, cy), with its tooltip."""
+    inner = f"<title>{title}</title>" if title else ""
+    attrs += f' data-cx="{cx}" data-cy="{cy}"'  # the centre, whatever the shape
+    if shape == "circle":
+        return f'<circle cx="{cx}" cy="{cy}" r="{r}" {attrs}>{inner}</circle>'
+    if shape == "square":
+        side = round(r * 1.75, 2)
+        return (
+            f'<rect x="{round(cx - side / 2, 2)}" y="{round(cy - side / 2, 2)}" width="{side}" '
+            f'height="{side}" {attrs}>{inner}</rect>'
+        )
+    corners = {
+        "triangle": ((0, -1.25), (1.1, 0.85), (-1.1, 0.85)),
+        "triangle-down": ((0, 1.25), (1.1, -0.85), (-1.1, -0.85)),
+        "diamond": ((0, -1.3), (1.3, 0), (0, 1.3), (-1.3, 0)),
+    }[shape]
+    path = " ".join(
+        f"{'M' if i == 0 else 'L'}{round(cx + dx * r, 2)},{round(cy + dy * r, 2)}"
+        for i, (dx, dy) in enumerate(corners)
+    )
+    return f'<path d="{path} Z" {attrs}>{inner}</path>'
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> set[int]:
+    """The indexes of the points no other point beats on both values (at least as good on both and
+    better on one): the setups worth naming on a plot where up and right is better."""
+    return {
+        i
+        for i, (a, b) in enumerate(points)
+        if not any(c >= a and d >= b and (c > a or d > b) for c, d in points)
+    }
 
 
 def scatter_svg(board: pd.DataFrame) -> str:
-    """span_recall_mean (y) against span_precision_mean (x), a series (colour) per profile, each point
-    labelled with its chunk config; the whiskers are the confidence intervals."""
-    width, height, left, right, top, bottom = 820, 460, 66, 190, 16, 52
+    """span_recall_mean (y) against span_precision_mean (x): colour is the profile, shape the chunk
+    config, whiskers the confidence intervals. Only the front (the points no other beats on both axes,
+    among the rows still configured) is named, where its label fits: sixteen labels on a few pixels
+    overlap; the shapes and colours name the rest, and every point has a tooltip."""
+    width, height, left, right, top, bottom = 1000, 500, 66, 250, 16, 52
     rows = [
         r
         for _, r in board.iterrows()
@@ -409,43 +453,76 @@ def scatter_svg(board: pd.DataFrame) -> str:
     ]
     out += frame_lines(x, y, "span precision (mean)", "span recall (mean)", x.ticks())
     profiles = sorted({str(r["profile"]) for r in rows})
-    colours = {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(profiles)}
-    points = []
-    for profile in profiles:
-        for r in sorted(
-            (r for r in rows if str(r["profile"]) == profile), key=lambda r: str(r["chunk_config"])
-        ):
-            recall, precision = float(r["span_recall_mean"]), float(r["span_precision_mean"])
-            points.append((profile, r, recall, precision, x(precision), y(recall)))
-    taken: list[Box] = [(px - 6, py - 6, px + 6, py + 6) for *_, px, py in points]
-    area: Box = (left, top, width - right + 10, height - bottom)
+    colours = dict(zip(profiles, series_colours(len(profiles)), strict=True))
+    configs = sorted({str(r["chunk_config"]) for r in rows})
+    shapes = {c: MARKERS[i % len(MARKERS)] for i, c in enumerate(configs)}
+    points = sorted(
+        (
+            (
+                str(r["profile"]),
+                str(r["chunk_config"]),
+                r,
+                float(r["span_recall_mean"]),
+                float(r["span_precision_mean"]),
+            )
+            for r in rows
+        ),
+        key=lambda p: (p[0], p[1]),
+    )
+    placed = [(x(precision), y(recall)) for *_, recall, precision in points]
+    competing = [i for i, p in enumerate(points) if not is_removed(p[2])]
+    front = {competing[i] for i in pareto_front([(points[i][3], points[i][4]) for i in competing])}
+    # a marker of radius 6 reaches 7.8 px from its centre (a diamond's corner), and its stroke beyond
+    taken: list[Box] = [(px - 9, py - 9, px + 9, py + 9) for px, py in placed]
+    area: Box = (left + 2, top, width - right + 10, height - bottom - 2)
     labels: list[str] = []
     for profile in profiles:
         colour = colours[profile]
         out.append(f'<g class="series" data-profile="{e(profile)}" fill="{colour}" stroke="{colour}">')
-        for _, r, recall, precision, px, py in (p for p in points if p[0] == profile):
+        for i, (_, config, r, recall, precision) in enumerate(points):
+            if points[i][0] != profile:
+                continue
+            px, py = placed[i]
             for metric, horizontal in (("span_precision", True), ("span_recall", False)):
                 low, high = number(r.get(f"{metric}_ci_low")), number(r.get(f"{metric}_ci_high"))
                 if low is None or high is None:
                     continue
+                axis = x if horizontal else y  # an interval past 0 or 1 stops at the axis
+                low, high = max(low, axis.low), min(high, axis.high)
                 if horizontal:
                     out.append(f'<line class="whisker" x1="{x(low)}" x2="{x(high)}" y1="{py}" y2="{py}"/>')
                 else:
                     out.append(f'<line class="whisker" x1="{px}" x2="{px}" y1="{y(low)}" y2="{y(high)}"/>')
-            name = str(r["chunk_config"])
-            out.append(
-                f'<circle class="point" cx="{px}" cy="{py}" r="6" data-chunk-config="{e(name)}" '
-                f'data-profile="{e(profile)}" data-span-recall="{recall:.6f}" '
-                f'data-span-precision="{precision:.6f}"><title>{e(name)} &times; {e(profile)}: span recall '
-                f"{recall:.3f}, span precision {precision:.3f}</title></circle>"
+            attrs = (
+                f'class="point" data-chunk-config="{e(config)}" data-profile="{e(profile)}" '
+                f'data-shape="{shapes[config]}" data-front="{"yes" if i in front else "no"}" '
+                f'data-span-recall="{recall:.6f}" data-span-precision="{precision:.6f}"'
             )
-            lx, ly, anchor = place_label(name, px, py, taken, area)
-            labels.append(
-                f'<text class="point-label" x="{lx}" y="{ly}" text-anchor="{anchor}">{e(name)}</text>'
+            title = (
+                f"{e(config)} &times; {e(profile)}: span recall {recall:.3f}, span precision {precision:.3f}"
             )
+            out.append(marker(shapes[config], px, py, 6, attrs, title))
         out.append("</g>")
+    for i in sorted(front, key=lambda i: (-points[i][3], -points[i][4])):  # the best recall named first
+        config, profile = points[i][1], points[i][0]
+        name = f"{config} × {profile}"
+        spot = place_label(name, *placed[i], taken, area)
+        if spot is not None:
+            lx, ly, anchor = spot
+            labels.append(
+                f'<text class="point-label" x="{lx}" y="{ly}" text-anchor="{anchor}" '
+                f'data-chunk-config="{e(config)}" data-profile="{e(profile)}">{e(name)}</text>'
+            )
     out.append('<g class="labels">' + "".join(labels) + "</g>")
-    out += legend(width - right + 24, top + 4, [(p, colours[p], "", "circle") for p in profiles], "profile")
+    entries = [(p, colours[p], "", "circle") for p in profiles]
+    out += legend(width - right + 24, top + 4, entries, "profile (colour)")
+    shape_top = top + 4 + 26 + 18 * len(profiles) + 14
+    out += legend(
+        width - right + 24,
+        shape_top,
+        [(c, "#616e7c", "", shapes[c]) for c in configs],
+        "chunk config (shape)",
+    )
     if not rows:
         out.append(
             f'<text class="empty" x="{width / 2}" y="{height / 2}" text-anchor="middle">no data</text>'
@@ -455,17 +532,20 @@ def scatter_svg(board: pd.DataFrame) -> str:
 
 
 def legend(x0: float, y0: float, entries: Sequence[tuple[str, str, str, str]], title: str) -> list[str]:
+    """A titled column of entries (name, colour, dash, shape): a line for "line", a marker for a shape,
+    a line through a marker for "line-" + shape."""
     out = [f'<g class="legend"><text class="legend-title" x="{x0}" y="{y0 + 8}">{e(title)}</text>']
     for i, (name, colour, dash, shape) in enumerate(entries):
         cy = y0 + 26 + 18 * i
-        if shape == "circle":
-            out.append(f'<circle cx="{x0 + 7}" cy="{cy - 4}" r="5" fill="{colour}"/>')
-        else:
+        if shape.startswith("line"):
             dashed = f' stroke-dasharray="{dash}"' if dash else ""
             out.append(
                 f'<line x1="{x0}" x2="{x0 + 18}" y1="{cy - 4}" y2="{cy - 4}" stroke="{colour}" '
                 f'stroke-width="2.5"{dashed}/>'
             )
+        shown = shape.removeprefix("line").removeprefix("-")
+        if shown:
+            out.append(marker(shown, x0 + 9, cy - 4, 4.5, f'fill="{colour}" stroke="#fff" stroke-width="1"'))
         out.append(f'<text class="legend-entry" x="{x0 + 24}" y="{cy}">{e(name)}</text>')
     out.append("</g>")
     return out
@@ -474,8 +554,9 @@ def legend(x0: float, y0: float, entries: Sequence[tuple[str, str, str, str]], t
 def trends_svg(
     history: pd.DataFrame, partitions: Sequence[tuple[str, str]], metrics: Sequence[str]
 ) -> tuple[str, list[str]]:
-    """One panel per metric; in each, one series per partition of the board (board order), a point per
-    evaluation. Returns the SVG and notes on what was not drawn and why."""
+    """One panel per metric; in each, a line per partition of the board evaluated at least twice (board
+    order), through a point per evaluation. A partition with one evaluation has no trend yet: it is
+    named under the chart, not drawn as a lone dot. Returns the HTML and notes on what was not drawn."""
     notes: list[str] = []
     frame = history.copy()
     for column in ("chunk_config", "profile", "created_at", "run_id"):
@@ -501,27 +582,47 @@ def trends_svg(
     frame = frame.assign(_order=frame["when"].map(lambda t: t.value)).sort_values(
         ["_order", "run_id"], kind="stable"
     )
-    missing = [
-        p for p in partitions if not ((frame["chunk_config"] == p[0]) & (frame["profile"] == p[1])).any()
-    ]
+    counts = frame.groupby(["chunk_config", "profile"]).size().to_dict()
+    missing = [p for p in partitions if not counts.get(p)]
     if missing:
         notes.append("no history yet for: " + ", ".join(f"{c} x {p}" for c, p in missing))
-    width, panel_height, left, right, top, bottom, gap = 880, 220, 66, 250, 16, 48, 20
+    drawn = [p for p in partitions if counts.get(p, 0) >= 2]
+    once = [f"{c} × {p}" for c, p in partitions if counts.get((c, p)) == 1]
+    single = (
+        f'<p class="hint" id="trends-single">Evaluated once so far, so not drawn: {e(", ".join(once))}.</p>'
+        if once
+        else ""
+    )
+    if not drawn:
+        return (
+            '<p class="empty" id="trends-empty">No partition has been evaluated twice yet: a partition\'s '
+            "trend appears with its second evaluation.</p>" + single,
+            notes,
+        )
+    frame = frame[
+        pd.Series(
+            [k in set(drawn) for k in zip(frame["chunk_config"], frame["profile"], strict=True)],
+            index=frame.index,
+            dtype=bool,
+        )
+    ]
+    width, panel_height, left, right, top, bottom, gap = 1040, 230, 66, 290, 16, 48, 22
     style = {
-        p: (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)])
-        for i, p in enumerate(partitions)
+        p: (colour, MARKERS[i % len(MARKERS)])
+        for i, (p, colour) in enumerate(zip(drawn, series_colours(len(drawn)), strict=True))
     }
     times = [t.value for t in frame["when"]]
-    t_low, t_high = (min(times), max(times)) if times else (0, 0)
-    if t_high == t_low:  # one evaluation: a single point in the middle
-        t_low, t_high = t_low - 86_400 * 10**9, t_high + 86_400 * 10**9
-    x = Axis(float(t_low), float(t_high), left, width - right)
+    t_low, t_high = float(min(times)), float(max(times))
+    if t_high == t_low:  # evaluations at one instant: a day either side
+        t_low, t_high = t_low - 86_400e9, t_high + 86_400e9
+    pad = (t_high - t_low) * 0.03  # no point on the y axis
+    x = Axis(t_low - pad, t_high + pad, left, width - right)
+    x_ticks, x_title = time_ticks(t_low - pad, t_high + pad)
     total_height = len(metrics) * (panel_height + gap)
     out = [
         f'<svg id="trends" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {total_height}" '
         f'width="{width}" height="{total_height}" role="img" aria-label="metric trends over runs">'
     ]
-    x_ticks = time_ticks(frame["when"].tolist(), float(t_low), float(t_high))
     for index, metric in enumerate(metrics):
         column = f"{metric}_mean"
         values = frame[column].map(number) if column in frame.columns else pd.Series(None, index=frame.index)
@@ -531,9 +632,9 @@ def trends_svg(
         y = Axis(lo, hi, y0 + panel_height - bottom, y0 + top, step)
         out.append(f'<g class="panel" data-metric="{e(metric)}">')
         out.append(f'<text class="panel-title" x="{left}" y="{y0 + 10}">{e(label(metric))}</text>')
-        out += frame_lines(x, y, "evaluated at (UTC)", "mean", x_ticks)
-        for chunk_config, profile in partitions:
-            colour, dash = style[(chunk_config, profile)]
+        out += frame_lines(x, y, x_title, "mean", x_ticks)
+        for chunk_config, profile in drawn:
+            colour, shape = style[(chunk_config, profile)]
             mask = (frame["chunk_config"] == chunk_config) & (frame["profile"] == profile)
             points = [
                 (x(float(w.value)), y(v), v, str(run), str(mode), w)
@@ -550,21 +651,22 @@ def trends_svg(
                 continue
             out.append(
                 f'<g class="series" data-chunk-config="{e(chunk_config)}" data-profile="{e(profile)}" '
-                f'data-metric="{e(metric)}" stroke="{colour}">'
+                f'data-metric="{e(metric)}" data-shape="{shape}" stroke="{colour}">'
             )
-            full = [(px, py) for px, py, _, _, mode, _ in points if mode != "quick"]
-            if len(full) > 1:
-                dashed = f' stroke-dasharray="{dash}"' if dash else ""
-                path = " ".join(f"{px},{py}" for px, py in full)
-                out.append(f'<polyline class="line" points="{path}" fill="none"{dashed}/>')
+            if len(points) > 1:
+                path = " ".join(f"{px},{py}" for px, py, *_ in points)
+                out.append(f'<polyline class="line" points="{path}" fill="none"/>')
             for px, py, v, run, mode, when in points:
                 fill = "#fff" if mode == "quick" else colour
-                out.append(
-                    f'<circle class="point" cx="{px}" cy="{py}" r="4" fill="{fill}" data-run-id="{e(run)}" '
-                    f'data-mode="{e(mode)}" data-value="{v:.6f}"><title>{e(chunk_config)} &times; '
-                    f"{e(profile)}, {e(when.strftime('%Y-%m-%d %H:%M'))} ({e(mode)}): {e(label(metric))} "
-                    f"{v:.3f}</title></circle>"
+                attrs = (
+                    f'class="point" fill="{fill}" data-run-id="{e(run)}" data-mode="{e(mode)}" '
+                    f'data-value="{v:.6f}"'
                 )
+                title = (
+                    f"{e(chunk_config)} &times; {e(profile)}, {e(when.strftime('%Y-%m-%d %H:%M'))} "
+                    f"({e(mode)}): {e(label(metric))} {v:.3f}"
+                )
+                out.append(marker(shape, px, py, 4, attrs, title))
             out.append("</g>")
         if not present:
             out.append(
@@ -572,28 +674,50 @@ def trends_svg(
                 'text-anchor="middle">no history</text>'
             )
         out.append("</g>")
-    entries = [(f"{c} × {p}", *style[(c, p)], "line") for c, p in partitions]
-    out += legend(width - right + 16, top, entries, "chunk config × profile")
+    entries = [(f"{c} × {p}", style[(c, p)][0], "", f"line-{style[(c, p)][1]}") for c, p in drawn]
+    out += legend(width - right + 44, top, entries, "chunk config × profile")
     out.append("</svg>")
-    return "\n".join(out), notes
+    return "\n".join(out) + single, notes
 
 
-def time_ticks(stamps: Sequence[Any], low: float, high: float) -> list[tuple[float, str]]:
-    """Four evenly spaced dates (with the time when the runs lie within two days)."""
-    if not stamps:
-        return []
-    days = (high - low) / 86_400e9
-    pattern = "%Y-%m-%d" if days > 4 else "%m-%d %H:%M"
-    return [
-        (value, pd.Timestamp(int(value), tz="UTC").strftime(pattern))
-        for value in (low + (high - low) * i / 3 for i in range(4))
-    ]
+SECOND = 10**9  # nanoseconds, as pandas counts them
+# Tick steps of the time axis in seconds, so ticks fall on round times (the minute, the hour, midnight UTC).
+TIME_STEPS = (1, 5, 30, 60, 300, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86_400, 2 * 86_400, 7 * 86_400)
+
+
+def time_ticks(low: float, high: float, most: int = 6) -> tuple[list[tuple[float, str]], str]:
+    """Ticks (nanoseconds) at round times between ``low`` and ``high``, at most ``most``, each label
+    distinct, and the axis title. The date is said once: in the title when every tick falls on one day
+    (the ticks then show the time), the year in the title when steps are whole days."""
+    days_apart = math.ceil((high - low) / (most - 1) / (86_400 * SECOND))  # a long history: whole days
+    step = SECOND * next(
+        (s for s in TIME_STEPS if (high - low) / (s * SECOND) <= most - 1), days_apart * 86_400
+    )
+    first = math.ceil(low / step) * step
+    values = [float(first + i * step) for i in range(int((high - first) // step) + 1)] or [(low + high) / 2]
+    stamps = [pd.Timestamp(int(value), tz="UTC") for value in values]
+    days = {stamp.date() for stamp in stamps}
+    if len(days) == 1:
+        pattern = "%H:%M:%S" if step < 60 * SECOND else "%H:%M"
+        title = f"evaluated at (UTC, {stamps[0]:%Y-%m-%d})"
+    elif step >= 86_400 * SECOND:
+        years = {stamp.year for stamp in stamps}
+        pattern = "%b %d" if len(years) == 1 else "%Y-%m-%d"
+        title = f"evaluated on (UTC, {stamps[0].year})" if len(years) == 1 else "evaluated on (UTC)"
+    else:
+        pattern, title = "%b %d %H:%M", "evaluated at (UTC)"
+    ticks: list[tuple[float, str]] = []
+    for value, stamp in zip(values, stamps, strict=True):
+        text = stamp.strftime(pattern)
+        if text not in {t for _, t in ticks}:  # never the same label twice
+            ticks.append((value, text))
+    return ticks, title
 
 
 CSS = """
 :root { --ink: #1f2933; --muted: #616e7c; --line: #d9e2ec; --band: #f5f7fa; --accent: #2f6fb0; }
 * { box-sizing: border-box; }
-body { margin: 0; padding: 28px 36px 40px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto,
+body { margin: 0; padding: 24px 28px 40px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto,
   "Helvetica Neue", Arial, sans-serif; color: var(--ink); background: #fff; }
 h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 17px; margin: 30px 0 4px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
@@ -602,21 +726,21 @@ h2 { font-size: 17px; margin: 30px 0 4px; padding-bottom: 4px; border-bottom: 1p
 .best-line { margin: 6px 0 0; }
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
-th, td { padding: 6px 10px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
-th { font-weight: 600; background: var(--band); white-space: nowrap; }
+th, td { padding: 6px 8px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
+th { font-weight: 600; background: var(--band); }
 th.answer { background: #eef4ea; }
 tbody tr:nth-child(even) { background: #fbfcfd; }
 tbody tr:hover { background: #eef4fb; }
 td.num { text-align: right; white-space: nowrap; }
 td.best { font-weight: 700; }
 td.name { font-weight: 500; white-space: nowrap; }
-td.when { color: var(--muted); white-space: nowrap; }
+td.when { color: var(--muted); min-width: 6em; }
 td.mode-quick { color: #b35c00; }
 tr.removed td { color: var(--muted); font-style: italic; }
 tr.not-comparable td.rank, .note { color: #8a4b00; }
 td .note { display: block; min-width: 16em; white-space: normal; font-size: 11px; font-style: normal; }
 p.footnote { margin: 6px 0 0; color: #8a4b00; font-size: 12px; }
-.table-wrap { overflow-x: auto; }
+.table-wrap { overflow-x: auto; max-width: 100%; }
 .ci { display: block; font-size: 11px; color: var(--muted); font-weight: 400; }
 .version { font-size: 11px; color: var(--muted); }
 svg { display: block; max-width: 100%; height: auto; overflow: visible; }
@@ -634,5 +758,6 @@ svg text.empty { fill: var(--muted); font-size: 13px; }
 #trends .line { stroke-width: 2; }
 svg text.point-label { font-size: 11px; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
 #notes li { color: #8a4b00; }
+p.empty { color: var(--muted); font-style: italic; }
 footer { margin-top: 36px; font-size: 12px; }
 """

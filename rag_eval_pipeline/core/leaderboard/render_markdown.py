@@ -9,6 +9,16 @@ import pandas as pd
 
 from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
 from .ranking import footnotes, has_notes, profile_label, rank_label, row_note
+from .recommendation import recommend
+
+
+def recommendation_markdown(board: pd.DataFrame) -> str:
+    """The recommendation (recommendation.py; the asset's ``recommendation`` metadata): the headline in
+    bold, then a list of its details."""
+    recommendation = recommend(board)
+    lines = [f"**{recommendation.headline}**", ""]
+    lines += [f"- **{label}**: {text}" for label, text in recommendation.details]
+    return "\n".join(lines)
 
 
 def leaderboard_markdown(board: pd.DataFrame) -> str:

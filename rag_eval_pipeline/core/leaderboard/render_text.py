@@ -1,5 +1,5 @@
-"""The leaderboard as a plain-text table for the terminal (`rag-eval run`, `rag-eval leaderboard`), with
-the rows' notes and their legend."""
+"""The leaderboard for the terminal (`rag-eval run`, `rag-eval leaderboard`): the recommendation, then a
+plain-text table with the rows' tiers and notes, and their legend."""
 
 from __future__ import annotations
 
@@ -7,27 +7,48 @@ import pandas as pd
 
 from ..text_table import format_table
 from .board import TERMINAL_ANSWER_METRICS, TERMINAL_METRICS
-from .ranking import footnotes, has_notes, profile_label, rank_label, row_note
+from .ranking import footnotes, has_notes, profile_label, rank_label, ranked_by, row_note
+from .recommendation import recommend
 
 
 def format_leaderboard(board: pd.DataFrame) -> str:
-    """Mean and bootstrap 95% CI per terminal retrieval metric, then the answer metrics' means (n/a
-    where answers were not evaluated or the judge did not run); a `note` column and a legend under the
-    table when rows are removed (rank `-`) or not comparable (rank `3*`)."""
+    """The recommendation, then the table: the tier, the metric ranked by (when it is not a terminal
+    metric) and the mean and bootstrap 95% CI per terminal retrieval metric, then the answer metrics'
+    means (n/a where answers were not evaluated or the judge did not run); a `note` column and a legend
+    under the table when rows are not ranked (rank `*`, `x`, `-`) or marked (rank `3*`)."""
     answer_columns = [m for m in TERMINAL_ANSWER_METRICS if f"{m}_mean" in board.columns]
     notes = has_notes(board)
-    header = ["rank", "chunk_config", "profile", "k", *TERMINAL_METRICS, *answer_columns]
+    objective = ranked_by(board)
+    metrics = [m for m in (objective,) if m not in TERMINAL_METRICS and f"{m}_mean" in board.columns]
+    metrics += TERMINAL_METRICS
+    tiers = "tier" in board.columns and bool(board["tier"].notna().any())
+    header = ["rank", *(["tier"] if tiers else []), "chunk_config", "profile", "k", *metrics, *answer_columns]
     header += ["note"] if notes else []
     rows = []
     for _, row in board.iterrows():
-        cells = [rank_label(row), str(row["chunk_config"]), profile_label(row), str(row["top_k"])]
-        cells += [mean_ci(row, metric) for metric in TERMINAL_METRICS]
+        cells = [rank_label(row), *([tier_label(row)] if tiers else [])]
+        cells += [str(row["chunk_config"]), profile_label(row), str(row["top_k"])]
+        cells += [mean_ci(row, metric) for metric in metrics]
         for metric in answer_columns:
             value = row[f"{metric}_mean"]
             cells.append("n/a" if pd.isna(value) else f"{value:.3f}")
         cells += [row_note(row)] if notes else []
         rows.append(cells)
-    return "\n".join([format_table(header, rows), *footnotes(board)])
+    return "\n".join([format_recommendation(board), "", format_table(header, rows), *footnotes(board)])
+
+
+def format_recommendation(board: pd.DataFrame) -> str:
+    """The recommendation (recommendation.py): its headline, then one indented line per detail."""
+    recommendation = recommend(board)
+    width = max((len(label) for label, _ in recommendation.details), default=0)
+    lines = [recommendation.headline]
+    lines += [f"  {label + ':':<{width + 1}} {text}" for label, text in recommendation.details]
+    return "\n".join(lines)
+
+
+def tier_label(row: pd.Series) -> str:
+    tier = row.get("tier")
+    return "" if tier is None or pd.isna(tier) else str(int(tier))
 
 
 def mean_ci(row: pd.Series, metric: str) -> str:

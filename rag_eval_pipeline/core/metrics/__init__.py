@@ -1,9 +1,17 @@
-"""Retrieval metrics: token-level (character spans), chunk-level (IDs) and their aggregates."""
+"""Retrieval metrics: token-level (character spans, also within context budgets), chunk-level (IDs) and
+their aggregates."""
 
 from __future__ import annotations
 
 from .aggregate import MetricSummary, summarize, summarize_by_group, summarize_table
 from .chunk_metrics import ChunkMetrics, chunk_metrics
+from .context_budget import (
+    CONTEXT_BUDGETS,
+    ChunkTokenStarts,
+    ContextBudgetMetrics,
+    budgeted_spans,
+    context_budget_metrics,
+)
 from .reference_copies import ReferenceCopies, ReferenceDuplication
 from .span_metrics import (
     ChunkSpanIndex,
@@ -16,15 +24,20 @@ from .span_metrics import (
 )
 
 __all__ = [
+    "CONTEXT_BUDGETS",
     "ChunkMetrics",
     "ChunkSpanIndex",
+    "ChunkTokenStarts",
+    "ContextBudgetMetrics",
     "CopyAwareSpanMetrics",
     "MetricSummary",
     "OmegaPrecision",
     "ReferenceCopies",
     "ReferenceDuplication",
     "SpanMetrics",
+    "budgeted_spans",
     "chunk_metrics",
+    "context_budget_metrics",
     "precision_omega",
     "span_metrics",
     "span_metrics_copies",

@@ -41,6 +41,7 @@ from ...core.warehouse import ANSWER_SUMMARY
 from ...lib.evaluation_runs import EvaluationModeResource
 from ...lib.freshness import READS_PROJECT_SETTINGS, READS_SETUPS
 from ...lib.io_managers import WarehouseResource
+from ...lib.metric_metadata import metric_value, with_metric_values
 from ...lib.partitions import CHUNK_CONFIG, PROFILE, evaluation_key, evaluation_partitions
 from ...lib.provenance import content_version, dataset_hashes, evaluation_columns, now_utc, with_columns
 from ...lib.resources import EmbedderResource, LLMResource, ProjectResource
@@ -172,7 +173,7 @@ def answer_calibration(
     threshold = report.threshold
     context.log.info(f"semantic_dynamic threshold {threshold.threshold:.2f}: {threshold.reason}")
     metadata: dict[str, dg.RawMetadataValue] = {
-        "threshold": dg.MetadataValue.float(threshold.threshold),
+        "threshold": metric_value(threshold.threshold),
         "threshold_how": threshold.how,
         "threshold_reason": threshold.reason,
         "n_labels": n_labels,
@@ -181,9 +182,9 @@ def answer_calibration(
     }
     for agreement in report.agreements:
         if agreement.accuracy is not None:
-            metadata[f"{agreement.method}_accuracy"] = dg.MetadataValue.float(agreement.accuracy)
+            metadata[f"{agreement.method}_accuracy"] = metric_value(agreement.accuracy)
         if agreement.cohen_kappa is not None:
-            metadata[f"{agreement.method}_kappa"] = dg.MetadataValue.float(agreement.cohen_kappa)
+            metadata[f"{agreement.method}_kappa"] = metric_value(agreement.cohen_kappa)
     metadata.update(usage_metadata(client))
     return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))
 
@@ -255,9 +256,7 @@ def answers(
         "n_answered": int((ok & ~frame["abstained"]).sum()),
         "n_abstained": int((ok & frame["abstained"]).sum()),
         "n_failed": int((~ok).sum()),
-        "mean_citations": dg.MetadataValue.float(
-            round(float(frame.loc[ok, "n_cited"].mean()), 3) if ok.any() else 0.0
-        ),
+        "mean_citations": metric_value(float(frame.loc[ok, "n_cited"].mean()) if ok.any() else 0.0),
         "invalid_citations": int(frame["invalid_citations"].map(len).sum()),
     }
     if answerer.last_estimate is not None:
@@ -425,15 +424,15 @@ def answer_metrics_metadata(
     for name in CORRECTNESS_METRICS + PRODUCTION_METRICS:
         mean = summary[f"{name}_mean"]
         if isinstance(mean, float) and mean == mean:  # not NaN
-            metadata[name] = dg.MetadataValue.float(mean)
+            metadata[name] = metric_value(mean)
         metadata[f"{name}_n_failed"] = summary[f"{name}_n_failed"]
-    metadata["threshold"] = dg.MetadataValue.float(threshold.threshold)
+    metadata["threshold"] = metric_value(threshold.threshold)
     metadata["threshold_reason"] = threshold.reason
     for verdict in VERDICTS:
         metadata[f"semantic_validation_{verdict}"] = summary[f"semantic_validation_{verdict}"]
-    for key, value in production.as_metadata().items():
-        if value is not None:
-            metadata[key] = value
+    # the escalated fraction and the cost estimates rounded like the means
+    produced = {key: value for key, value in production.as_metadata().items() if value is not None}
+    metadata.update(with_metric_values(produced))
     metadata.update(usage_metadata(client))
     return metadata
 

@@ -29,6 +29,7 @@ from ...lib.evaluation_runs import EvaluationModeResource
 from ...lib.freshness import READS_PROFILE
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import log_experiment
+from ...lib.metric_metadata import metric_value
 from ...lib.partitions import evaluation_key, evaluation_partitions
 from ...lib.provenance import content_version, dataset_hashes, evaluation_columns, now_utc, with_columns
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
@@ -183,10 +184,11 @@ def retrieval_metrics(
     eval_questions: pd.DataFrame,
     retrieval_results: pd.DataFrame,
 ) -> dg.MaterializeResult[pd.DataFrame]:
-    """Per-question token-level metrics (span recall/precision/IoU, Chroma variants, precision_omega) and
-    chunk-level metrics with ground truth derived for this chunk set; a summary row per run in history;
-    a LangSmith experiment on the evaluation dataset when LangSmith is configured. Step 4 of an
-    evaluation as the notebook API runs it: ``token_level_result``."""
+    """Per-question token-level metrics (span recall/precision/IoU, Chroma variants, precision_omega),
+    chunk-level metrics with ground truth derived for this chunk set, span metrics within context
+    budgets (`span_recall_1000t`, ...) and the context's size (`context_tokens`); a summary row per run
+    in history; a LangSmith experiment on the evaluation dataset when LangSmith is configured. Step 4 of
+    an evaluation as the notebook API runs it: ``token_level_result``."""
     chunk_config, profile_name = evaluation_key(context)
     profile = profile_for(project, profile_name)
     questions = evaluated_questions(project, evaluation, eval_questions)
@@ -272,7 +274,7 @@ def retrieval_metrics(
     if warning:
         metadata["duplicated_reference_text"] = warning
     for name, s in summaries.items():
-        metadata[name] = dg.MetadataValue.float(s.mean)
+        metadata[name] = metric_value(s.mean)
     metadata["confidence_intervals"] = dg.MetadataValue.md(summary_markdown(summaries))
     metadata.update(langsmith_metadata)
     return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))

@@ -7,7 +7,13 @@ from dataclasses import dataclass, replace
 import dagster as dg
 
 from ...core.configs import PipelineConfigs
-from ...core.source_versions import SourceVersions, config_versions, project_settings_version, setups_version
+from ...core.source_versions import (
+    SourceVersions,
+    config_versions,
+    leaderboard_settings_version,
+    project_settings_version,
+    setups_version,
+)
 from ...lib.freshness import changed_source_observations
 from ...lib.partition_sync import partition_changes
 from ...lib.partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, profile_partitions
@@ -139,6 +145,7 @@ def partition_sync_sensor(context: dg.SensorEvaluationContext, project: ProjectR
             chunk_config_versions,
             profile_versions,
             setups_version(configs),
+            leaderboard_settings_version(project.files()),
         ),
     )
     if before == state and not (changes.add_chunk_configs or changes.add_profiles):

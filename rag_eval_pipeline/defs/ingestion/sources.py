@@ -1,5 +1,6 @@
 """What the pipeline reads from outside, as external assets: the documents, each chunk config, each
-retrieval profile, the settings of questions and answers, and which setups are configured. `rag-eval run`, the nightly schedule and the
+retrieval profile, the settings of questions and answers, which setups are configured and what the
+leaderboard ranks them by. `rag-eval run`, the nightly schedule and the
 sensors record their versions (core/source_versions.py) as observations (lib/freshness.py): a changed
 source makes the partitions that read it stale in the UI, and they are what a run does not skip."""
 
@@ -9,6 +10,7 @@ from ...lib.freshness import (
     CHUNK_CONFIG_SETTINGS,
     CONFIGURED_SETUPS,
     DOCUMENTS,
+    LEADERBOARD_SETTINGS,
     PROJECT_SETTINGS,
     RETRIEVAL_PROFILE_SETTINGS,
 )
@@ -37,5 +39,10 @@ SOURCE_ASSETS = [
         CONFIGURED_SETUPS,
         group_name="ingestion",
         description="Which chunk configs and profiles the files name: what the leaderboard ranks.",
+    ),
+    dg.AssetSpec(
+        LEADERBOARD_SETTINGS,
+        group_name="ingestion",
+        description="The leaderboard's objective: the leaderboard section of data/monitoring.yaml.",
     ),
 ]

@@ -6,10 +6,13 @@ import pandas as pd
 from ...core.leaderboard.board import build_board
 from ...core.leaderboard.ranking import board_facts, footnotes
 from ...core.leaderboard.render_html import write_report
-from ...core.leaderboard.render_markdown import leaderboard_markdown
-from ...lib.freshness import READS_SETUPS
+from ...core.leaderboard.render_markdown import leaderboard_markdown, recommendation_markdown
+from ...core.leaderboard.render_table import board_table
+from ...lib.freshness import READS_LEADERBOARD_SETTINGS, READS_SETUPS
 from ...lib.io_managers import WarehouseResource, warehouse_writes
+from ...lib.metric_metadata import table_value, with_metric_values
 from ...lib.provenance import now_utc, with_columns
+from ...lib.regression_checks import monitoring_settings
 from ...lib.resources import ProjectResource
 from ...lib.step_inputs import configured_names
 from ...lib.step_redaction import redacts_secrets
@@ -21,7 +24,7 @@ from ...lib.step_redaction import redacts_secrets
         "retrieval_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
         "answer_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
     },
-    deps=READS_SETUPS,
+    deps=[*READS_SETUPS, *READS_LEADERBOARD_SETTINGS],
     kinds={"python", "parquet"},
 )
 @redacts_secrets
@@ -33,14 +36,18 @@ def leaderboard(
     answer_metrics: dict[str, pd.DataFrame],
     answer_judgements: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
-    """The latest metrics of every evaluated partition, best span IoU first, with bootstrap 95% CIs;
+    """The latest metrics of every evaluated partition, ranked by the objective of data/monitoring.yaml
+    (leaderboard; by default span recall at a 1,000-token context budget) with statistical tiers and a
+    recommendation (core/leaderboard/recommendation.py), with bootstrap 95% CIs;
     the answer columns (keyword, semantic, hybrid, production metrics, and the LLM judge for the pairs
     it judged) where answers were evaluated. Also an HTML report (table, recall vs precision scatter,
-    trends from history/retrieval_metrics_summary): reports/leaderboard.html and reports/history/<run>.html.
-    Partitions of a removed chunk config or profile are listed, not ranked; rows on other questions or
-    with another answer threshold than most are marked (core/leaderboard/ranking.py says the rule)."""
+    trends from history/retrieval_metrics_summary): `reports/leaderboard.html` and
+    `reports/history/{run_id}.html`.
+    Partitions of a removed chunk config or profile, and rows on other questions or in another mode than
+    most, are listed, not ranked (core/leaderboard/ranking.py says the rule)."""
     configured = configured_names(project, context.log)
-    board = build_board(retrieval_metrics, answer_metrics, answer_judgements, configured)
+    objective = monitoring_settings(project).leaderboard  # a bad value fails the step naming file and key
+    board = build_board(retrieval_metrics, answer_metrics, answer_judgements, configured, objective)
     if board is None:
         raise dg.Failure(
             "no retrieval_metrics partition has been materialized yet: evaluate a partition first"
@@ -57,8 +64,12 @@ def leaderboard(
         board,
         metadata={
             # its size, the best pair, and what the board cannot vouch for (removed, not comparable)
-            **board_facts(board),
-            "leaderboard": dg.MetadataValue.md(leaderboard_markdown(board)),
+            **with_metric_values(board_facts(board)),
+            # which setup to pick: the best by the objective, its statistical tier, a cheaper tied one
+            "recommendation": dg.MetadataValue.md(recommendation_markdown(board)),
+            # the board as a table the UI shows inline (rounded, CIs as text); the same as markdown to copy
+            "leaderboard": table_value(board_table(board)),
+            "leaderboard_markdown": dg.MetadataValue.md(leaderboard_markdown(board)),
             # this materialization's report (kept); reports/leaderboard.html is always the latest
             "report": dg.MetadataValue.url(snapshot.as_uri()),
             "report_path": dg.MetadataValue.path(str(snapshot)),

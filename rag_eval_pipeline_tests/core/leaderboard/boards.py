@@ -1,5 +1,5 @@
-"""A small ranked board for the renderer tests: a ranked row, a quick one without a judge verdict, and
-a removed one (profile ``old``)."""
+"""A small board for the renderer tests, ranked by span IoU: a ranked row, a quick one without a judge
+verdict (not comparable with the full one: listed, not ranked), and a removed one (profile ``old``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import pandas as pd
 
 from rag_eval_pipeline.core.leaderboard.board import HEADLINE_METRICS
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board
+from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+SPAN_IOU = LeaderboardSettings(rank_by="span_iou", context_budget_tokens=None)
 
 
 def ranked(answers: bool) -> pd.DataFrame:
@@ -37,4 +39,4 @@ def ranked(answers: bool) -> pd.DataFrame:
             row |= {"llm_judge_mean": 0.75 if config == "fixed" else float("nan")}
         rows.append(row)
     configured = ConfiguredNames(frozenset({"fixed", "recursive"}), frozenset({"top2"}))
-    return rank_board(pd.DataFrame(rows), configured)
+    return rank_board(pd.DataFrame(rows), configured, SPAN_IOU)

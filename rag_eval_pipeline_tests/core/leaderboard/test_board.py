@@ -4,7 +4,7 @@ the headline metrics every view picks from."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
@@ -20,12 +20,16 @@ from rag_eval_pipeline.core.leaderboard.board import (
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames
 from rag_eval_pipeline.core.metrics.aggregate import summarize
 from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
+from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 CONFIGURED = ConfiguredNames(frozenset({"fixed", "recursive"}), frozenset({"top2"}))
+SPAN_IOU = LeaderboardSettings(rank_by="span_iou", context_budget_tokens=None)
 
 
-def retrieval_metrics(chunk_config: str, iou: list[float], run: str, **evaluation: str) -> pd.DataFrame:
+def retrieval_metrics(
+    chunk_config: str, iou: list[float], run: str, created_at: datetime = NOW, **evaluation: str
+) -> pd.DataFrame:
     """A partition's per-question metrics; ``evaluation`` (evaluation_id, evaluation_mode) as the run
     wrote them: none for a table written before evaluations were tagged."""
     return pd.DataFrame(
@@ -38,7 +42,7 @@ def retrieval_metrics(chunk_config: str, iou: list[float], run: str, **evaluatio
                 **{m: 0.5 for m in TOKEN_LEVEL_METRICS},
                 "span_iou": value,
                 "run_id": run,
-                "created_at": NOW,
+                "created_at": created_at,
                 "chunk_config_hash": "c",
                 "profile_hash": "p",
                 "embedder_model_id": "e",
@@ -76,7 +80,12 @@ def test_a_row_per_evaluated_partition_ranked_with_its_summaries_and_provenance(
     board = build_board(
         {
             "fixed|top2": retrieval_metrics(
-                "fixed", [0.2, 0.4, 0.6], "r1", evaluation_id="e1", evaluation_mode="quick"
+                "fixed",
+                [0.2, 0.4, 0.6],
+                "r1",
+                NOW - timedelta(hours=1),
+                evaluation_id="e1",
+                evaluation_mode="quick",
             ),
             "recursive|top2": retrieval_metrics("recursive", [0.9, 0.7], "r2"),  # before evaluation tags
             "new|top2": pd.DataFrame(),  # a partition not evaluated yet
@@ -84,10 +93,17 @@ def test_a_row_per_evaluated_partition_ranked_with_its_summaries_and_provenance(
         {},
         pd.DataFrame(),
         CONFIGURED,
+        SPAN_IOU,
     )
     assert board is not None
-    assert list(board["chunk_config"]) == ["recursive", "fixed"]  # best span IoU first
-    assert list(board["rank"]) == [1, 2] and list(board["n_questions"]) == [2, 3]
+    # the newer full run is the reference: the quick one is listed, not ranked with it
+    assert list(board["chunk_config"]) == ["recursive", "fixed"]
+    assert list(board["rank"].astype("object")) == [1, pd.NA] and list(board["n_questions"]) == [2, 3]
+    assert list(board["note"]) == ["", "quick run on 3 questions vs full runs"]
+    assert list(board["ranked_by"]) == ["span_iou", "span_iou"] and list(board["tier"].astype("object")) == [
+        1,
+        pd.NA,
+    ]
     fixed = board.iloc[1]
     expected = summarize([0.2, 0.4, 0.6], "span_iou")
     assert (fixed["span_iou_mean"], fixed["span_iou_ci_low"], fixed["span_iou_ci_high"]) == pytest.approx(
@@ -113,6 +129,7 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "profile",
         "top_k",
         "n_questions",
+        "question_set",
         "n_stale_questions",
         *RUN_DUPLICATION_COLUMNS,
         *(
@@ -136,8 +153,19 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "answer_threshold",
         "removed",
         "other_dataset",
+        "other_mode",
+        "other_question_set",
+        "no_objective",
         "other_threshold",
+        "excluded",
         "note",
+        "ranked_by",
+        "ranked_by_note",
+        "rank_constraint",
+        "tier",
+        "tier_p_value",
+        "tier_test",
+        "tier_alpha",
     ]
 
 

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.leaderboard.board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS
-from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, footnotes, rank_board
+from rag_eval_pipeline.core.leaderboard.labels import label
+from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, footnotes, rank_board, ranked_by
 from rag_eval_pipeline.core.leaderboard.render_html import HISTORY_COLUMNS, render_report, write_report
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline_tests import chromium as chromium_module
@@ -121,17 +122,17 @@ def test_the_report_shows_the_table_the_scatter_and_the_trends_in_chromium(tmp_p
     assert rows[2].find("td", data_metric="span_recall").attrs["class"] == "num best"
     assert rows[0].find("td", data_metric="llm_judge").text() == "n/a"
 
-    # the scatter: one labelled point per partition, one series (colour) per profile, axes that agree
+    # the scatter: one point per partition, a colour per profile, a shape per chunk config, axes that agree
     scatter = dom.find("svg", id="scatter")
-    points = scatter.find_all("circle", class_="point")
+    points = scatter.find_all(class_="point")
     assert sorted((p.attrs["data-chunk-config"], p.attrs["data-profile"]) for p in points) == sorted(pairs)
     by_pair = {(p.attrs["data-chunk-config"], p.attrs["data-profile"]): p for p in points}
     for config, profile, recall, precision in BOARD:
         point = by_pair[(config, profile)]
         assert float(point.attrs["data-span-recall"]) == pytest.approx(recall)
         assert float(point.attrs["data-span-precision"]) == pytest.approx(precision)
-    cx = {k: float(p.attrs["cx"]) for k, p in by_pair.items()}
-    cy = {k: float(p.attrs["cy"]) for k, p in by_pair.items()}
+    cx = {k: float(p.attrs["data-cx"]) for k, p in by_pair.items()}
+    cy = {k: float(p.attrs["data-cy"]) for k, p in by_pair.items()}
     assert sorted(cx, key=cx.__getitem__) == sorted(cx, key=lambda k: next(b[3] for b in BOARD if b[:2] == k))
     assert sorted(cy, key=cy.__getitem__) == sorted(
         cy, key=lambda k: -next(b[2] for b in BOARD if b[:2] == k)
@@ -139,35 +140,52 @@ def test_the_report_shows_the_table_the_scatter_and_the_trends_in_chromium(tmp_p
     series = scatter.find_all("g", class_="series")
     assert sorted(s.attrs["data-profile"] for s in series) == ["top2", "top4"]
     assert len({s.attrs["fill"] for s in series}) == 2
+    shapes = {p.attrs["data-chunk-config"]: p.attrs["data-shape"] for p in points}
+    assert len(set(shapes.values())) == 2 and all(
+        p.attrs["data-shape"] == shapes[p.attrs["data-chunk-config"]] for p in points
+    )
+    # named: the front, the points no other beats on both recall and precision
     labels = [t.text() for t in scatter.find_all("text", class_="point-label")]
-    assert sorted(labels) == sorted(c for c, _ in pairs)
+    assert sorted(labels) == ["recursive-120-20 × top2", "recursive-120-20 × top4"]
+    assert sorted(
+        p.attrs["data-chunk-config"] + p.attrs["data-profile"]
+        for p in points
+        if p.attrs["data-front"] == "yes"
+    ) == [
+        "recursive-120-20top2",
+        "recursive-120-20top4",
+    ]
     axis_titles = [t.text() for t in scatter.find_all("text", class_="axis-title")]
     assert axis_titles == ["span precision (mean)", "span recall (mean)"]
 
-    # the trends: a panel per metric, one series per partition on the board, a point per evaluation
+    # the trends: a panel per metric, a line per partition on the board evaluated twice or more, a point
+    # per evaluation
     trends = dom.find("svg", id="trends")
     panels = trends.find_all("g", class_="panel")
     assert [p.attrs["data-metric"] for p in panels] == list(TREND_METRICS)
     for panel in panels:
         metric = panel.attrs["data-metric"]
         lines = series_of(panel)
-        assert sorted(lines) == sorted(pairs)  # the ghost config is not on the board
+        # not the ghost config (not on the board), nor recursive-120-20 x top4 (one evaluation)
+        assert sorted(lines) == sorted(p for p in pairs if p != ("recursive-120-20", "top4"))
         for pair, line in lines.items():
-            circles = line.find_all("circle", class_="point")
+            circles = line.find_all(class_="point")
             runs = sorted(RUNS[pair])[::-1]  # oldest first
             assert [c.attrs["data-run-id"] for c in circles] == [run for _, run, _ in runs]
             assert [float(c.attrs["data-value"]) for c in circles] == pytest.approx(
                 [trend_value(metric, run) for _, run, _ in runs]
             )
-            xs = [float(c.attrs["cx"]) for c in circles]
-            assert xs == sorted(xs) and len(set(xs)) == len(xs)
-        single = lines[("recursive-120-20", "top4")]  # one run: a single point, still drawn, no line
-        assert len(single.find_all("circle")) == 1 and not single.find_all("polyline")
-        quick = lines[("fixed-60-0", "top2")]  # a full run and a quick one: no line between them
-        assert [c.attrs["data-mode"] for c in quick.find_all("circle")] == ["full", "quick"]
-        assert not quick.find_all("polyline")
+            # one line through every point, oldest first
+            xs = [float(x.split(",")[0]) for x in line.find("polyline").attrs["points"].split()]
+            assert xs == sorted(xs) and len(set(xs)) == len(xs) == len(circles)
+        quick = lines[("fixed-60-0", "top2")]  # a full run and a quick one (hollow), joined
+        assert [c.attrs["data-mode"] for c in quick.find_all(class_="point")] == ["full", "quick"]
+        assert [c.attrs["fill"] for c in quick.find_all(class_="point")][1] == "#fff"
         three = lines[("recursive-120-20", "top2")]  # the old file counts as a full evaluation
         assert len(three.find("polyline").attrs["points"].split()) == 3
+        assert len({s.attrs["stroke"] for s in lines.values()}) == len(lines)  # a colour each
+    single = dom.find("p", id="trends-single").text()
+    assert "recursive-120-20 × top4" in single and "fixed-60-0 × top2" not in single
 
     notes = dom.find("section", id="notes").text()
     assert "ghost-config x top2" in notes and "broken.parquet" in notes
@@ -188,7 +206,7 @@ def test_names_from_user_files_are_escaped_in_the_browser(tmp_path: Path):
     row = dom.find("table", id="leaderboard").find("tbody").find("tr")
     assert row.find("td", data_column="chunk_config").text() == evil
     assert row.attrs["data-profile"] == "top<2>"
-    point = dom.find("svg", id="scatter").find("circle", class_="point")
+    point = dom.find("svg", id="scatter").find(class_="point")
     assert point.attrs["data-chunk-config"] == evil
     assert "no history yet for" in dom.find("section", id="notes").text()
 
@@ -220,7 +238,7 @@ def test_a_board_without_answer_or_ci_columns_still_renders():
         .text()
         == "0.820"
     )
-    assert len(dom.find("svg", id="scatter").find_all("circle", class_="point")) == len(BOARD)
+    assert len(dom.find("svg", id="scatter").find_all(class_="point")) == len(BOARD)
     assert not dom.find("svg", id="scatter").find_all("line", class_="whisker")
     assert "No answer metrics on this leaderboard." in dom.text()
 
@@ -228,7 +246,7 @@ def test_a_board_without_answer_or_ci_columns_still_renders():
 def test_removed_and_not_comparable_rows_are_marked_and_a_removed_row_is_never_best():
     rows = board_frame().drop(columns="rank").assign(evaluation_mode="full")  # as build_board makes them
     rows["dataset_sha256"] = ["d1", "d1", "d2", "d1"]
-    # two ranked rows, one on each dataset: the tie goes to the newer one's
+    # two configured rows, one on each dataset: the tie goes to the newer one's, the other is not ranked
     rows["metrics_created_at"] = [NOW - timedelta(hours=h) for h in (1, 1, 5, 1)]
     # recursive-120-20 x top2 (the best span recall and keyword) is no longer configured
     board = rank_board(
@@ -246,15 +264,16 @@ def test_removed_and_not_comparable_rows_are_marked_and_a_removed_row_is_never_b
         for r in body.find_all("tr")
     }
     assert shown == {
-        ("recursive-120-20", "top4"): ("1*", "not-comparable", "other questions: dataset d2 vs d1"),
-        ("fixed-60-0", "top4"): ("2", "", ""),
+        ("recursive-120-20", "top4"): ("*", "not-comparable", "other questions: dataset d2 vs d1"),
+        ("fixed-60-0", "top4"): ("1", "", ""),
         ("recursive-120-20", "top2"): ("-", "removed", "profile removed"),
         ("fixed-60-0", "top2"): ("-", "removed", "profile removed"),
     }
     removed = body.find("tr", data_chunk_config="recursive-120-20", data_profile="top2")
     assert "best" not in removed.find("td", data_metric="keyword").attrs["class"].split()
     best = dom.find("p", class_="best-line")
-    assert [s.text() for s in best.find_all("strong")] == ["recursive-120-20", "top4"]
+    assert [s.text() for s in best.find_all("strong")] == ["fixed-60-0", "top4"]
+    assert f"({label(ranked_by(board))} " in best.text()  # "best" by the objective, named
     assert [p.text() for p in dom.find_all("p", class_="footnote")] == footnotes(board)
 
 

@@ -29,14 +29,15 @@ def test_the_markdown_shows_every_headline_metric_and_the_legend() -> None:
         "0.750",
         "",
     ]
-    assert cells(quick)[2] == "top2 (quick, 20 questions)" and cells(quick)[-2] == "n/a"
+    assert cells(quick)[:3] == ["*", "recursive", "top2 (quick, 20 questions)"]  # not ranked
+    assert cells(quick)[-2:] == ["n/a", "quick run on 20 questions vs full runs"]
     assert cells(removed)[0] == "-" and cells(removed)[-1] == "profile removed"
     assert blank == "" and legend == [f"{line}  " for line in footnotes(board)]
 
 
 def test_a_board_without_answers_or_notes_shows_them_as_not_available_and_adds_no_legend() -> None:
     board = ranked(answers=False)
-    board = board[~board["removed"]]
+    board = board[~board["removed"] & board["rank"].notna()]
     lines = leaderboard_markdown(board).splitlines()
-    assert len(lines) == 4 and "note" not in cells(lines[0])
+    assert len(lines) == 3 and "note" not in cells(lines[0])
     assert cells(lines[2])[-len(HEADLINE_ANSWER_METRICS) :] == ["n/a"] * len(HEADLINE_ANSWER_METRICS)

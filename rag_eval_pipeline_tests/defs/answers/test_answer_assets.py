@@ -16,6 +16,7 @@ import pytest
 from rag_eval_pipeline.core.answers.answering import ANSWER_FORMAT_INSTRUCTION
 from rag_eval_pipeline.core.answers.judge import SYSTEM_PROMPT as JUDGE_PROMPT
 from rag_eval_pipeline.core.answers.recall import RECALL_JUDGE_PROMPT
+from rag_eval_pipeline.core.significant_digits import significant
 from rag_eval_pipeline.core.warehouse import ANSWER_SUMMARY, Warehouse
 from rag_eval_pipeline.lib.resources import LLMResource
 from rag_eval_pipeline.runner.in_process import run_main_job
@@ -74,7 +75,11 @@ def test_offline_answers_are_extractive_and_every_table_has_its_answer_columns(
     )
     assert metrics.loc[escalated, "context_recall_llm_detail"].str.contains("no LLM configured").all()
     assert set(metrics["semantic_validation"]) <= {"pass", "fail", "skipped"}
-    assert metrics_meta["semantic_similarity"] == pytest.approx(metrics["semantic_similarity"].mean())
+    # the means as the UI shows them: four significant digits, as the stored threshold is compared
+    assert metrics_meta["semantic_similarity"] == significant(metrics["semantic_similarity"].mean())
+    assert metrics_meta["threshold"] == significant(calibration["threshold"])
+    for name in ("keyword_accuracy", "semantic_fixed_kappa", "semantic_dynamic_accuracy"):
+        assert calibration[name] == significant(calibration[name]), name
 
     history = ds.dataset(
         Warehouse(warehouse).history_table_dir(ANSWER_SUMMARY), format="parquet", partitioning="hive"

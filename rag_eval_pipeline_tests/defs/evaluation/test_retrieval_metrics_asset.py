@@ -15,6 +15,7 @@ from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_
 from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, token_level_result
 from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
 from rag_eval_pipeline.core.retrieval.base import RetrievedChunk
+from rag_eval_pipeline.core.significant_digits import significant
 from rag_eval_pipeline.core.spans import merge_intervals
 from rag_eval_pipeline.core.tables import (
     chunks_to_frame,
@@ -111,7 +112,11 @@ def test_retrieval_metrics_scores_frames_as_token_level_result_does(tiny_project
     )
     assert history.frame["n_questions"].tolist() == [len(dataset.examples)]
     assert history.frame["span_iou_mean"].tolist() == pytest.approx([expected.metrics["span_iou"].mean])
-    assert metadata["span_iou"] == pytest.approx(expected.metrics["span_iou"].mean)
+    # the UI's value: the mean at four significant digits, every metric of the table
+    for metric in TOKEN_LEVEL_METRICS:
+        assert metadata[metric] == significant(expected.metrics[metric].mean), metric
+    assert any(significant(s.mean) != s.mean for s in expected.metrics.values())  # some were rounded
+    assert metadata["span_iou"] == pytest.approx(expected.metrics["span_iou"].mean, abs=5e-5)
 
 
 def test_references_in_duplicated_text_are_counted_in_the_rows_metadata_and_summary(

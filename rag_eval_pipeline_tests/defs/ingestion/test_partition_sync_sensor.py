@@ -139,6 +139,7 @@ def test_the_sensor_reports_what_changed_as_observations_so_the_ui_shows_it_stal
             ("chunk_config_settings", "fixed-60-0"),
             ("chunk_config_settings", "recursive-120-20"),
             ("configured_setups", None),
+            ("leaderboard_settings", None),
             ("project_settings", None),
             ("retrieval_profile_settings", "top2"),
             ("retrieval_profile_settings", "top4"),

@@ -58,20 +58,27 @@ def test_leaderboard_writes_the_report_and_links_it(tiny_project: Path, tmp_path
     rows = dom.find("table", id="leaderboard").find("tbody").find_all("tr")
     assert [(r.attrs["data-chunk-config"], r.attrs["data-profile"]) for r in rows] == pairs
     assert [r.find("td", data_column="chunk_config").text() for r in rows] == list(board["chunk_config"])
-    points = dom.find("svg", id="scatter").find_all("circle", class_="point")
+    points = dom.find("svg", id="scatter").find_all(class_="point")
     assert sorted((p.attrs["data-chunk-config"], p.attrs["data-profile"]) for p in points) == sorted(pairs)
 
+    # a trend for the partition evaluated twice (three days ago and now), ending at the board's mean; the
+    # partitions evaluated once are named under the chart, not drawn as lone dots
     iou = dom.find("svg", id="trends").find("g", class_="panel", data_metric="span_iou")
     series = {
         (s.attrs["data-chunk-config"], s.attrs["data-profile"]): s for s in iou.find_all("g", class_="series")
     }
-    assert sorted(series) == sorted(pairs)
+    assert list(series) == [("fixed-60-0", "top2")]
+    points = series[("fixed-60-0", "top2")].find_all(class_="point")
+    evaluated_by = dict(zip(pairs, board["metrics_run_id"], strict=True))  # this evaluation's run
+    assert [p.attrs["data-run-id"] for p in points] == ["old-run", evaluated_by[("fixed-60-0", "top2")]]
+    assert [p.attrs["data-mode"] for p in points] == ["full", "full"]
     means = dict(zip(pairs, board["span_iou_mean"], strict=True))
-    for pair, line in series.items():
-        circles = line.find_all("circle", class_="point")
-        # the old evaluation comes first, then this run's, whose mean is the leaderboard's
-        assert [c.attrs["data-run-id"] for c in circles][:-1] == (
-            ["old-run"] if pair == ("fixed-60-0", "top2") else []
-        )
-        assert float(circles[-1].attrs["data-value"]) == pytest.approx(means[pair], abs=1e-6)
-        assert circles[-1].attrs["data-mode"] == "full"
+    assert float(points[-1].attrs["data-value"]) == pytest.approx(means[("fixed-60-0", "top2")], abs=1e-6)
+    assert len(series[("fixed-60-0", "top2")].find("polyline").attrs["points"].split()) == 2
+    once = dom.find("p", id="trends-single").text()
+    assert all(f"{c} × {p}" in once for c, p in pairs if (c, p) != ("fixed-60-0", "top2"))
+
+    # the UI's table: the board in rank order, as the report shows it
+    table = metadata["leaderboard"]
+    assert isinstance(table, dg.TableMetadataValue)
+    assert [(r.data["chunk config"], r.data["profile"]) for r in table.records] == pairs

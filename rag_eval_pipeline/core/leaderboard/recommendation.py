@@ -1,0 +1,235 @@
+"""Which setup to pick, said at the top of every view of the leaderboard: the best ranked setup by the
+objective, the setups the questions cannot tell apart from it (tier 1), what a cheaper tied setup would
+cost in score, and what kind of questions it was measured on.
+
+Built from the ranked board alone (its ``ranked_by``, ``tier*``, ``context_tokens_mean`` and
+``question_generators`` columns, ranking.py and tiers.py), so `rag-eval leaderboard` says the same as the
+asset that built the board. Every view shows it: ``render_text.format_recommendation`` (the terminal),
+``render_markdown.recommendation_markdown`` (the asset's metadata) and ``recommendation_html`` here (a
+section of the HTML report).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html import escape
+
+import pandas as pd
+
+from ..generation.sources import known_item_share
+from .ranking import (
+    CONTEXT_TOKENS_MEAN,
+    EXCLUDED_LABEL,
+    NOT_COMPARABLE_MARK,
+    REMOVED_LABEL,
+    first_ranked,
+    is_ranked,
+    rank_label,
+    ranked_by,
+)
+
+_BUDGET_COLUMN = re.compile(r"^(?P<metric>.+)_(?P<budget>\d+)t$")
+KNOWN_ITEM_WARNING = (
+    "known-item questions (bags of a passage's salient terms) favour keyword (BM25) retrieval: confirm a "
+    "choice between dense and keyword profiles on LLM-generated or real questions"
+)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """``headline`` (the setup to pick, or why there is none) and labelled ``details``."""
+
+    headline: str
+    details: tuple[tuple[str, str], ...]
+
+
+def recommend(board: pd.DataFrame) -> Recommendation:
+    """The recommendation a ranked board supports."""
+    metric = ranked_by(board)
+    if "ranked_by" not in board.columns:
+        best = first_ranked(board)
+        name = pair(best) if best is not None else "none ranked"
+        return Recommendation(
+            f"Best by span IoU: {name} (a leaderboard built before the objective and its tiers: "
+            "`rag-eval run` builds it again)",
+            (),
+        )
+    best = first_ranked(board)
+    objective = ("ranked by", objective_line(board, metric))
+    unranked = unranked_line(board)
+    if best is None:
+        details = (objective, unranked) if unranked[1] else (objective,)
+        return Recommendation("No recommendation: no setup is ranked", details)
+    ranked = [row for _, row in board.iterrows() if is_ranked(row)]
+    cheaper = cheaper_line(best, ranked, metric)
+    return Recommendation(
+        f"Recommended: {pair(best)}, {metric} {score(best, metric)} on {questions(best)}",
+        (
+            ("tier 1", tier_line(best, ranked, metric)),
+            *((("cheaper", cheaper),) if cheaper else ()),
+            ("questions", questions_line(ranked)),
+            objective,
+            *((unranked,) if unranked[1] else ()),
+        ),
+    )
+
+
+def pair(row: pd.Series) -> str:
+    return f"{row['chunk_config']} x {row['profile']}"
+
+
+def mean(row: pd.Series, metric: str) -> float:
+    return number(row, f"{metric}_mean")
+
+
+def number(row: pd.Series, column: str) -> float:
+    """The row's value in ``column``; NaN when absent or empty."""
+    value = row.get(column)
+    return float("nan") if value is None or pd.isna(value) else float(value)
+
+
+def score(row: pd.Series, metric: str) -> str:
+    """``0.812 [0.77-0.85]``: the mean and its bootstrap 95% CI."""
+    low, high = (number(row, f"{metric}_ci_{end}") for end in ("low", "high"))
+    known = not (pd.isna(low) or pd.isna(high))
+    return f"{mean(row, metric):.3f}" + (f" [{low:.2f}-{high:.2f}]" if known else "")
+
+
+def questions(row: pd.Series) -> str:
+    n = int(row["n_questions"])
+    quick = row.get("evaluation_mode") == "quick"
+    return f"a quick sample of {n} questions" if quick else f"{n} questions"
+
+
+def describe_metric(metric: str) -> str:
+    """What ``span_recall_1000t`` or ``mrr`` measures, in words."""
+    budget = _BUDGET_COLUMN.match(metric)
+    if budget:
+        name, tokens = budget.group("metric").replace("_", " "), int(budget.group("budget"))
+        return f"{name} within the first {tokens:,} tokens of each setup's ranked chunks: the same context for all"
+    return f"{metric.replace('_', ' ')} over each setup's k chunks"
+
+
+def objective_line(board: pd.DataFrame, metric: str) -> str:
+    parts = [f"{metric}, {describe_metric(metric)}; set in data/monitoring.yaml, leaderboard"]
+    for column in ("ranked_by_note", "rank_constraint"):
+        value = board[column].iloc[0] if column in board.columns and len(board) else ""
+        if isinstance(value, str) and value:
+            parts.append(value)
+    return "; ".join(parts)
+
+
+def tier_of(row: pd.Series) -> int | None:
+    tier = row.get("tier")
+    return None if tier is None or pd.isna(tier) else int(tier)
+
+
+def tied_with(best: pd.Series, ranked: list[pd.Series]) -> list[pd.Series]:
+    """The ranked rows in the best one's tier, itself first (none when the board has no tiers)."""
+    tier = tier_of(best)
+    return [row for row in ranked if tier is not None and tier_of(row) == tier]
+
+
+def tier_line(best: pd.Series, ranked: list[pd.Series], metric: str) -> str:
+    test = best.get("tier_test")
+    if not isinstance(test, str) or not test or tier_of(best) is None:
+        return "not computed (a board built without per-question metrics)"
+    alpha = float(best.get("tier_alpha", 0.05))
+    how = f"({test}, Holm, alpha {alpha:g})"
+    tied = tied_with(best, ranked)
+    if len(tied) > 1:
+        return f"these {len(tied)} setups are statistically tied on {metric} {how}: " + ", ".join(
+            pair(row) for row in tied
+        )
+    if len(ranked) == 1:
+        return "the only ranked setup"
+    runner_up = ranked[1]
+    return (
+        f"alone: every other setup is significantly worse on {metric} {how}; the next best, "
+        f"{pair(runner_up)}, scores {mean(runner_up, metric):.3f}"
+    )
+
+
+def cheaper_line(best: pd.Series, ranked: list[pd.Series], metric: str) -> str:
+    """The trade-off against the next cheaper tied setup (the tied setup with the largest context below
+    the best one's), and against the cheapest tied one when that is another ("" when the best is alone
+    in its tier)."""
+    tied = tied_with(best, ranked)[1:]
+    if not tied:
+        return ""
+    tokens = context_tokens(best)
+    if tokens is None:
+        return (
+            "unknown: the context size (context_tokens) was not measured (metrics written before it existed)"
+        )
+    measured = [(size, row) for row in tied if (size := context_tokens(row)) is not None]
+    cheaper = [row for size, row in sorted(measured, key=lambda pair: pair[0]) if size < tokens]
+    if not cheaper:
+        return f"none: the recommended setup has the smallest context of its tier ({tokens:,.0f} tokens)"
+    line = f"{pair(cheaper[-1])} (tied) {trade_off(best, cheaper[-1], metric)}"
+    if len(cheaper) > 1:
+        line += f"; the cheapest tied setup, {pair(cheaper[0])}, {trade_off(best, cheaper[0], metric)}"
+    return line
+
+
+def context_tokens(row: pd.Series) -> float | None:
+    value = row.get(CONTEXT_TOKENS_MEAN)
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def trade_off(best: pd.Series, other: pd.Series, metric: str) -> str:
+    mine, theirs = context_tokens(best) or 0.0, context_tokens(other) or 0.0
+    return (
+        f"gives the generator {mine - theirs:,.0f} fewer context tokens per question ({theirs:,.0f} vs "
+        f"{mine:,.0f}) for {mean(best, metric) - mean(other, metric):.3f} less {metric} "
+        f"({mean(other, metric):.3f} vs {mean(best, metric):.3f})"
+    )
+
+
+def questions_line(ranked: list[pd.Series]) -> str:
+    described = [row.get("question_generators") for row in ranked]
+    generators = sorted(
+        {
+            name.strip()
+            for value in described
+            if isinstance(value, str)
+            for name in value.split(",")
+            if name.strip()
+        }
+    )
+    n = sorted({int(row["n_questions"]) for row in ranked})
+    who = f" from {', '.join(generators)}" if generators else ""
+    line = f"{'/'.join(str(v) for v in n)} questions{who}"
+    share = known_item_share(", ".join(generators))
+    if share == "all":
+        line += f"; WARNING: {KNOWN_ITEM_WARNING}"
+    elif share == "some":
+        line += f"; WARNING: partly {KNOWN_ITEM_WARNING}"
+    return line
+
+
+def unranked_line(board: pd.DataFrame) -> tuple[str, str]:
+    labels = [rank_label(row) for _, row in board.iterrows()]
+    counts = [
+        (labels.count(NOT_COMPARABLE_MARK), f"not comparable (rank {NOT_COMPARABLE_MARK})"),
+        (labels.count(EXCLUDED_LABEL), f"outside the constraint (rank {EXCLUDED_LABEL})"),
+        (labels.count(REMOVED_LABEL), f"removed (rank {REMOVED_LABEL})"),
+    ]
+    return "not ranked", ", ".join(f"{n} {what}" for n, what in counts if n)
+
+
+# -- the report's section (the terminal and markdown forms: render_text.py, render_markdown.py) ------
+
+
+def recommendation_html(board: pd.DataFrame) -> str:
+    """The report's section (every string escaped)."""
+    recommendation = recommend(board)
+    items = "".join(
+        f'<li data-detail="{escape(label)}"><strong>{escape(label)}</strong>: {escape(text)}</li>'
+        for label, text in recommendation.details
+    )
+    return (
+        '<section id="recommendation"><h2>Which setup is best</h2>'
+        f'<p class="recommended">{escape(recommendation.headline)}</p><ul>{items}</ul></section>'
+    )

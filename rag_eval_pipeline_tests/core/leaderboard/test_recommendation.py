@@ -1,0 +1,178 @@
+"""The recommendation at the top of every view: the best ranked setup, the setups tied with it (tier 1,
+with the test that says so), the trade-off against the next cheaper tied setup, what the questions were,
+the objective (and its fallback), and boards that cannot recommend anything."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pandas as pd
+
+from rag_eval_pipeline.core.leaderboard.board import HEADLINE_METRICS
+from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board
+from rag_eval_pipeline.core.leaderboard.recommendation import (
+    KNOWN_ITEM_WARNING,
+    recommend,
+    recommendation_html,
+)
+from rag_eval_pipeline.core.leaderboard.render_html import render_report
+from rag_eval_pipeline.core.leaderboard.render_markdown import recommendation_markdown
+from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard, format_recommendation
+from rag_eval_pipeline_tests.chromium import parse_dom
+from rag_eval_pipeline_tests.core.leaderboard.boards import NOW
+from rag_eval_pipeline_tests.core.leaderboard.test_ranking import row
+
+CONFIGURED = ConfiguredNames(frozenset({"fixed", "recursive", "semantic"}), frozenset({"top2", "top4"}))
+QUESTIONS = [f"q{i}" for i in range(40)]
+TIED = "paired sign-flip permutation test, two-sided, Holm, alpha 0.05"
+
+
+def setup(
+    chunk_config: str, profile: str, found: int, tokens: float | None, **extra: object
+) -> dict[str, object]:
+    """A row whose span_recall_1000t is ``found`` of the 40 questions (1 each, else 0)."""
+    recall = found / len(QUESTIONS)
+    return row(chunk_config, profile, 0.1, n=40) | {
+        "span_recall_1000t_mean": recall,
+        "span_recall_1000t_ci_low": recall - 0.1,
+        "span_recall_1000t_ci_high": recall + 0.1,
+        "context_tokens_mean": float("nan") if tokens is None else tokens,
+        "question_generators": "provided",
+        "top_k": 2,
+        **extra,
+    }
+
+
+def board(*rows: dict[str, object]) -> pd.DataFrame:
+    """Ranked with per-question values: each row finds its first ``found`` questions."""
+    questions = {
+        (str(r["chunk_config"]), str(r["profile"])): pd.DataFrame(
+            {
+                "question_id": QUESTIONS,
+                "span_recall_1000t": [
+                    1.0 if i < round(float(r["span_recall_1000t_mean"]) * 40) else 0.0  # type: ignore[arg-type]
+                    for i in range(40)
+                ],
+            }
+        )
+        for r in rows
+    }
+    return rank_board(pd.DataFrame(list(rows)), CONFIGURED, questions=questions)
+
+
+def details(frame: pd.DataFrame) -> dict[str, str]:
+    return dict(recommend(frame).details)
+
+
+def test_the_best_setup_its_tied_setups_and_the_next_cheaper_one_among_them() -> None:
+    frame = board(
+        setup("fixed", "top4", 36, tokens=1800),
+        setup("fixed", "top2", 35, tokens=900),  # tied, the next cheaper
+        setup("semantic", "top2", 34, tokens=400),  # tied, cheaper still
+        setup("recursive", "top2", 4, tokens=300),  # clearly worse
+    )
+    recommendation = recommend(frame)
+    assert (
+        recommendation.headline
+        == "Recommended: fixed x top4, span_recall_1000t 0.900 [0.80-1.00] on 40 questions"
+    )
+    said = dict(recommendation.details)
+    assert said["tier 1"] == (
+        f"these 3 setups are statistically tied on span_recall_1000t ({TIED}): fixed x top4, fixed x top2, "
+        "semantic x top2"
+    )
+    assert said["cheaper"] == (
+        "fixed x top2 (tied) gives the generator 900 fewer context tokens per question (900 vs 1,800) for "
+        "0.025 less span_recall_1000t (0.875 vs 0.900); the cheapest tied setup, semantic x top2, gives the "
+        "generator 1,400 fewer context tokens per question (400 vs 1,800) for 0.050 less span_recall_1000t "
+        "(0.850 vs 0.900)"
+    )
+    assert said["questions"] == "40 questions from provided"
+    assert said["ranked by"].startswith(
+        "span_recall_1000t, span recall within the first 1,000 tokens of each setup's ranked chunks"
+    )
+    assert "not ranked" not in said
+
+
+def test_a_setup_alone_in_tier_1_names_the_runner_up_and_has_no_trade_off() -> None:
+    frame = board(setup("fixed", "top4", 38, tokens=1800), setup("fixed", "top2", 6, tokens=900))
+    said = details(frame)
+    assert said["tier 1"] == (
+        f"alone: every other setup is significantly worse on span_recall_1000t ({TIED}); the next best, "
+        "fixed x top2, scores 0.150"
+    )
+    assert "cheaper" not in said
+
+
+def test_the_cheapest_of_its_tier_or_an_unmeasured_context_says_so() -> None:
+    cheapest = board(setup("fixed", "top4", 36, tokens=500), setup("fixed", "top2", 35, tokens=900))
+    assert (
+        details(cheapest)["cheaper"]
+        == "none: the recommended setup has the smallest context of its tier (500 tokens)"
+    )
+    unmeasured = board(setup("fixed", "top4", 36, tokens=None), setup("fixed", "top2", 35, tokens=None))
+    assert details(unmeasured)["cheaper"].startswith(
+        "unknown: the context size (context_tokens) was not measured"
+    )
+
+
+def test_known_item_questions_and_unranked_rows_are_said() -> None:
+    frame = board(
+        setup("fixed", "top4", 36, tokens=500, question_generators="known-item-simulation"),
+        # on other questions, evaluated earlier: not ranked
+        setup(
+            "fixed", "top2", 30, tokens=500, dataset_sha256="d2", metrics_created_at=NOW - timedelta(days=1)
+        ),
+        setup("gone", "top2", 40, tokens=500),  # removed
+    )
+    said = details(frame)
+    assert said["questions"] == f"40 questions from known-item-simulation; WARNING: {KNOWN_ITEM_WARNING}"
+    assert said["not ranked"] == "1 not comparable (rank *), 1 removed (rank -)"
+    assert said["tier 1"] == "the only ranked setup"
+
+
+def test_the_fallback_objective_is_said_where_the_ranking_is_explained() -> None:
+    old = [setup("fixed", "top4", 0, tokens=None), setup("fixed", "top2", 0, tokens=None)]
+    frame = rank_board(
+        pd.DataFrame(old).drop(columns=["span_recall_1000t_mean"]).assign(span_recall_mean=[0.7, 0.4]),
+        CONFIGURED,
+    )
+    recommendation = recommend(frame)
+    assert recommendation.headline.startswith("Recommended: fixed x top4, span_recall 0.700 on 40 questions")
+    said = dict(recommendation.details)
+    assert said["ranked by"].startswith("span_recall, span recall over each setup's k chunks; set in")
+    assert "ranked by span_recall over each setup's k chunks, not by span_recall_1000t" in said["ranked by"]
+    assert said["tier 1"] == "not computed (a board built without per-question metrics)"
+
+
+def test_boards_that_cannot_recommend_say_why() -> None:
+    nothing = board(setup("gone", "top2", 40, tokens=500))
+    assert recommend(nothing).headline == "No recommendation: no setup is ranked"
+    assert details(nothing)["not ranked"] == "1 removed (rank -)"
+    before = pd.DataFrame([{"rank": 1, "chunk_config": "fixed", "profile": "top2"}])  # a board from before
+    assert recommend(before).headline.startswith("Best by span IoU: fixed x top2 (a leaderboard built before")
+
+
+def test_every_view_shows_the_recommendation_first() -> None:
+    frame = board(setup("fixed", "top4", 36, tokens=1800), setup("fixed", "top2", 35, tokens=900))
+    frame = frame.assign(
+        profile=["top4 <b>", "top2"],
+        **{f"{m}_{part}": 0.5 for m in HEADLINE_METRICS for part in ("mean", "ci_low", "ci_high")},
+    )
+    text = format_recommendation(frame)
+    assert format_leaderboard(frame).startswith(text + "\n\n")
+    assert text.splitlines()[1] == f"  tier 1:    {details(frame)['tier 1']}"  # labels padded to the widest
+    markdown = recommendation_markdown(frame).splitlines()
+    assert markdown[0] == f"**{recommend(frame).headline}**" and markdown[2].startswith(
+        "- **tier 1**: these 2"
+    )
+    dom = parse_dom(render_report(frame.assign(run_id="r"), pd.DataFrame(), generated_at=NOW))
+    section = dom.find("section", id="recommendation")
+    assert section.find("p", class_="recommended").text() == recommend(frame).headline  # escaped, shown as is
+    assert [li.attrs["data-detail"] for li in section.find_all("li")] == [
+        "tier 1",
+        "cheaper",
+        "questions",
+        "ranked by",
+    ]
+    assert "<b>" not in recommendation_html(frame)
