@@ -54,9 +54,10 @@ from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.embedding.local import MINILM_MODEL_ID
 from rag_eval_pipeline.core.errors import DatasetError, InputError, StorageError
-from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, EvaluationResult, token_level_result
+from rag_eval_pipeline.core.evaluation import EvaluationResult, token_level_result
 from rag_eval_pipeline.core.files import make_folder
 from rag_eval_pipeline.core.metrics.aggregate import MetricSummary, summarize_table
+from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.progress import Progress, TqdmProgress, no_progress
 from rag_eval_pipeline.core.retrieval.base import Query, RetrievalRun, RetrievedChunk
 from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, build_indexes

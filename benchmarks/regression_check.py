@@ -45,8 +45,8 @@ import numpy as np
 import pandas as pd
 
 from rag_eval_pipeline.core.baselines import BaselineStore, choose_baseline
-from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.history import HistoryStore, PartitionKey
+from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.warehouse import Warehouse
 
 TABLE = "retrieval_metrics"

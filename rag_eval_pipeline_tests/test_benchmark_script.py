@@ -16,7 +16,7 @@ import pytest
 
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.errors import DatasetError
-from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS
+from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.metrics.span_metrics import span_metrics
 from rag_eval_pipeline.core.progress import no_progress
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId

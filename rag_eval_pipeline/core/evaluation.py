@@ -31,7 +31,8 @@ from .embedding.base import Embedder
 from .errors import ConfigError
 from .metrics.aggregate import MetricSummary, summarize_by_group, summarize_table
 from .metrics.chunk_metrics import chunk_metrics
-from .metrics.context_budget import BUDGET_METRICS, CONTEXT_TOKENS, ChunkTokenStarts, context_budget_metrics
+from .metrics.context_budget import ChunkTokenStarts, context_budget_metrics
+from .metrics.names import CHUNK_METRICS, TOKEN_LEVEL_METRICS
 from .metrics.reference_copies import ReferenceCopies, ReferenceDuplication
 from .metrics.span_metrics import ChunkSpanIndex, precision_omega, span_metrics, span_metrics_copies
 from .progress import Progress, no_progress
@@ -43,31 +44,6 @@ from .retrieval.rewrite import QueryRewriter
 from .spans import merge_intervals
 from .types import ChunkId, EvaluationType, PositionAwareChunk, ProfileName, QuestionId
 from .vector_store.base import VectorStore
-
-SPAN_METRICS = ("span_recall", "span_precision", "span_iou", "precision_chroma", "iou_chroma")
-# span recall, precision and IoU that credit a retrieved copy of the reference text (span_metrics_copies)
-COPY_METRICS = ("span_recall_copies", "span_precision_copies", "span_iou_copies")
-OMEGA_METRICS = ("precision_omega", "precision_omega_chroma")
-CHUNK_METRICS = (
-    "recall",
-    "precision",
-    "f1",
-    "recall_at_k",
-    "hit_at_k",
-    "mrr",
-    "ndcg_at_k",
-    "average_precision",
-)
-# BUDGET_METRICS (context_budget.py): span recall, precision and IoU of what fits in CONTEXT_BUDGETS
-# cl100k tokens, span_recall_500t ... span_iou_2000t, so chunkers and k compare at equal context size.
-# The cost beside the scores: the cl100k tokens of the k retrieved chunks. A count, yet in the metric list,
-# unlike DUPLICATION_COLUMNS: those are summed over a run, while the mean of this one is the mean context
-# the generator receives, so the summaries, history and leaderboard carry context_tokens_mean (and its CI)
-# like any metric. Lower is cheaper: it is not in [0, 1], and not "higher is better" as the scores are.
-CONTEXT_COST_METRICS = (CONTEXT_TOKENS,)
-TOKEN_LEVEL_METRICS = (
-    SPAN_METRICS + COPY_METRICS + OMEGA_METRICS + CHUNK_METRICS + BUDGET_METRICS + CONTEXT_COST_METRICS
-)
 
 
 @dataclass(frozen=True)

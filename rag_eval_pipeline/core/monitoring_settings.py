@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
 from .metrics.context_budget import BUDGET_METRICS, CONTEXT_BUDGETS, budget_metric_name
+from .metrics.names import RANKABLE_METRICS
 from .settings_file import build_settings, read_settings_file, require_integer, require_unit
 
 EvaluationMode = Literal["quick", "full"]
@@ -54,30 +55,6 @@ class RetentionSettings:
     sampled_rows_days: int = 90  # then the summaries plus `sampled_rows` rows per file, until this age
     sampled_rows: int = 100  # after that only the summaries (aggregates) are kept
     seed: int = 11
-
-
-# The per-question retrieval metrics the leaderboard can rank by, all higher-is-better: core/evaluation.py's
-# TOKEN_LEVEL_METRICS (a test keeps them in step; that module is too heavy to import for a settings file).
-RANKABLE_METRICS = (
-    "span_recall",
-    "span_precision",
-    "span_iou",
-    "precision_chroma",
-    "iou_chroma",
-    "span_recall_copies",
-    "span_precision_copies",
-    "span_iou_copies",
-    "precision_omega",
-    "precision_omega_chroma",
-    "recall",
-    "precision",
-    "f1",
-    "recall_at_k",
-    "hit_at_k",
-    "mrr",
-    "ndcg_at_k",
-    "average_precision",
-)
 
 
 @dataclass(frozen=True)

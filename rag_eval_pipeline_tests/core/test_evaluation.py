@@ -19,16 +19,18 @@ from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCach
 from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.evaluation import (
-    CHUNK_METRICS,
-    CONTEXT_COST_METRICS,
-    SPAN_METRICS,
-    TOKEN_LEVEL_METRICS,
     ChunkLevelEvaluation,
     TokenLevelEvaluation,
     chunk_level_result,
     token_level_result,
 )
 from rag_eval_pipeline.core.metrics.aggregate import summarize_by_group, summarize_table
+from rag_eval_pipeline.core.metrics.names import (
+    CHUNK_METRICS,
+    CONTEXT_COST_METRICS,
+    SPAN_METRICS,
+    TOKEN_LEVEL_METRICS,
+)
 from rag_eval_pipeline.core.metrics.reference_copies import ReferenceDuplication
 from rag_eval_pipeline.core.retrieval.base import Query, RetrievedChunk
 from rag_eval_pipeline.core.retrieval.indexes import build_indexes, open_indexes

@@ -3,10 +3,9 @@ from pathlib import Path
 import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.evaluation import CONTEXT_COST_METRICS, TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.metrics.context_budget import BUDGET_METRICS
+from rag_eval_pipeline.core.metrics.names import CONTEXT_COST_METRICS, RANKABLE_METRICS, TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.monitoring_settings import (
-    RANKABLE_METRICS,
     LeaderboardSettings,
     MonitoringSettings,
     load_monitoring_settings,

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 from ..answers.tables import ok_mean
-from ..evaluation import TOKEN_LEVEL_METRICS
 from ..metrics.aggregate import summarize, summarize_table, summary_columns
+from ..metrics.names import TOKEN_LEVEL_METRICS
 from ..metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 from ..monitoring_settings import LeaderboardSettings
 from ..tables import records

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.leaderboard.board import (
     ANSWER_COLUMNS,
     ANSWER_MEANS,
@@ -19,6 +18,7 @@ from rag_eval_pipeline.core.leaderboard.board import (
 )
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames
 from rag_eval_pipeline.core.metrics.aggregate import summarize
+from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
 from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
 

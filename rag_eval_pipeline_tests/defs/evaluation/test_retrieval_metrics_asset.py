@@ -12,7 +12,8 @@ from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
 from rag_eval_pipeline.core.configs import load_chunk_configs
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl
-from rag_eval_pipeline.core.evaluation import TOKEN_LEVEL_METRICS, token_level_result
+from rag_eval_pipeline.core.evaluation import token_level_result
+from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
 from rag_eval_pipeline.core.retrieval.base import RetrievedChunk
 from rag_eval_pipeline.core.significant_digits import significant
