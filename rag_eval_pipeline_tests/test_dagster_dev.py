@@ -40,5 +40,6 @@ def test_dagster_dev_shows_the_assets(tiny_project: Path):
             ("chunk_config_settings",): "ingestion",
             ("retrieval_profile_settings",): "ingestion",
             ("configured_setups",): "ingestion",
+            ("leaderboard_settings",): "ingestion",
         }
         assert (tiny_project / ".dagster" / "storage").is_dir()  # the root dagster.yaml was used

@@ -192,9 +192,12 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
     assert "Couldn't load partition" not in resumed.stderr
     out = resumed.stdout.splitlines()
     assert out[0].startswith(f"evaluation {evaluation_id} (full mode), resumed: 3 of its 5 planned runs")
-    board = [line.split() for line in out[1:-1]]
-    assert board[0][:3] == ["rank", "chunk_config", "profile"] and "note" not in board[0]
-    assert sorted(row[2] for row in board[2:]) == ["top2", "top4"]  # both rows, none marked
+    assert out[1].startswith("Recommended:")  # the recommendation, then the table
+    lines = [line.split() for line in out[1:-1]]
+    start = next(i for i, cells in enumerate(lines) if cells[:1] == ["rank"])
+    header, rows = lines[start], lines[start + 2 :]
+    assert header[:4] == ["rank", "tier", "chunk_config", "profile"] and "note" not in header
+    assert sorted(row[3] for row in rows) == ["top2", "top4"]  # both rows, none marked
     assert out[-1] == (
         f"evaluation {evaluation_id}: 2 runs planned, 2 ran (2 succeeded, 0 failed), 0 not run; "
         f"details: rag-eval status {evaluation_id}"
