@@ -192,6 +192,9 @@ _TRACE_COLUMNS = (
     "knn_candidates",
     "knn_below_threshold",
     "bm25_candidates",
+    "search_ms",
+    "rewrite_prompt_tokens",
+    "rewrite_completion_tokens",
 )
 
 

@@ -48,9 +48,12 @@ def evaluation_columns(
     return {"evaluation_id": evaluation_id_of(context.run), "evaluation_mode": mode}
 
 
-# Columns that differ between two runs computing the same result: who ran it and when, and what it cost.
+# Columns that differ between two runs computing the same result: who ran it and when, what it cost, and
+# how long each question's search took (a latency, measured anew on every run).
 VOLATILE_COLUMNS = frozenset(
     {
+        "search_ms",
+        "latency_ms",
         "run_id",
         "retrieval_run_id",
         "created_at",

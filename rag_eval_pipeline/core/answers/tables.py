@@ -81,6 +81,10 @@ def traces_from_frame(frame: pd.DataFrame, queries: Mapping[QuestionId, str]) ->
             knn_candidates=_int(r["knn_candidates"]),
             knn_below_threshold=_int(r["knn_below_threshold"]),
             bm25_candidates=_int(r["bm25_candidates"]),
+            # tables stored before these columns: unknown, 0
+            search_ms=float(r.get("search_ms") or 0.0),
+            rewrite_prompt_tokens=_int(r.get("rewrite_prompt_tokens")),
+            rewrite_completion_tokens=_int(r.get("rewrite_completion_tokens")),
         )
     return traces
 

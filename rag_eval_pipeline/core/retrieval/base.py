@@ -45,7 +45,14 @@ class RetrievedChunk:
 @dataclass(frozen=True)
 class QueryTrace:
     """How one question was retrieved: what was searched for and how many candidates each side had.
-    ``knn_below_threshold`` counts dense hits the similarity threshold removed."""
+    ``knn_below_threshold`` counts dense hits the similarity threshold removed.
+
+    ``search_ms`` is the question's search latency: the wall time of its dense search, keyword search,
+    fusion and reranking, each run for this question alone, as an application serving one user does.
+    The query's embedding and its rewrite are not in it: both come from caches on a re-run, so including
+    them would make the same setup fast one night and slow the next; the rewrite's cost is in its tokens
+    (``rewrite_prompt_tokens``, ``rewrite_completion_tokens``: what the reply cost when it was made, also
+    when it now comes from the response cache)."""
 
     question_id: QuestionId
     query: str
@@ -54,6 +61,9 @@ class QueryTrace:
     knn_candidates: int = 0
     knn_below_threshold: int = 0
     bm25_candidates: int = 0
+    search_ms: float = 0.0
+    rewrite_prompt_tokens: int = 0
+    rewrite_completion_tokens: int = 0
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from ..configs import RetrievalProfile, Retriever
 from ..embedding.cache import EmbeddingCounts
@@ -21,9 +22,17 @@ from .keyword import KeywordIndex
 from .rerank import Reranker
 from .rewrite import QueryRewriter, not_rewritten
 
-SEARCH_BATCH = 64
-RERANK_BATCH = 8  # a cross-encoder takes about a second a query: report progress more often
+# progress is reported every this many queries (a cross-encoder takes about a second a query: more often)
+PROGRESS_EVERY = 64
+PROGRESS_EVERY_RERANKED = 8
 _RERANK_DECIMALS = 6
+
+
+@dataclass(frozen=True)
+class _DenseResult:
+    hits: list[ScoredChunk]  # above the similarity threshold
+    below_threshold: int
+    seconds: float  # this query's search alone
 
 
 class ProfileRetriever:
@@ -61,6 +70,8 @@ class ProfileRetriever:
             self._seconds[stage] = self._seconds.get(stage, 0.0) + time.perf_counter() - started
 
     def run(self, queries: Sequence[Query], progress: Progress = no_progress) -> RetrievalRun:
+        """Every query's top_k, one query at a time after the shared steps (rewriting, embedding the
+        queries), so each question's search latency is its own (``QueryTrace.search_ms``)."""
         self._seconds = {}
         embedded_before = self._embedding_counts()
         originals = [q.text for q in queries]
@@ -71,31 +82,36 @@ class ProfileRetriever:
                 else not_rewritten(originals)
             )
         texts = [r.text for r in rewritten]
-        knn_hits, below = self._dense(texts, progress)
+        # the dense side first, for all queries, while the collection is open (other processes wait for
+        # it): a reranker's seconds a query must not hold it
+        dense = self._dense(texts)
         hits: dict[QuestionId, list[RetrievedChunk]] = {}
         traces: dict[QuestionId, QueryTrace] = {}
-        batch = RERANK_BATCH if self.reranker is not None else SEARCH_BATCH
+        batch = PROGRESS_EVERY_RERANKED if self.reranker is not None else PROGRESS_EVERY
         stage = f"retrieval ({self.profile.name})"
         progress(stage, 0, len(queries))
-        for start in range(0, len(queries), batch):
-            block = range(start, min(start + batch, len(queries)))
-            keyword_hits = self._keyword([texts[i] for i in block])
-            for offset, i in enumerate(block):
-                query = queries[i]
-                lists = [RankedList("knn", self.profile.vector_weight, knn_hits[i])] if knn_hits else []
-                if keyword_hits is not None:
-                    lists.append(RankedList("bm25", self.profile.keyword_weight, keyword_hits[offset]))
-                hits[query.question_id] = self._rank(query, lists)
-                traces[query.question_id] = QueryTrace(
-                    query.question_id,
-                    texts[i],
-                    rewritten[i].status,
-                    rewritten[i].error,
-                    knn_candidates=len(knn_hits[i]) + below[i] if knn_hits else 0,
-                    knn_below_threshold=below[i] if knn_hits else 0,
-                    bm25_candidates=len(keyword_hits[offset]) if keyword_hits is not None else 0,
-                )
-            progress(stage, block.stop, len(queries))
+        for i, query in enumerate(queries):
+            started = time.perf_counter()
+            keyword_hits = self._keyword(texts[i])
+            lists = [RankedList("knn", self.profile.vector_weight, dense[i].hits)] if dense else []
+            if keyword_hits is not None:
+                lists.append(RankedList("bm25", self.profile.keyword_weight, keyword_hits))
+            hits[query.question_id] = self._rank(query, lists)
+            search_seconds = time.perf_counter() - started + (dense[i].seconds if dense else 0.0)
+            traces[query.question_id] = QueryTrace(
+                query.question_id,
+                texts[i],
+                rewritten[i].status,
+                rewritten[i].error,
+                knn_candidates=len(dense[i].hits) + dense[i].below_threshold if dense else 0,
+                knn_below_threshold=dense[i].below_threshold if dense else 0,
+                bm25_candidates=len(keyword_hits) if keyword_hits is not None else 0,
+                search_ms=round(search_seconds * 1000, 3),
+                rewrite_prompt_tokens=rewritten[i].prompt_tokens,
+                rewrite_completion_tokens=rewritten[i].completion_tokens,
+            )
+            if (i + 1) % batch == 0 or i + 1 == len(queries):
+                progress(stage, i + 1, len(queries))
         return RetrievalRun(
             hits,
             traces,
@@ -108,29 +124,31 @@ class ProfileRetriever:
     def _embedding_counts(self) -> EmbeddingCounts:
         return EmbeddingCounts.of(self.dense.embedder) if self.dense is not None else EmbeddingCounts()
 
-    def _dense(self, texts: list[str], progress: Progress) -> tuple[list[list[ScoredChunk]], list[int]]:
-        """Dense candidates per query above the threshold, and how many the threshold removed."""
+    def _dense(self, texts: list[str]) -> list[_DenseResult]:
+        """Each query's dense candidates above the threshold, how many the threshold removed, and the
+        seconds its search took alone (the queries are embedded together: that is not search time)."""
         if self.dense is None or "knn" not in self.profile.retrievers:
-            return [], []
+            return []
         with self._timed("embed"):
             vectors = self.dense.embedder.embed(texts)
-        found: list[list[ScoredChunk]] = []
-        with self._timed("knn"), self.dense.store.session(self.dense.collection):
-            for i in range(0, len(texts), SEARCH_BATCH):
-                found += self.dense.store.search(
-                    self.dense.collection, vectors[i : i + SEARCH_BATCH], self.profile.candidate_depth
-                )
         threshold = self.profile.similarity_threshold
-        if threshold is None:
-            return found, [0] * len(found)
-        kept = [[h for h in hits if h.score >= threshold] for hits in found]
-        return kept, [len(all_) - len(k) for all_, k in zip(found, kept, strict=True)]
+        found: list[_DenseResult] = []
+        with self._timed("knn"), self.dense.store.session(self.dense.collection):
+            for i in range(len(texts)):
+                started = time.perf_counter()
+                (candidates,) = self.dense.store.search(
+                    self.dense.collection, vectors[i : i + 1], self.profile.candidate_depth
+                )
+                kept = candidates if threshold is None else [h for h in candidates if h.score >= threshold]
+                found.append(_DenseResult(kept, len(candidates) - len(kept), time.perf_counter() - started))
+        return found
 
-    def _keyword(self, texts: list[str]) -> list[list[ScoredChunk]] | None:
+    def _keyword(self, text: str) -> list[ScoredChunk] | None:
         if self.keyword is None or "bm25" not in self.profile.retrievers:
             return None
         with self._timed("bm25"):
-            return self.keyword.search(texts, self.profile.candidate_depth)
+            (found,) = self.keyword.search([text], self.profile.candidate_depth)
+        return found
 
     def _rank(self, query: Query, lists: list[RankedList]) -> list[RetrievedChunk]:
         with self._timed("fusion"):

@@ -27,6 +27,10 @@ class RewrittenQuery:
     text: str  # what the retrievers are given
     status: RewriteStatus
     error: str = ""
+    # what the rewrite's reply cost when the model made it (a cached reply keeps its counts): 0 when off
+    # or when no reply came
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 class QueryRewriter(Protocol):
@@ -73,10 +77,16 @@ class LLMQueryRewriter:
 
     def _one(self, query: str) -> RewrittenQuery:
         try:
-            reply = self.client.complete(self.messages(query), self.params).text
+            completion = self.client.complete(self.messages(query), self.params)
         except LLMError as exc:
             return RewrittenQuery(query, query, "failed", f"llm call failed: {exc}")
-        text = clean_rewrite(reply)
+        tokens = {
+            "prompt_tokens": completion.prompt_tokens,
+            "completion_tokens": completion.completion_tokens,
+        }
+        text = clean_rewrite(completion.text)
         if not text:
-            return RewrittenQuery(query, query, "failed", f"no query in the reply {reply[:80]!r}")
-        return RewrittenQuery(query, text, "unchanged" if text == query else "rewritten")
+            return RewrittenQuery(
+                query, query, "failed", f"no query in the reply {completion.text[:80]!r}", **tokens
+            )
+        return RewrittenQuery(query, text, "unchanged" if text == query else "rewritten", **tokens)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ from rag_eval_pipeline.core.chunking import FixedSizeChunker, cut_corpus
 from rag_eval_pipeline.core.configs import RetrievalProfile
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache, EmbeddingCounts
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.retrieval.base import Query, RetrievedChunk
+from rag_eval_pipeline.core.retrieval.base import Query, QueryTrace, RetrievedChunk
 from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, DenseIndex, build_indexes
 from rag_eval_pipeline.core.retrieval.keyword import KeywordIndex
 from rag_eval_pipeline.core.retrieval.profile_retriever import ProfileRetriever, retrieve
@@ -173,6 +175,37 @@ def test_rewritten_queries_are_what_the_retrievers_search(sides: Any):
     )
 
 
+def untimed(traces: dict[QuestionId, QueryTrace]) -> dict[QuestionId, QueryTrace]:
+    """The traces without their latencies, which differ from run to run."""
+    return {qid: replace(t, search_ms=0.0) for qid, t in traces.items()}
+
+
+class SlowReranker(ScriptedReranker):
+    """The scripted reranker, taking ``seconds`` for one question's passages."""
+
+    def __init__(self, slow_query: str, seconds: float) -> None:
+        super().__init__()
+        self.slow_query, self.seconds = slow_query, seconds
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if query == self.slow_query:
+            time.sleep(self.seconds)
+        return super().score(query, passages)
+
+
+def test_each_question_has_its_own_search_latency(sides: Any):
+    """A question's search_ms is its own dense and keyword search, fusion and reranking: a reranker
+    slow on one question makes that question slow, not the others."""
+    slow = QUERIES[1]
+    p = profile(vector_weight=0.6, keyword_weight=0.4, reranker="scripted")
+    result = run(sides, p, reranker=SlowReranker(slow.text, 0.25))
+    latency = {qid: t.search_ms for qid, t in result.traces.items()}
+    assert latency[slow.question_id] >= 250
+    assert all(0 < ms < 250 for qid, ms in latency.items() if qid != slow.question_id)
+    # the stages' totals still add every question's time
+    assert result.seconds["rerank"] >= 0.25
+
+
 def test_missing_pieces_are_named(sides: Any):
     dense, keyword, _ = sides
     with pytest.raises(ConfigError, match="keyword_weight > 0 but no keyword index"):
@@ -191,7 +224,7 @@ def test_retrieve_runs_the_profile_on_the_indexes_and_names_what_ran(sides: Any)
     p = profile(vector_weight=0.6, keyword_weight=0.4, reranker="scripted", query_rewrite_enabled=True)
     got = retrieve(p, indexes, QUERIES, reranker=ScriptedReranker(), rewriter=ScriptedRewriter())
     expected = run(sides, p, reranker=ScriptedReranker(), rewriter=ScriptedRewriter())
-    assert got.hits == expected.hits and got.traces == expected.traces
+    assert got.hits == expected.hits and untimed(got.traces) == untimed(expected.traces)
     assert (got.reranker, got.rewriter) == ("scripted:length", "scripted:upper")
     # given, but the profile neither reranks nor rewrites: neither ran, and the run says so
     plain = retrieve(profile(), indexes, QUERIES, reranker=ScriptedReranker(), rewriter=ScriptedRewriter())

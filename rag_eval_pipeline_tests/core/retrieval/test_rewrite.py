@@ -42,6 +42,15 @@ def test_rewrites_are_cleaned_cached_and_a_failure_keeps_the_question(tmp_path: 
     ]
     assert "no query in the reply" in outcomes[2].error
     assert [o.text for o in again] == ["main pump speed rpm", "who leads nights"]
+    # what each reply cost when the model made it (the server counts words): kept for a cached reply,
+    # 0 without a reply
+    prompt_words = len(PROMPT.split()) + len("how fast pump?".split())
+    reply_words = len(replies["how fast pump?"].split())
+    assert (outcomes[0].prompt_tokens, outcomes[0].completion_tokens) == (prompt_words, reply_words)
+    assert [(o.prompt_tokens, o.completion_tokens) for o in again] == [
+        (o.prompt_tokens, o.completion_tokens) for o in outcomes[:2]
+    ]
+    assert (failed[0].prompt_tokens, failed[0].completion_tokens) == (0, 0)
     assert failed[0].status == "failed" and failed[0].text == "a question never asked"
     assert "llm call failed" in failed[0].error
     request = script.chat_requests[0]
