@@ -44,7 +44,7 @@ def test_rewrites_are_cleaned_cached_and_a_failure_keeps_the_question(tmp_path: 
     assert [o.text for o in again] == ["main pump speed rpm", "who leads nights"]
     # what each reply cost when the model made it (the server counts words): kept for a cached reply,
     # 0 without a reply
-    prompt_words = len(PROMPT.split()) + len("how fast pump?".split())
+    prompt_words = len(PROMPT.split()) + len(questions[0].split())
     reply_words = len(replies["how fast pump?"].split())
     assert (outcomes[0].prompt_tokens, outcomes[0].completion_tokens) == (prompt_words, reply_words)
     assert [(o.prompt_tokens, o.completion_tokens) for o in again] == [
