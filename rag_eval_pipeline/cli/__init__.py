@@ -5,7 +5,7 @@ instance, so every run it makes shows up in the UI too.
   status REF | list [--limit N] | regenerate-questions [--generator G]            cli/runs.py
   profiles list|show NAME | chunk-configs list|apply FILE [--run]|presets [NAME]  cli/configs.py
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
-  leaderboard | dataset import|push|pull                                          here, cli/datasets.py
+  leaderboard [--pareto [--cost AXIS]] | dataset import|push|pull                 cli/leaderboard.py, cli/datasets.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
 
 cli/runs.py builds on runner/: plan.py (the plan), in_process.py (run here), launch.py (the plan
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .configs import add_config_commands
     from .datasets import add_dataset_commands
     from .history import add_history_commands
+    from .leaderboard import add_leaderboard_command
     from .runs import add_runs_commands
     from .workspace import add_workspace_commands
 
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     add_workspace_commands(commands)
     add_runs_commands(commands)
-    commands.add_parser("leaderboard", help="print the current leaderboard")
+    add_leaderboard_command(commands)
     add_config_commands(commands)
     add_dataset_commands(commands)
     add_history_commands(commands)
@@ -107,19 +108,14 @@ def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         from .datasets import run_dataset_command
 
         return run_dataset_command(args, files)
-    from ..core.warehouse import LEADERBOARD, Warehouse
+    from ..core.warehouse import Warehouse
     from .history import HISTORY_COMMANDS, run_history_command
 
     warehouse = Warehouse.in_project(files.root)
     if args.command in HISTORY_COMMANDS:
         return run_history_command(args, warehouse.base_dir, files.path(files.monitoring_file))
     if args.command == "leaderboard":
-        from ..core.leaderboard.render_text import format_leaderboard
+        from .leaderboard import run_leaderboard_command
 
-        board = warehouse.read_current(LEADERBOARD)
-        if board is None:
-            print("no leaderboard yet: run `rag-eval run` first", file=sys.stderr)
-            return 1
-        print(format_leaderboard(board))
-        return 0
+        return run_leaderboard_command(args, warehouse)
     raise AssertionError(f"unhandled command {args.command!r}")  # argparse only accepts the ones above

@@ -69,8 +69,14 @@ class LeaderboardSettings:
     context_budget_tokens: int | None = 1000
     # a constraint: a setup whose k chunks hold more tokens than this on average is not ranked
     max_context_tokens: int | None = None
+    # a constraint: a setup whose 95th-percentile search latency is above this (milliseconds) is not ranked
+    max_p95_latency_ms: float | None = None
     # tier 1 is the best setup and every setup not significantly worse at this level (after Holm)
     alpha: float = 0.05
+    # the cost columns' dollars (core/costs.py): the model that would answer from each setup's context,
+    # priced by core/llm/accounting.py and data/generation.yaml's llm.prices, and its answers' length
+    generator_model: str = "gpt-4o-mini"
+    answer_tokens: int = 200
 
     def __post_init__(self) -> None:
         if self.rank_by not in RANKABLE_METRICS:
@@ -94,6 +100,17 @@ class LeaderboardSettings:
             )
         if self.max_context_tokens is not None:
             require_integer("leaderboard.max_context_tokens", self.max_context_tokens, 1)
+        latency = self.max_p95_latency_ms
+        if latency is not None and not latency > 0:
+            raise ConfigError(
+                f"leaderboard.max_p95_latency_ms must be a number of milliseconds > 0 or null, got {latency!r}"
+            )
+        if not self.generator_model.strip():
+            raise ConfigError(
+                f"leaderboard.generator_model must name a model of the price table (gpt-4o-mini, ...), "
+                f"got {self.generator_model!r}"
+            )
+        require_integer("leaderboard.answer_tokens", self.answer_tokens, 0)
         if not 0 < self.alpha < 1:
             raise ConfigError(f"leaderboard.alpha must be in (0, 1), got {self.alpha!r}")
 

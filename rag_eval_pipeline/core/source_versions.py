@@ -92,13 +92,15 @@ def setups_version(configs: PipelineConfigs) -> str:
 
 
 def leaderboard_settings_version(files: ProjectFiles) -> str:
-    """The objective the leaderboard ranks by, as read (a comment or another section edited is no new
-    version; a file that cannot be read is ``UNREADABLE``)."""
+    """The objective the leaderboard ranks by and the prices of its cost columns (data/generation.yaml's
+    llm.prices), as read (a comment or another section edited is no new version; a file that cannot be
+    read is ``UNREADABLE``)."""
     try:
         settings = files.load_monitoring_settings().leaderboard
+        prices = sorted(files.load_generation_settings().llm.prices.items())
     except (InputError, OSError, UnicodeError):  # the leaderboard step then fails naming the file
         return UNREADABLE
-    return sha256_hex(repr(settings))[:VERSION_CHARS]
+    return sha256_hex(repr((settings, prices)))[:VERSION_CHARS]
 
 
 def source_versions(files: ProjectFiles, configs: PipelineConfigs | None = None) -> SourceVersions:

@@ -45,7 +45,16 @@ def test_run_prints_the_leaderboard_and_stores_everything_in_the_project(
         f"evaluation {evaluation_id}: 6 runs planned, 6 ran (6 succeeded, 0 failed), 0 not run; "
         f"details: rag-eval status {evaluation_id}"
     )
-    assert table[0].split()[:6] == ["rank", "tier", "chunk_config", "profile", "k", "span_recall_1000t"]
+    assert table[0].split()[:8] == [
+        "rank",
+        "tier",
+        "chunk_config",
+        "profile",
+        "k",
+        "context",
+        "p95",
+        "span_recall_1000t",
+    ]
     assert {line.split()[2] for line in table[2:]} == {"fixed-60-0", "recursive-120-20"}
     assert (tiny_project / ".dagster" / "storage").is_dir()  # the project's dagster.yaml instance
     assert (tiny_project / "data/cache/embeddings.sqlite").is_file()
@@ -59,6 +68,20 @@ def test_run_prints_the_leaderboard_and_stores_everything_in_the_project(
 
     again = rag_eval(tiny_project, "leaderboard")
     assert again.returncode == 0 and again.stdout.strip() == "\n".join(printed)
+
+    # the Pareto front of the objective against a cost, from the measured costs of the stored board
+    front = rag_eval(tiny_project, "leaderboard", "--pareto", "--cost", "latency_p95_ms")
+    assert front.returncode == 0, front.stderr
+    heading, _, header, _, *rows = front.stdout.strip().splitlines()
+    assert heading.startswith("Pareto front of span_recall_1000t against latency_p95_ms: ")
+    assert header.split()[:4] == ["latency_p95_ms", "span_recall_1000t", "tier", "setup"]
+    setups = [f"{r['chunk_config']} x {r['profile']}" for _, r in board.iterrows()]
+    assert 1 <= len(rows) <= len(setups) and all(row.split()[1] == "ms" for row in rows)
+    assert all(sum(setup in row for setup in setups) == 1 for row in rows)
+    assert board["latency_p95_ms"].notna().all() and (board["index_bytes"] > 0).all()
+    assert (board["usd_per_1k_questions"] > 0).all() and (board["index_usd"] == 0).all()  # local MiniLM
+    wrong = rag_eval(tiny_project, "leaderboard", "--cost", "latency_p95_ms")  # an axis without --pareto
+    assert wrong.returncode == 2 and "--cost chooses the axis of --pareto" in wrong.stderr
 
 
 def test_help_lists_every_command(tiny_project: Path):

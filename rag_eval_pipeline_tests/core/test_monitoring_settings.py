@@ -41,6 +41,20 @@ def test_values_are_read(tmp_path: Path):
     assert settings.retention.sampled_rows == 0
 
 
+def test_the_objectives_constraints_and_cost_assumptions_are_read(tmp_path: Path):
+    path = tmp_path / "monitoring.yaml"
+    path.write_text(
+        "leaderboard: {max_p95_latency_ms: 250, generator_model: gpt-4.1-mini, answer_tokens: 400}\n"
+    )
+    board = load_monitoring_settings(path).leaderboard
+    assert (board.max_p95_latency_ms, board.generator_model, board.answer_tokens) == (
+        250.0,
+        "gpt-4.1-mini",
+        400,
+    )
+    assert (board.max_context_tokens, board.rank_by) == (None, "span_recall")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -69,7 +83,14 @@ def test_values_are_read(tmp_path: Path):
         ("leaderboard: {max_context_tokens: -1}\n", "leaderboard.max_context_tokens must be an integer >= 1"),
         ("leaderboard: {max_context_tokens: 4k}\n", "leaderboard.max_context_tokens must be an integer"),
         ("leaderboard: {alpha: 0}\n", r"leaderboard.alpha must be in \(0, 1\)"),
-        ("leaderboard: {max_p95_latency_ms: 200}\n", "unknown key.*leaderboard.max_p95_latency_ms"),
+        (
+            "leaderboard: {max_p95_latency_ms: 0}\n",
+            "leaderboard.max_p95_latency_ms must be a number of milli",
+        ),
+        ("leaderboard: {max_p95_latency_ms: fast}\n", "leaderboard.max_p95_latency_ms must be a number"),
+        ("leaderboard: {generator_model: ' '}\n", "leaderboard.generator_model must name a model"),
+        ("leaderboard: {answer_tokens: -1}\n", "leaderboard.answer_tokens must be an integer >= 0"),
+        ("leaderboard: {max_latency_ms: 200}\n", "unknown key.*leaderboard.max_latency_ms"),
     ],
 )
 def test_errors_name_the_file_and_key(tmp_path: Path, text: str, message: str):

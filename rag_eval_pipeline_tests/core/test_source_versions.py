@@ -50,3 +50,12 @@ def test_the_leaderboard_objective_has_a_version_that_only_its_own_settings_move
     assert edited not in (default, UNREADABLE)
     monitoring.write_text("leaderboard: {rank_by: nonsense}\n", encoding="utf-8")
     assert leaderboard_settings_version(files) == UNREADABLE  # the leaderboard step fails naming the key
+
+    # the prices of the cost columns are the leaderboard's too (data/generation.yaml, llm.prices); the
+    # rest of that file is not
+    monitoring.write_text("leaderboard: {rank_by: span_iou}\n", encoding="utf-8")
+    generation = tmp_path / "data" / "generation.yaml"
+    generation.write_text("llm: {temperature: 0.0}\n", encoding="utf-8")
+    assert leaderboard_settings_version(files) == edited
+    generation.write_text("llm: {prices: {gpt-4o-mini: {input: 0.3, output: 1.2}}}\n", encoding="utf-8")
+    assert leaderboard_settings_version(files) not in (edited, UNREADABLE)

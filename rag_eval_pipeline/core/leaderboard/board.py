@@ -13,6 +13,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 from ..answers.tables import ok_mean
+from ..costs import COST_BASIS, CostAssumptions, setup_costs
+from ..llm.accounting import PriceTable
 from ..metrics.aggregate import summarize, summarize_table, summary_columns
 from ..metrics.names import TOKEN_LEVEL_METRICS
 from ..metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLUMNS, ReferenceDuplication
@@ -20,6 +22,7 @@ from ..monitoring_settings import LeaderboardSettings
 from ..tables import records
 from ..types import sha256_hex
 from ..warehouse import with_evaluation_defaults
+from .pareto import mark_front
 from .ranking import ConfiguredNames, Pair, rank_board
 
 # The metrics a reader of the board looks at first (every metric is in the table), in the order every
@@ -80,20 +83,30 @@ def build_board(
     judgements: pd.DataFrame,
     configured: ConfiguredNames | None,
     objective: LeaderboardSettings | None = None,
+    prices: PriceTable | None = None,
 ) -> pd.DataFrame | None:
     """The ranked board over every partition with retrieval metrics (partition keys -> the per-question
     metric table; an empty table is a partition not evaluated yet); None when no partition has any.
     ``configured`` None: the config files could not be read; ``objective`` None: the default one
-    (``rank_board``)."""
+    (``rank_board``); ``prices`` None: the list prices (core/llm/accounting.py). Each row carries its
+    costs (core/costs.py) and whether it is on the Pareto front of the objective against its context
+    (pareto.py)."""
+    objective = objective or LeaderboardSettings()
+    assumptions = CostAssumptions(objective.generator_model, objective.answer_tokens, prices or PriceTable())
     answers = answer_columns(answer_metrics, judgements)
     evaluated = [frame for _, frame in sorted(retrieval_metrics.items()) if not frame.empty]
-    rows = [{**retrieval_columns(frame), **answers.get(pair_of(frame), {})} for frame in evaluated]
+    rows = [
+        {**retrieval_columns(frame), **setup_costs(frame, assumptions), **answers.get(pair_of(frame), {})}
+        for frame in evaluated
+    ]
     if not rows:
         return None
     board = pd.DataFrame(rows)
+    board[COST_BASIS] = assumptions.basis()
     for column in RUN_DUPLICATION_COLUMNS:  # counts, unknown (<NA>) for tables written before them
         board[column] = board[column].astype("Int64")
-    return rank_board(board, configured, objective, {pair_of(frame): frame for frame in evaluated})
+    ranked = rank_board(board, configured, objective, {pair_of(frame): frame for frame in evaluated})
+    return mark_front(ranked)
 
 
 def pair_of(frame: pd.DataFrame) -> Pair:

@@ -44,8 +44,8 @@ from typing import cast
 
 import pandas as pd
 
+from ..costs import CONTEXT_TOKENS_MEAN, LATENCY_P95
 from ..generation.sources import known_item_share
-from ..metrics.context_budget import CONTEXT_TOKENS
 from ..metrics.reference_copies import RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 from ..monitoring_settings import LeaderboardSettings
 from .tiers import TEST_NAME, statistical_tiers
@@ -58,7 +58,6 @@ KNOWN_ITEM_CAVEAT = (
     "to compare dense and keyword profiles"
 )
 REMOVED_LABEL = "-"
-CONTEXT_TOKENS_MEAN = f"{CONTEXT_TOKENS}_mean"
 # Why a row is not ranked with the others, in the order a note names them (see the module docstring).
 COMPARABILITY_COLUMNS = ("other_dataset", "other_mode", "other_question_set", "no_objective")
 # A reference value: a dataset hash, a mode, a question set or a threshold.
@@ -109,8 +108,7 @@ def ranking_metric(frame: pd.DataFrame, objective: LeaderboardSettings) -> Ranki
 
 
 def has_values(frame: pd.DataFrame, metric: str) -> bool:
-    column = f"{metric}_mean"
-    return column in frame.columns and bool(pd.to_numeric(frame[column], errors="coerce").notna().any())
+    return has_column_values(frame, f"{metric}_mean")
 
 
 def rank_board(
@@ -164,7 +162,7 @@ def rank_board(
     )
     frame["no_objective"] = frame["_score"].isna()
     frame["other_threshold"] = differs(thresholds(frame["answer_threshold"]), references.threshold)
-    constraint = ContextConstraint.of(objective, candidates)
+    constraint = Constraints.of(objective, candidates)
     frame["excluded"] = [constraint.violated(row) != "" for _, row in frame.iterrows()]
     comparable = ~frame[list(COMPARABILITY_COLUMNS)].any(axis=1)
     frame["_group"] = 3
@@ -223,42 +221,74 @@ def comparison_references(frame: pd.DataFrame, candidates: pd.DataFrame) -> Comp
 
 
 @dataclass(frozen=True)
-class ContextConstraint:
-    """``max_context_tokens`` of the objective, as applied to a board: None when not set, or when no row
-    measured its context (metrics written before ``context_tokens`` existed: then said in
-    ``description``, not applied)."""
+class Limit:
+    """One constraint of the objective: a row whose ``column`` is above ``limit`` is not ranked."""
 
-    limit: int | None
-    description: str
+    key: str  # the setting: max_context_tokens, max_p95_latency_ms
+    column: str  # the board's column it bounds
+    what: str  # what the column measures, in words
+    unit: str
+    limit: float
 
-    @classmethod
-    def of(cls, objective: LeaderboardSettings, candidates: pd.DataFrame) -> ContextConstraint:
-        limit = objective.max_context_tokens
-        if limit is None:
-            return cls(None, "")
-        if not has_values(candidates, CONTEXT_TOKENS):
-            return cls(
-                None,
-                f"max_context_tokens {limit:,} not applied: no row measured {CONTEXT_TOKENS} (metrics "
-                "written before it existed); re-evaluate to apply it",
-            )
-        return cls(limit, f"max_context_tokens {limit:,}")
+    def describe(self) -> str:
+        return f"{self.key} {self.limit:,g}"
 
     def violated(self, row: pd.Series) -> str:
-        """Why the row is outside the constraint ("" when it is not)."""
-        if self.limit is None:
-            return ""
-        tokens = row.get(CONTEXT_TOKENS_MEAN)
-        if tokens is None or pd.isna(tokens):
-            return f"context size not measured ({CONTEXT_TOKENS}, written before it existed): re-evaluate"
-        if float(tokens) > self.limit:
-            return f"context {float(tokens):,.0f} tokens > max_context_tokens {self.limit:,}"
+        """Why the row is outside this limit ("" when it is not)."""
+        value = row.get(self.column)
+        if value is None or pd.isna(value):
+            return (
+                f"{self.column.removesuffix('_mean')} not measured (written before it existed): re-evaluate"
+            )
+        if float(value) > self.limit:
+            return f"{self.what} {float(value):,.0f} {self.unit} > {self.describe()}"
         return ""
 
 
-def row_notes(
-    row: pd.Series, references: ComparisonReferences, metric: str, constraint: ContextConstraint
-) -> str:
+# The objective's constraints: its setting, the board column it bounds, what that is, and its unit.
+LIMITS = (
+    ("max_context_tokens", CONTEXT_TOKENS_MEAN, "context", "tokens"),
+    ("max_p95_latency_ms", LATENCY_P95, "p95 search latency", "ms"),
+)
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """The objective's constraints as applied to a board (``max_context_tokens``, ``max_p95_latency_ms``).
+    A limit no row measured (metrics written before its column existed) is not applied, and
+    ``description`` says so."""
+
+    limits: tuple[Limit, ...]
+    description: str
+
+    @classmethod
+    def of(cls, objective: LeaderboardSettings, candidates: pd.DataFrame) -> Constraints:
+        limits, parts = [], []
+        for key, column, what, unit in LIMITS:
+            limit = getattr(objective, key)
+            if limit is None:
+                continue
+            found = Limit(key, column, what, unit, float(limit))
+            if has_column_values(candidates, column):
+                limits.append(found)
+                parts.append(found.describe())
+            else:
+                parts.append(
+                    f"{found.describe()} not applied: no row measured {column.removesuffix('_mean')} "
+                    "(metrics written before it existed); re-evaluate to apply it"
+                )
+        return cls(tuple(limits), "; ".join(parts))
+
+    def violated(self, row: pd.Series) -> str:
+        """Why the row is outside the constraints ("" when it is not)."""
+        return "; ".join(reason for limit in self.limits if (reason := limit.violated(row)))
+
+
+def has_column_values(frame: pd.DataFrame, column: str) -> bool:
+    return column in frame.columns and bool(pd.to_numeric(frame[column], errors="coerce").notna().any())
+
+
+def row_notes(row: pd.Series, references: ComparisonReferences, metric: str, constraint: Constraints) -> str:
     parts = [str(row["_removal"])] if row["_removal"] else []
     if row["other_dataset"]:
         parts.append(questions_note(row, references.dataset, references.n_questions))

@@ -2,8 +2,8 @@
 objective, the setups the questions cannot tell apart from it (tier 1), what a cheaper tied setup would
 cost in score, and what kind of questions it was measured on.
 
-Built from the ranked board alone (its ``ranked_by``, ``tier*``, ``context_tokens_mean`` and
-``question_generators`` columns, ranking.py and tiers.py), so `rag-eval leaderboard` says the same as the
+Built from the ranked board alone (its ``ranked_by``, ``tier*``, cost (core/costs.py) and
+``question_generators`` columns, ranking.py, tiers.py and pareto.py), so `rag-eval leaderboard` says the same as the
 asset that built the board. Every view shows it: ``render_text.format_recommendation`` (the terminal),
 ``render_markdown.recommendation_markdown`` (the asset's metadata) and ``recommendation_html`` here (a
 section of the HTML report).
@@ -17,9 +17,19 @@ from html import escape
 
 import pandas as pd
 
-from ..generation.sources import known_item_share
-from .ranking import (
+from ..costs import (
     CONTEXT_TOKENS_MEAN,
+    COST_BASIS,
+    INDEX_BYTES,
+    INDEX_USD,
+    LATENCY_P50,
+    LATENCY_P95,
+    USD_PER_1K,
+)
+from ..generation.sources import known_item_share
+from .labels import cost_text
+from .pareto import front_rows
+from .ranking import (
     EXCLUDED_LABEL,
     NOT_COMPARABLE_MARK,
     REMOVED_LABEL,
@@ -63,11 +73,15 @@ def recommend(board: pd.DataFrame) -> Recommendation:
         return Recommendation("No recommendation: no setup is ranked", details)
     ranked = [row for _, row in board.iterrows() if is_ranked(row)]
     cheaper = cheaper_line(best, ranked, metric)
+    cost = cost_line(best)
+    front = front_line(board, metric)
     return Recommendation(
         f"Recommended: {pair(best)}, {metric} {score(best, metric)} on {questions(best)}",
         (
             ("tier 1", tier_line(best, ranked, metric)),
             *((("cheaper", cheaper),) if cheaper else ()),
+            *((("cost", cost),) if cost else ()),
+            *((("front", front),) if front else ()),
             ("questions", questions_line(ranked)),
             objective,
             *((unranked,) if unranked[1] else ()),
@@ -180,10 +194,58 @@ def context_tokens(row: pd.Series) -> float | None:
 
 def trade_off(best: pd.Series, other: pd.Series, metric: str) -> str:
     mine, theirs = context_tokens(best) or 0.0, context_tokens(other) or 0.0
+    dollars = ""
+    if not (pd.isna(number(best, USD_PER_1K)) or pd.isna(number(other, USD_PER_1K))):
+        dollars = (
+            f"; {cost_text(USD_PER_1K, number(other, USD_PER_1K))} vs "
+            f"{cost_text(USD_PER_1K, number(best, USD_PER_1K))} per 1,000 questions"
+        )
     return (
         f"gives the generator {mine - theirs:,.0f} fewer context tokens per question ({theirs:,.0f} vs "
-        f"{mine:,.0f}) for {mean(best, metric) - mean(other, metric):.3f} less {metric} "
+        f"{mine:,.0f}{dollars}) for {mean(best, metric) - mean(other, metric):.3f} less {metric} "
         f"({mean(other, metric):.3f} vs {mean(best, metric):.3f})"
+    )
+
+
+def cost_line(row: pd.Series) -> str:
+    """What the setup costs (core/costs.py): its context, search latency, dollars per 1,000 questions
+    with the assumptions behind them, and its index; "" when nothing was measured."""
+    parts = []
+    tokens = context_tokens(row)
+    if tokens is not None:
+        parts.append(f"{tokens:,.0f} context tokens a question")
+    p50, p95 = number(row, LATENCY_P50), number(row, LATENCY_P95)
+    if not pd.isna(p95):
+        parts.append(f"search p50 {cost_text(LATENCY_P50, p50)}, p95 {cost_text(LATENCY_P95, p95)}")
+    dollars = number(row, USD_PER_1K)
+    basis = row.get(COST_BASIS)
+    if not pd.isna(dollars):
+        parts.append(
+            f"{cost_text(USD_PER_1K, dollars)} per 1,000 questions"
+            + (f" ({basis})" if isinstance(basis, str) and basis else "")
+        )
+    size = number(row, INDEX_BYTES)
+    if not pd.isna(size):
+        embedding = number(row, INDEX_USD)
+        parts.append(
+            f"index {cost_text(INDEX_BYTES, size)}"
+            + (f", embedding it {cost_text(INDEX_USD, embedding)}" if not pd.isna(embedding) else "")
+        )
+    return ", ".join(parts)
+
+
+def front_line(board: pd.DataFrame, metric: str) -> str:
+    """The setups on the Pareto front of the objective against context tokens (pareto.py), cheapest
+    first; "" when no ranked row has both."""
+    steps = front_rows(board)
+    if not steps:
+        return ""
+    ranked = sum(1 for _, row in board.iterrows() if is_ranked(row))
+    listed = ", ".join(f"{pair(s.row)} ({s.cost:,.0f} tokens, {s.quality:.3f})" for s in steps)
+    return (
+        f"{len(steps)} of {ranked} ranked setups are on the Pareto front of {metric} against context "
+        f"tokens (no other gives as much for less), cheapest first: {listed}; `rag-eval leaderboard "
+        "--pareto` lists the front on other costs"
     )
 
 

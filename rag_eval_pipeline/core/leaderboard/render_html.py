@@ -1,4 +1,5 @@
-"""The leaderboard report: one self-contained HTML page with the table, a span recall vs precision
+"""The leaderboard report: one self-contained HTML page with the recommendation, the table (scores and
+costs), the objective against the context's cost with its Pareto front, a span recall vs precision
 scatter of the chunk configs per profile, and metric trends over runs per partition.
 
 Everything is inline (CSS and SVG, no script, no network), so the file opens from disk, from a CI
@@ -17,14 +18,25 @@ from html import escape
 
 import pandas as pd
 
+from ..costs import (
+    CONTEXT_TOKENS_MEAN,
+    COST_BASIS,
+    INDEX_BYTES,
+    INDEX_USD,
+    LATENCY_P50,
+    LATENCY_P95,
+    USD_PER_1K,
+)
 from ..files import write_files_atomically
 from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse, with_evaluation_defaults
 from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS
-from .labels import label
+from .labels import cost_text, label
+from .pareto import front_rows, pareto_front
 from .ranking import (
     first_ranked,
     footnotes,
     is_not_comparable,
+    is_ranked,
     is_removed,
     rank_label,
     ranked_by,
@@ -115,8 +127,18 @@ def render_report(
         recommendation_html(board),
         '<section><h2>Leaderboard</h2><p class="hint">Ranked by the objective (above). Retrieval cells: the mean over '
         "the questions and its bootstrap 95% confidence interval; the best value of each column is bold. "
-        "Answer cells: means over the questions where the method applied.</p>",
+        "Answer cells: means over the questions where the method applied. Hover a row for when it was "
+        "evaluated.</p>",
         leaderboard_table(board, HEADLINE_METRICS, HEADLINE_ANSWER_METRICS),
+        "</section>",
+        '<section id="quality-cost"><h2>Quality against cost</h2><p class="hint">One point per ranked setup: '
+        f"{e(label(metric))} (the objective) against the context tokens the generator reads per question. "
+        "The named points, joined by the line, are the Pareto front: no other setup gives as much for "
+        "fewer tokens. Choosing along it is a budget decision. The table lists every setup's costs: "
+        "search latency is a question's dense and keyword search, fusion and reranking, measured alone. "
+        f"Dollars: {e(cost_basis(board))}.</p>",
+        cost_svg(board),
+        costs_table(board),
         "</section>",
         '<section><h2>Span recall vs span precision</h2><p class="hint">One point per partition: its colour '
         "is the retrieval profile, its shape the chunk config; the whiskers are the 95% confidence "
@@ -139,6 +161,13 @@ def render_report(
     return "\n".join(parts) + "\n"
 
 
+def cost_basis(board: pd.DataFrame) -> str:
+    """What the dollar figures assume (core/costs.py), as the board recorded it."""
+    if COST_BASIS in board.columns and len(board) and isinstance(board[COST_BASIS].iloc[0], str):
+        return str(board[COST_BASIS].iloc[0])
+    return "not computed (a board built before the cost columns)"
+
+
 def e(value: object) -> str:
     return escape(str(value), quote=True)
 
@@ -148,10 +177,22 @@ def fmt(value: object, digits: int = 3) -> str:
     return "n/a" if v is None else f"{v:.{digits}f}"
 
 
+# The costs the leaderboard table shows beside each row's scores (core/costs.py), when some row measured
+# them; every cost is in the table of the quality-against-cost section.
+TABLE_COSTS = (CONTEXT_TOKENS_MEAN, LATENCY_P95)
+COSTS_TABLE = (CONTEXT_TOKENS_MEAN, LATENCY_P50, LATENCY_P95, USD_PER_1K, INDEX_BYTES, INDEX_USD)
+
+
 def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Sequence[str]) -> str:
-    retrieval = [m for m in headline if f"{m}_mean" in board.columns]
+    """Rank and tier, the setup, k, the questions (and the mode of a quick run), the context's tokens and
+    the p95 search latency, the objective's metric when it is not a headline metric, then each headline
+    metric as mean [CI] and the answer means; when each row was evaluated is its tooltip. Sized to fit
+    1,600 px without scrolling (it scrolls in its own box below that)."""
+    objective = ranked_by(board)
+    retrieval = [m for m in (objective,) if m not in headline and f"{m}_mean" in board.columns]
+    retrieval += [m for m in headline if f"{m}_mean" in board.columns]
     answer = [m for m in answers if f"{m}_mean" in board.columns]
-    has_mode = "evaluation_mode" in board.columns
+    tiers = "tier" in board.columns and bool(board["tier"].notna().any())
     # the best of each column among the rows that compete: removed ones are no longer a choice
     competing = board[[not is_removed(r) for _, r in board.iterrows()]] if len(board) else board
     best = {
@@ -159,21 +200,32 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
         for m in (*retrieval, *answer)
         if competing[f"{m}_mean"].notna().any()
     }
-    head = ["rank", "chunk config", "profile", "k", "questions"]
-    if has_mode:
-        head.append("mode")
+    head = ["rank", *(["tier"] if tiers else []), "chunk config", "profile", "k", "questions"]
+    costs = [c for c in TABLE_COSTS if c in board.columns and board[c].notna().any()]
     cells = [f'<th scope="col">{e(h)}</th>' for h in head]
-    cells += [f'<th scope="col" data-metric="{e(m)}">{e(label(m))}</th>' for m in retrieval]
+    cells += [f'<th scope="col" class="cost" data-cost="{e(c)}">{e(label(c))}</th>' for c in costs]
+    cells += [
+        f'<th scope="col" data-metric="{e(m)}"{" class=objective" if m == objective else ""}>{e(label(m))}</th>'
+        for m in retrieval
+    ]
     cells += [f'<th scope="col" class="answer" data-metric="{e(m)}">{e(label(m))}</th>' for m in answer]
-    cells.append('<th scope="col">evaluated</th>')
     rows = [
         f'<div class="table-wrap"><table id="leaderboard"><thead><tr>{"".join(cells)}</tr></thead><tbody>'
     ]
     for _, row in board.iterrows():
         version = str(row.get("profile_version", "") or "")
         competes = not is_removed(row)
+        mode = str(row.get("evaluation_mode", "full"))
+        tier = row.get("tier")
         tds = [
             f'<td class="num rank" data-column="rank">{e(rank_label(row))}</td>',
+            *(
+                [
+                    f'<td class="num" data-column="tier">{e("" if tier is None or pd.isna(tier) else int(tier))}</td>'
+                ]
+                if tiers
+                else []
+            ),
             f'<td class="name" data-column="chunk_config">{e(row["chunk_config"])}</td>',
             f'<td class="name" data-column="profile">{e(row["profile"])}'
             + (
@@ -185,16 +237,19 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
             + (f'<span class="note" data-column="note">{e(row_note(row))}</span>' if row_note(row) else "")
             + "</td>",
             f'<td class="num">{e(row.get("top_k", ""))}</td>',
-            f'<td class="num">{e(row.get("n_questions", ""))}</td>',
+            f'<td class="num" data-column="questions">{e(row.get("n_questions", ""))}'
+            + (f' <span class="mode-{e(mode)}">{e(mode)}</span>' if mode != "full" else "")
+            + "</td>",
         ]
-        if has_mode:
-            mode = str(row["evaluation_mode"])
-            tds.append(f'<td class="mode-{e(mode)}">{e(mode)}</td>')
+        tds += [
+            f'<td class="num cost" data-cost="{e(c)}">{e(cost_text(c, number(row.get(c))))}</td>'
+            for c in costs
+        ]
         for m in retrieval:
             mean = number(row[f"{m}_mean"])
             low, high = number(row.get(f"{m}_ci_low")), number(row.get(f"{m}_ci_high"))
             ci = (
-                f'<span class="ci">[{low:.3f}, {high:.3f}]</span>'
+                f'<span class="ci">[{low:.2f}, {high:.2f}]</span>'
                 if low is not None and high is not None
                 else ""
             )
@@ -212,14 +267,15 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
                 else ' class="num"'
             )
             tds.append(f'<td{strong} data-metric="{e(m)}">{fmt(mean)}</td>')
-        tds.append(f'<td class="when">{e(short_time(row.get("metrics_created_at")))}</td>')
         marks = [
             c for c, on in (("removed", is_removed(row)), ("not-comparable", is_not_comparable(row))) if on
         ]
         rank = row.get("rank")
+        when = short_time(row.get("metrics_created_at"))
         rows.append(
             f'<tr data-rank="{e("" if rank is None or pd.isna(rank) else rank)}" '
             f'data-chunk-config="{e(row["chunk_config"])}" data-profile="{e(row["profile"])}"'
+            + (f' title="evaluated {e(when)} UTC ({e(mode)} run)"' if when else "")
             + (f' class="{" ".join(marks)}"' if marks else "")
             + f">{''.join(tds)}</tr>"
         )
@@ -414,97 +470,109 @@ def marker(shape: str, cx: float, cy: float, r: float, attrs: str, title: str = 
     return f'<path d="{path} Z" {attrs}>{inner}</path>'
 
 
-def pareto_front(points: Sequence[tuple[float, float]]) -> set[int]:
-    """The indexes of the points no other point beats on both values (at least as good on both and
-    better on one): the setups worth naming on a plot where up and right is better."""
-    return {
-        i
-        for i, (a, b) in enumerate(points)
-        if not any(c >= a and d >= b and (c > a or d > b) for c, d in points)
-    }
+@dataclass(frozen=True)
+class PlotAxis:
+    """What one axis of a point chart shows: the board column of each point's value, the columns of its
+    confidence interval (whiskers; None: no interval), and whether it is a score in [0, 1]
+    (``nice_scale``) or a cost from 0 up (``count_scale``)."""
+
+    column: str
+    title: str
+    interval: tuple[str, str] | None
+    unit: bool = True
+
+    def value(self, row: pd.Series) -> float | None:
+        return number(row.get(self.column))
+
+    def bounds(self, row: pd.Series) -> tuple[float | None, float | None]:
+        if self.interval is None:
+            return None, None
+        return number(row.get(self.interval[0])), number(row.get(self.interval[1]))
+
+    def scale(self, rows: Sequence[pd.Series], start: float, end: float) -> Axis:
+        values = [v for r in rows for v in (self.value(r), *self.bounds(r)) if v is not None]
+        low, high, step = nice_scale(values) if self.unit else count_scale(values)
+        return Axis(low, high, start, end, step)
 
 
-def scatter_svg(board: pd.DataFrame) -> str:
-    """span_recall_mean (y) against span_precision_mean (x): colour is the profile, shape the chunk
-    config, whiskers the confidence intervals. Only the front (the points no other beats on both axes,
-    among the rows still configured) is named, where its label fits: sixteen labels on a few pixels
-    overlap; the shapes and colours name the rest, and every point has a tooltip."""
+def count_scale(values: Sequence[float]) -> tuple[float, float, float]:
+    """Axis ends and tick step for a cost (tokens, milliseconds, dollars): from 0 to a round number just
+    above the largest value, at most six steps of 1, 2, 2.5 or 5 times a power of ten."""
+    high = max(values, default=0.0)
+    if high <= 0:
+        return 0.0, 1.0, 0.25
+    magnitude = 10 ** math.floor(math.log10(high / 6))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if high * 1.04 / (m * magnitude) <= 6)
+    return 0.0, math.ceil(high * 1.04 / step) * step, step
+
+
+def point_chart(
+    svg_id: str,
+    rows: Sequence[pd.Series],
+    x: PlotAxis,
+    y: PlotAxis,
+    front: set[int],
+    *,
+    staircase: bool = False,
+) -> str:
+    """One point per row: colour is the profile, shape the chunk config, whiskers the confidence
+    intervals. Only the ``front`` (indexes into ``rows``) is named, where its label fits: sixteen labels
+    on a few pixels overlap; the shapes and colours name the rest, and every point has a tooltip. With
+    ``staircase`` the front is joined, cheapest first, by the steps a reader climbs along it."""
     width, height, left, right, top, bottom = 1000, 500, 66, 250, 16, 52
-    rows = [
-        r
-        for _, r in board.iterrows()
-        if number(r.get("span_recall_mean")) is not None and number(r.get("span_precision_mean")) is not None
-    ]
-
-    def scale(metric: str) -> tuple[float, float, float]:
-        values = [
-            v
-            for r in rows
-            for v in (number(r.get(f"{metric}_{s}")) for s in ("mean", "ci_low", "ci_high"))
-            if v is not None
-        ]
-        return nice_scale(values)
-
-    x = Axis(*scale("span_precision")[:2], left, width - right, scale("span_precision")[2])
-    y = Axis(*scale("span_recall")[:2], height - bottom, top, scale("span_recall")[2])
+    rows = [r for r in rows if x.value(r) is not None and y.value(r) is not None]
+    xs, ys = x.scale(rows, left, width - right), y.scale(rows, height - bottom, top)
     out = [
-        f'<svg id="scatter" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-        f'width="{width}" height="{height}" role="img" aria-label="span recall vs span precision">'
+        f'<svg id="{e(svg_id)}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="{e(y.title)} vs {e(x.title)}">'
     ]
-    out += frame_lines(x, y, "span precision (mean)", "span recall (mean)", x.ticks())
+    x_ticks = xs.ticks() if x.unit else [(v, f"{v:,.4g}") for v, _ in xs.ticks()]
+    out += frame_lines(xs, ys, x.title, y.title, x_ticks)
     profiles = sorted({str(r["profile"]) for r in rows})
     colours = dict(zip(profiles, series_colours(len(profiles)), strict=True))
     configs = sorted({str(r["chunk_config"]) for r in rows})
     shapes = {c: MARKERS[i % len(MARKERS)] for i, c in enumerate(configs)}
-    points = sorted(
-        (
-            (
-                str(r["profile"]),
-                str(r["chunk_config"]),
-                r,
-                float(r["span_recall_mean"]),
-                float(r["span_precision_mean"]),
-            )
-            for r in rows
-        ),
-        key=lambda p: (p[0], p[1]),
-    )
-    placed = [(x(precision), y(recall)) for *_, recall, precision in points]
-    competing = [i for i, p in enumerate(points) if not is_removed(p[2])]
-    front = {competing[i] for i in pareto_front([(points[i][3], points[i][4]) for i in competing])}
+    order = sorted(range(len(rows)), key=lambda i: (str(rows[i]["profile"]), str(rows[i]["chunk_config"])))
+    placed = {i: (xs(x.value(rows[i]) or 0.0), ys(y.value(rows[i]) or 0.0)) for i in order}
+    if staircase and len(front) > 1:
+        steps = sorted(front, key=lambda i: (placed[i][0], -placed[i][1]))
+        path = [f"M{placed[steps[0]][0]},{placed[steps[0]][1]}"]
+        for i in steps[1:]:
+            path.append(f"H{placed[i][0]} V{placed[i][1]}")
+        out.append(f'<path class="front-line" d="{" ".join(path)}" fill="none"/>')
     # a marker of radius 6 reaches 7.8 px from its centre (a diamond's corner), and its stroke beyond
-    taken: list[Box] = [(px - 9, py - 9, px + 9, py + 9) for px, py in placed]
+    taken: list[Box] = [(px - 9, py - 9, px + 9, py + 9) for px, py in placed.values()]
     area: Box = (left + 2, top, width - right + 10, height - bottom - 2)
-    labels: list[str] = []
     for profile in profiles:
         colour = colours[profile]
         out.append(f'<g class="series" data-profile="{e(profile)}" fill="{colour}" stroke="{colour}">')
-        for i, (_, config, r, recall, precision) in enumerate(points):
-            if points[i][0] != profile:
+        for i in order:
+            r = rows[i]
+            if str(r["profile"]) != profile:
                 continue
-            px, py = placed[i]
-            for metric, horizontal in (("span_precision", True), ("span_recall", False)):
-                low, high = number(r.get(f"{metric}_ci_low")), number(r.get(f"{metric}_ci_high"))
+            config, (px, py) = str(r["chunk_config"]), placed[i]
+            for axis, scale, horizontal in ((x, xs, True), (y, ys, False)):
+                low, high = axis.bounds(r)
                 if low is None or high is None:
                     continue
-                axis = x if horizontal else y  # an interval past 0 or 1 stops at the axis
-                low, high = max(low, axis.low), min(high, axis.high)
+                low, high = max(low, scale.low), min(high, scale.high)  # an interval past the axis stops
                 if horizontal:
-                    out.append(f'<line class="whisker" x1="{x(low)}" x2="{x(high)}" y1="{py}" y2="{py}"/>')
+                    out.append(f'<line class="whisker" x1="{xs(low)}" x2="{xs(high)}" y1="{py}" y2="{py}"/>')
                 else:
-                    out.append(f'<line class="whisker" x1="{px}" x2="{px}" y1="{y(low)}" y2="{y(high)}"/>')
+                    out.append(f'<line class="whisker" x1="{px}" x2="{px}" y1="{ys(low)}" y2="{ys(high)}"/>')
+            xv, yv = x.value(r) or 0.0, y.value(r) or 0.0
             attrs = (
                 f'class="point" data-chunk-config="{e(config)}" data-profile="{e(profile)}" '
                 f'data-shape="{shapes[config]}" data-front="{"yes" if i in front else "no"}" '
-                f'data-span-recall="{recall:.6f}" data-span-precision="{precision:.6f}"'
+                f'data-{e(x.column.removesuffix("_mean").replace("_", "-"))}="{xv:.6f}" '
+                f'data-{e(y.column.removesuffix("_mean").replace("_", "-"))}="{yv:.6f}"'
             )
-            title = (
-                f"{e(config)} &times; {e(profile)}: span recall {recall:.3f}, span precision {precision:.3f}"
-            )
+            title = f"{e(config)} &times; {e(profile)}: {e(y.title)} {yv:.3f}, {e(x.title)} {xv:,.4g}"
             out.append(marker(shapes[config], px, py, 6, attrs, title))
         out.append("</g>")
-    for i in sorted(front, key=lambda i: (-points[i][3], -points[i][4])):  # the best recall named first
-        config, profile = points[i][1], points[i][0]
+    labels: list[str] = []
+    for i in sorted(front, key=lambda i: (placed[i][1], -placed[i][0])):  # the highest named first
+        config, profile = str(rows[i]["chunk_config"]), str(rows[i]["profile"])
         name = f"{config} × {profile}"
         spot = place_label(name, *placed[i], taken, area)
         if spot is not None:
@@ -529,6 +597,75 @@ def scatter_svg(board: pd.DataFrame) -> str:
         )
     out.append("</svg>")
     return "\n".join(out)
+
+
+def interval_of(metric: str) -> tuple[str, str]:
+    return f"{metric}_ci_low", f"{metric}_ci_high"
+
+
+def scatter_svg(board: pd.DataFrame) -> str:
+    """span_recall_mean (y) against span_precision_mean (x); the front: the points no other beats on both
+    axes, among the rows still configured."""
+    rows = [r for _, r in board.iterrows()]
+    x = PlotAxis("span_precision_mean", "span precision (mean)", interval_of("span_precision"))
+    y = PlotAxis("span_recall_mean", "span recall (mean)", interval_of("span_recall"))
+    drawn = [i for i, r in enumerate(rows) if x.value(r) is not None and y.value(r) is not None]
+    competing = [i for i in drawn if not is_removed(rows[i])]
+    points = [(y.value(rows[i]) or 0.0, x.value(rows[i]) or 0.0) for i in competing]
+    front = {drawn.index(competing[i]) for i in pareto_front(points)}
+    return point_chart("scatter", [rows[i] for i in drawn], x, y, front)
+
+
+def cost_svg(board: pd.DataFrame) -> str:
+    """The objective (y) against the context's tokens (x), one point per ranked setup: the front (pareto.py)
+    named and joined cheapest first."""
+    metric = ranked_by(board)
+    rows = [r for _, r in board.iterrows() if is_ranked(r)]
+    x = PlotAxis(CONTEXT_TOKENS_MEAN, "context tokens per question (mean)", None, unit=False)
+    y = PlotAxis(f"{metric}_mean", f"{label(metric)} (mean)", interval_of(metric))
+    drawn = [r for r in rows if x.value(r) is not None and y.value(r) is not None]
+    on = {(str(s.row["chunk_config"]), str(s.row["profile"])) for s in front_rows(board)}
+    front = {i for i, r in enumerate(drawn) if (str(r["chunk_config"]), str(r["profile"])) in on}
+    return point_chart("cost-chart", drawn, x, y, front, staircase=True)
+
+
+def costs_table(board: pd.DataFrame) -> str:
+    """Every setup's costs beside its score on the objective, in rank order, the front marked with what
+    each of its steps buys over the cheaper one before it."""
+    metric = ranked_by(board)
+    steps = {(str(s.row["chunk_config"]), str(s.row["profile"])): s for s in front_rows(board)}
+    head = ["rank", "setup", label(metric), *(label(c) for c in COSTS_TABLE), "Pareto front"]
+    rows = [
+        '<div class="table-wrap"><table id="costs"><thead><tr>'
+        + "".join(f'<th scope="col">{e(h)}</th>' for h in head)
+        + "</tr></thead><tbody>"
+    ]
+    for _, row in board.iterrows():
+        pair = (str(row["chunk_config"]), str(row["profile"]))
+        step = steps.get(pair)
+        front = (
+            ""
+            if step is None
+            else "yes, the cheapest"
+            if step.gain is None or step.extra_cost is None
+            else f"yes: +{step.gain:.3f} for +{cost_text(CONTEXT_TOKENS_MEAN, step.extra_cost)} tokens"
+        )
+        cells = [
+            f'<td class="num rank">{e(rank_label(row))}</td>',
+            f'<td class="name">{e(pair[0])} &times; {e(pair[1])}</td>',
+            f'<td class="num">{fmt(row.get(f"{metric}_mean"))}</td>',
+            *(
+                f'<td class="num" data-cost="{e(c)}">{e(cost_text(c, number(row.get(c))))}</td>'
+                for c in COSTS_TABLE
+            ),
+            f'<td class="front">{e(front)}</td>',
+        ]
+        rows.append(
+            f'<tr data-chunk-config="{e(pair[0])}" data-profile="{e(pair[1])}" '
+            f'data-front="{"yes" if step is not None else "no"}">' + "".join(cells) + "</tr>"
+        )
+    rows.append("</tbody></table></div>")
+    return "\n".join(rows)
 
 
 def legend(x0: float, y0: float, entries: Sequence[tuple[str, str, str, str]], title: str) -> list[str]:
@@ -735,7 +872,8 @@ td.num { text-align: right; white-space: nowrap; }
 td.best { font-weight: 700; }
 td.name { font-weight: 500; white-space: nowrap; }
 td.when { color: var(--muted); min-width: 6em; }
-td.mode-quick { color: #b35c00; }
+.mode-quick { color: #b35c00; font-size: 11px; }
+th.objective { background: #e8f0fa; }
 tr.removed td { color: var(--muted); font-style: italic; }
 tr.not-comparable td.rank, .note { color: #8a4b00; }
 td .note { display: block; min-width: 16em; white-space: normal; font-size: 11px; font-style: normal; }
@@ -758,6 +896,10 @@ svg text.empty { fill: var(--muted); font-size: 13px; }
 #trends .line { stroke-width: 2; }
 svg text.point-label { font-size: 11px; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
 #notes li { color: #8a4b00; }
+.front-line { stroke: #9aa5b1; stroke-width: 1.5; stroke-dasharray: 4 3; }
+th.cost { background: #f3eef7; }
+#costs { margin-top: 10px; }
+td.front { white-space: nowrap; }
 p.empty { color: var(--muted); font-style: italic; }
 footer { margin-top: 36px; font-size: 12px; }
 """

@@ -8,8 +8,11 @@ import math
 import pandas as pd
 
 from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
+from .labels import cost_text, label
 from .ranking import footnotes, has_notes, profile_label, rank_label, row_note
 from .recommendation import recommend
+from .render_table import number
+from .render_text import TERMINAL_COSTS
 
 
 def recommendation_markdown(board: pd.DataFrame) -> str:
@@ -22,13 +25,17 @@ def recommendation_markdown(board: pd.DataFrame) -> str:
 
 
 def leaderboard_markdown(board: pd.DataFrame) -> str:
-    """Every headline metric: retrieval as mean and CI, answers as the mean."""
+    """The costs some row measured (as the terminal shows them), then every headline metric: retrieval
+    as mean and CI, answers as the mean."""
     notes = has_notes(board)
-    header = ["rank", "chunk config", "profile", *HEADLINE_METRICS, *HEADLINE_ANSWER_METRICS]
+    costs = [c for c in TERMINAL_COSTS if c in board.columns and board[c].notna().any()]
+    header = ["rank", "chunk config", "profile", *(label(c) for c in costs)]
+    header += [*HEADLINE_METRICS, *HEADLINE_ANSWER_METRICS]
     header += ["note"] if notes else []
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in board.iterrows():
         cells = [rank_label(row), str(row["chunk_config"]), profile_label(row)]
+        cells += [cost_text(c, number(row.get(c))) for c in costs]
         cells += [format_ci(row, m) for m in HEADLINE_METRICS]
         cells += [format_mean(row.get(f"{m}_mean")) for m in HEADLINE_ANSWER_METRICS]
         cells += [row_note(row)] if notes else []

@@ -17,9 +17,11 @@ from typing import Literal
 
 import pandas as pd
 
+from ..costs import CONTEXT_TOKENS_MEAN, INDEX_BYTES, LATENCY_P95, USD_PER_1K
 from ..significant_digits import significant, significant_text
 from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
 from .labels import label
+from .pareto import ON_FRONT
 from .ranking import has_notes, rank_label, ranked_by, row_note
 
 Cell = str | int | float | None
@@ -49,10 +51,20 @@ class BoardTable:
         return [dict(zip((c.name for c in self.columns), row, strict=True)) for row in self.rows]
 
 
+# The costs (core/costs.py) a row shows beside its scores, when some row measured them.
+COST_HELP = {
+    CONTEXT_TOKENS_MEAN: "cl100k tokens of the k retrieved chunks, mean over the questions: what the generator reads",
+    LATENCY_P95: "95th percentile of the questions' search latency (dense and keyword search, fusion, rerank)",
+    USD_PER_1K: "dollars per 1,000 questions: the generator reading the context, query embedding and rewriting",
+    INDEX_BYTES: "bytes of the profile's indexes: float32 vectors plus the BM25 folder",
+}
+
+
 def board_table(board: pd.DataFrame) -> BoardTable:
-    """Rank (and tier), the pair, k, questions and mode; the metric ranked by when it is not a headline
-    metric, every headline retrieval metric as mean [CI]; the answer metrics that have a value on some
-    row; the note when a row has one."""
+    """Rank (and tier), the pair, k, questions and mode; the costs some row measured (and whether the row
+    is on the Pareto front of the objective against context tokens); the metric ranked by when it is not
+    a headline metric, every headline retrieval metric as mean [CI]; the answer metrics that have a value
+    on some row; the note when a row has one."""
     objective = ranked_by(board)
     retrieval = [m for m in (objective,) if m not in HEADLINE_METRICS and f"{m}_mean" in board.columns]
     retrieval += [m for m in HEADLINE_METRICS if f"{m}_mean" in board.columns]
@@ -64,6 +76,8 @@ def board_table(board: pd.DataFrame) -> BoardTable:
     tiers = "tier" in board.columns
     modes = "evaluation_mode" in board.columns
     notes = has_notes(board)
+    costs = [c for c in COST_HELP if c in board.columns and board[c].notna().any()]
+    front = ON_FRONT in board.columns and bool(board[ON_FRONT].notna().any())
     columns = [
         Column("rank", "string", RANK_HELP),
         *([Column("tier", "int", "statistical tier: 1 cannot be told apart from the best")] if tiers else []),
@@ -72,6 +86,8 @@ def board_table(board: pd.DataFrame) -> BoardTable:
         Column("k", "int", "chunks retrieved per question"),
         Column("questions", "int", "questions evaluated"),
         *([Column("mode", "string", "full, or quick (a sample of the questions)")] if modes else []),
+        *(Column(label(c), "float", f"{COST_HELP[c]}; four significant digits") for c in costs),
+        *([Column("Pareto front", "string", FRONT_HELP)] if front else []),
         *(
             Column(label(m), "string", f"{METRIC_HELP}{'; the ranking metric' if m == objective else ''}")
             for m in retrieval
@@ -86,11 +102,26 @@ def board_table(board: pd.DataFrame) -> BoardTable:
         cells += [str(row["chunk_config"]), str(row["profile"]), whole(row.get("top_k"))]
         cells += [whole(row.get("n_questions"))]
         cells += [str(row["evaluation_mode"])] if modes else []
+        cells += [rounded(row.get(c)) for c in costs]
+        cells += [front_label(row.get(ON_FRONT))] if front else []
         cells += [mean_ci_text(row, m) for m in retrieval]
         cells += [rounded(row.get(f"{m}_mean")) for m in answers]
         cells += [row_note(row)] if notes else []
         rows.append(tuple(cells))
     return BoardTable(tuple(columns), tuple(rows))
+
+
+FRONT_HELP = (
+    "yes: no other ranked setup gives as much of the ranking metric with fewer context tokens "
+    "(`rag-eval leaderboard --pareto`)"
+)
+
+
+def front_label(value: object) -> str | None:
+    """``yes``/``no`` on the ranked rows, an empty cell on the others."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return "yes" if bool(value) else "no"
 
 
 def mean_ci_text(row: pd.Series, metric: str) -> str:

@@ -5,29 +5,39 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..costs import CONTEXT_TOKENS_MEAN, LATENCY_P95
 from ..text_table import format_table
 from .board import TERMINAL_ANSWER_METRICS, TERMINAL_METRICS
+from .labels import cost_text
 from .ranking import footnotes, has_notes, profile_label, rank_label, ranked_by, row_note
 from .recommendation import recommend
+from .render_table import number
+
+# The costs beside k, under short headers: the tokens the generator reads, the p95 search latency.
+TERMINAL_COSTS = {CONTEXT_TOKENS_MEAN: "context", LATENCY_P95: "p95"}
 
 
 def format_leaderboard(board: pd.DataFrame) -> str:
-    """The recommendation, then the table: the tier, the metric ranked by (when it is not a terminal
-    metric) and the mean and bootstrap 95% CI per terminal retrieval metric, then the answer metrics'
-    means (n/a where answers were not evaluated or the judge did not run); a `note` column and a legend
-    under the table when rows are not ranked (rank `*`, `x`, `-`) or marked (rank `3*`)."""
+    """The recommendation, then the table: the tier, k, the context's tokens and the p95 search latency
+    (when measured), the metric ranked by (when it is not a terminal metric) and the mean and bootstrap
+    95% CI per terminal retrieval metric, then the answer metrics' means (n/a where answers were not
+    evaluated or the judge did not run); a `note` column and a legend under the table when rows are not
+    ranked (rank `*`, `x`, `-`) or marked (rank `3*`)."""
     answer_columns = [m for m in TERMINAL_ANSWER_METRICS if f"{m}_mean" in board.columns]
     notes = has_notes(board)
     objective = ranked_by(board)
     metrics = [m for m in (objective,) if m not in TERMINAL_METRICS and f"{m}_mean" in board.columns]
     metrics += TERMINAL_METRICS
     tiers = "tier" in board.columns and bool(board["tier"].notna().any())
-    header = ["rank", *(["tier"] if tiers else []), "chunk_config", "profile", "k", *metrics, *answer_columns]
+    costs = [c for c in TERMINAL_COSTS if c in board.columns and board[c].notna().any()]
+    header = ["rank", *(["tier"] if tiers else []), "chunk_config", "profile", "k"]
+    header += [TERMINAL_COSTS[c] for c in costs] + metrics + answer_columns
     header += ["note"] if notes else []
     rows = []
     for _, row in board.iterrows():
         cells = [rank_label(row), *([tier_label(row)] if tiers else [])]
         cells += [str(row["chunk_config"]), profile_label(row), str(row["top_k"])]
+        cells += [cost_text(c, number(row.get(c))) for c in costs]
         cells += [mean_ci(row, metric) for metric in metrics]
         for metric in answer_columns:
             value = row[f"{metric}_mean"]

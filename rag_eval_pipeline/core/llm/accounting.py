@@ -29,6 +29,10 @@ DEFAULT_PRICES: Mapping[str, Price] = {
     "gpt-4.1-mini": Price(0.40, 1.60),
     "gpt-4.1-nano": Price(0.10, 0.40),
     "smollm2-135m-instruct": Price(0.0, 0.0),
+    # embedding models: input tokens only
+    "text-embedding-3-small": Price(0.02, 0.0),
+    "text-embedding-3-large": Price(0.13, 0.0),
+    "text-embedding-ada-002": Price(0.10, 0.0),
 }
 
 

@@ -80,13 +80,13 @@ class LLMQueryRewriter:
             completion = self.client.complete(self.messages(query), self.params)
         except LLMError as exc:
             return RewrittenQuery(query, query, "failed", f"llm call failed: {exc}")
-        tokens = {
-            "prompt_tokens": completion.prompt_tokens,
-            "completion_tokens": completion.completion_tokens,
-        }
         text = clean_rewrite(completion.text)
-        if not text:
-            return RewrittenQuery(
-                query, query, "failed", f"no query in the reply {completion.text[:80]!r}", **tokens
-            )
-        return RewrittenQuery(query, text, "unchanged" if text == query else "rewritten", **tokens)
+        status: RewriteStatus = "failed" if not text else "unchanged" if text == query else "rewritten"
+        return RewrittenQuery(
+            query,
+            text or query,
+            status,
+            f"no query in the reply {completion.text[:80]!r}" if not text else "",
+            completion.prompt_tokens,
+            completion.completion_tokens,
+        )

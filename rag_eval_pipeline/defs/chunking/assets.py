@@ -6,6 +6,8 @@ import dagster as dg
 import pandas as pd
 
 from ...core.chunking import ChunkSet, build_chunker, cut_corpus
+from ...core.chunking.tokenization import cl100k_tokenizer
+from ...core.costs import folder_bytes
 from ...core.embedding.base import Embedder
 from ...core.retrieval.indexes import build_indexes
 from ...core.tables import chunks_from_frame, chunks_to_frame, corpus_from_frame
@@ -110,6 +112,11 @@ def chunk_index(
             "cache_hits": [embedding.cache_hits],
             "keyword_index": [str(folder)],
             "keyword_index_fingerprint": [indexes.keyword_fingerprint],
+            # what the indexes cost (core/costs.py): the vectors' dimension, the BM25 folder's bytes and
+            # the chunk texts' cl100k tokens (what embedding them through an API costs)
+            "dimension": [model.dimension],
+            "keyword_index_bytes": [folder_bytes(folder)],
+            "chunk_tokens": [sum(cl100k_tokenizer().count_tokens(list(chunks["text"])))],
         }
     )
     return dg.MaterializeResult(
@@ -124,6 +131,8 @@ def chunk_index(
             "embedder": model.model_id,
             "keyword_index": dg.MetadataValue.path(str(folder)),
             "keyword_index_rebuilt": indexes.keyword_built,
+            "keyword_index_bytes": int(manifest["keyword_index_bytes"].iloc[0]),
+            "chunk_tokens": int(manifest["chunk_tokens"].iloc[0]),
         },
         data_version=content_version(manifest),
     )

@@ -7,6 +7,7 @@ import pandas as pd
 
 from ...core.chunking import ChunkSet
 from ...core.configs import RetrievalProfile
+from ...core.costs import INDEX_COLUMNS, index_columns, latency_percentiles, question_costs
 from ...core.evaluation import token_level_result
 from ...core.generation.sources import question_generators
 from ...core.langsmith.experiments import ExperimentRow
@@ -110,6 +111,7 @@ def retrieval_results(
         collection=str(manifest["collection"]),
         corpus_sha256=str(eval_questions["corpus_sha256"].iloc[0]),
         dataset_sha256=dataset_hashes(eval_questions)["dataset_sha256"],
+        **index_costs(manifest, profile),
     )
     context.log.info(
         f"{chunk_config} x {profile_name} v{profile.version} ({'+'.join(profile.retrievers)}): "
@@ -121,6 +123,21 @@ def retrieval_results(
     if rewriter is not None:
         metadata.update(rewriter.client.usage_snapshot().as_metadata())
     return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))
+
+
+def index_costs(manifest: pd.Series, profile: RetrievalProfile) -> dict[str, float]:
+    """The profile's ``index_bytes`` and ``index_tokens`` from chunk_index's manifest (core/costs.py);
+    NaN for a manifest written before it recorded them."""
+    if not {"dimension", "keyword_index_bytes", "chunk_tokens"} <= set(manifest.index):
+        return dict.fromkeys(INDEX_COLUMNS, float("nan"))
+    found = index_columns(
+        profile.retrievers,
+        n_vectors=int(manifest["n_points"]),
+        dimension=int(manifest["dimension"]),
+        keyword_bytes=int(manifest["keyword_index_bytes"]),
+        chunk_tokens=int(manifest["chunk_tokens"]),
+    )
+    return {name: float(count) for name, count in found.items()}
 
 
 def query_rewriter(
@@ -201,6 +218,9 @@ def retrieval_metrics(
     )
     # ids, group, metrics and the duplication counts; the query text lives in retrieval_results
     per_question = pd.DataFrame(result.metric_rows()).drop(columns="query", errors="ignore")
+    # what each question cost beside its metrics: its search latency, its tokens, its rewrite's tokens
+    costs = question_costs({e.question_id: e.query for e in questions.examples}, retrieval_results)
+    per_question = per_question.join(costs, on="question_id")
     # references whose text occurs elsewhere in the corpus: position-exact metrics score such a copy 0
     duplication = result.duplication or ReferenceDuplication()
     # golden questions whose excerpt an edited document lost: not scored here (see eval_questions)
@@ -225,6 +245,8 @@ def retrieval_metrics(
             )
         },
         "retrieval_run_id": str(retrieval_results["run_id"].iloc[0]) if len(retrieval_results) else "",
+        "rewriter": first_value(retrieval_results, "rewriter", ""),
+        **{column: float(str(first_value(retrieval_results, column, "nan"))) for column in INDEX_COLUMNS},
         "n_stale_questions": n_stale,
         # who made the questions: known-item ones favour keyword retrieval, the board says so
         "question_generators": question_generators(e.metadata for e in questions),
@@ -250,6 +272,7 @@ def retrieval_metrics(
                 "n_questions": len(per_question),
                 **duplication.run_columns(),
                 **summary_columns(summaries),
+                **latency_percentiles(per_question),
             }
         ]
     )
@@ -275,9 +298,19 @@ def retrieval_metrics(
         metadata["duplicated_reference_text"] = warning
     for name, s in summaries.items():
         metadata[name] = metric_value(s.mean)
+    for name, milliseconds in latency_percentiles(per_question).items():
+        if not pd.isna(milliseconds):  # no question had hits: no latency was recorded
+            metadata[name] = metric_value(milliseconds)
     metadata["confidence_intervals"] = dg.MetadataValue.md(summary_markdown(summaries))
     metadata.update(langsmith_metadata)
     return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))
+
+
+def first_value(frame: pd.DataFrame, column: str, default: object) -> object:
+    """The column's value on the first row; ``default`` for an empty table or one written before it."""
+    if not len(frame) or column not in frame.columns or pd.isna(frame[column].iloc[0]):
+        return default
+    return frame[column].iloc[0]
 
 
 def retrieved_outputs(hits: Sequence[RetrievedChunk]) -> list[dict[str, object]]:

@@ -4,17 +4,19 @@ import dagster as dg
 import pandas as pd
 
 from ...core.leaderboard.board import build_board
+from ...core.leaderboard.pareto import front_names
 from ...core.leaderboard.ranking import board_facts, footnotes
 from ...core.leaderboard.render_html import write_report
 from ...core.leaderboard.render_markdown import leaderboard_markdown, recommendation_markdown
 from ...core.leaderboard.render_table import board_table
+from ...core.llm.accounting import PriceTable
 from ...lib.freshness import READS_LEADERBOARD_SETTINGS, READS_SETUPS
 from ...lib.io_managers import WarehouseResource, warehouse_writes
 from ...lib.metric_metadata import table_value, with_metric_values
 from ...lib.provenance import now_utc, with_columns
 from ...lib.regression_checks import monitoring_settings
 from ...lib.resources import ProjectResource
-from ...lib.step_inputs import configured_names
+from ...lib.step_inputs import configured_names, generation_settings
 from ...lib.step_redaction import redacts_secrets
 
 
@@ -47,7 +49,8 @@ def leaderboard(
     most, are listed, not ranked (core/leaderboard/ranking.py says the rule)."""
     configured = configured_names(project, context.log)
     objective = monitoring_settings(project).leaderboard  # a bad value fails the step naming file and key
-    board = build_board(retrieval_metrics, answer_metrics, answer_judgements, configured, objective)
+    prices = PriceTable().with_overrides(generation_settings(project).llm.prices)
+    board = build_board(retrieval_metrics, answer_metrics, answer_judgements, configured, objective, prices)
     if board is None:
         raise dg.Failure(
             "no retrieval_metrics partition has been materialized yet: evaluate a partition first"
@@ -65,8 +68,10 @@ def leaderboard(
         metadata={
             # its size, the best pair, and what the board cannot vouch for (removed, not comparable)
             **with_metric_values(board_facts(board)),
-            # which setup to pick: the best by the objective, its statistical tier, a cheaper tied one
+            # which setup to pick: the best by the objective, its statistical tier, a cheaper tied one, its
+            # costs; and the setups no other beats on both the objective and the context's tokens
             "recommendation": dg.MetadataValue.md(recommendation_markdown(board)),
+            "pareto_front": front_names(board),
             # the board as a table the UI shows inline (rounded, CIs as text); the same as markdown to copy
             "leaderboard": table_value(board_table(board)),
             "leaderboard_markdown": dg.MetadataValue.md(leaderboard_markdown(board)),

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.costs import SETUP_COST_COLUMNS
 from rag_eval_pipeline.core.leaderboard.board import (
     ANSWER_COLUMNS,
     ANSWER_MEANS,
@@ -150,6 +151,8 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "dataset_sha256",
         "question_generators",
         "experiment_url",
+        *SETUP_COST_COLUMNS,
+        "cost_basis",
         "answer_threshold",
         "removed",
         "other_dataset",
@@ -166,6 +169,7 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "tier_p_value",
         "tier_test",
         "tier_alpha",
+        "pareto_front",
     ]
 
 

@@ -271,7 +271,7 @@ def test_max_context_tokens_excludes_the_larger_contexts_and_unmeasured_ones() -
     )
     assert pairs(board) == [("fixed", "top2", "1"), ("fixed", "top4", "x"), ("recursive", "top2", "x")]
     assert row_note(board.iloc[1]) == "context 1,800 tokens > max_context_tokens 1,000"
-    assert row_note(board.iloc[2]).startswith("context size not measured")
+    assert row_note(board.iloc[2]).startswith("context_tokens not measured")
     assert set(board["rank_constraint"]) == {"max_context_tokens 1,000"}
     assert footnotes(board)[0].startswith("rank x: not ranked, outside the objective's constraint")
     assert board_facts(board)["excluded"] == "fixed x top4, recursive x top2"
@@ -287,6 +287,34 @@ def test_max_context_tokens_excludes_the_larger_contexts_and_unmeasured_ones() -
         "max_context_tokens 1,000 not applied: no row measured context_tokens (metrics written before it "
         "existed); re-evaluate to apply it"
     }
+
+
+def test_max_p95_latency_excludes_slow_setups_beside_the_context_limit() -> None:
+    def timed(chunk_config: str, profile: str, recall: float, tokens: float, p95: float | None) -> dict:
+        return scored(chunk_config, profile, recall, tokens) | {
+            "latency_p95_ms": float("nan") if p95 is None else p95
+        }
+
+    rows = [
+        timed("fixed", "top2", 0.6, 900, 4.0),
+        timed("fixed", "top4", 0.9, 900, 1250.0),  # the best, but a reranker takes 1.25 s at p95
+        timed("recursive", "top2", 0.7, 1800, 3.0),  # fast, but too much context
+        timed("recursive", "top4", 0.8, 600, None),  # latency not measured
+    ]
+    objective = LeaderboardSettings(max_context_tokens=1000, max_p95_latency_ms=50)
+    board = rank_board(pd.DataFrame(rows), CONFIGURED, objective)
+    assert pairs(board)[0] == ("fixed", "top2", "1")
+    notes = {(r["chunk_config"], r["profile"]): row_note(r) for _, r in board.iterrows()}
+    assert notes[("fixed", "top4")] == "p95 search latency 1,250 ms > max_p95_latency_ms 50"
+    assert notes[("recursive", "top2")] == "context 1,800 tokens > max_context_tokens 1,000"
+    assert (
+        notes[("recursive", "top4")] == "latency_p95_ms not measured (written before it existed): re-evaluate"
+    )
+    assert set(board["rank_constraint"]) == {"max_context_tokens 1,000; max_p95_latency_ms 50"}
+
+    # only the latency limit: the large context is ranked again
+    latency_only = rank_board(pd.DataFrame(rows[:3]), CONFIGURED, LeaderboardSettings(max_p95_latency_ms=50))
+    assert pairs(latency_only) == [("recursive", "top2", "1"), ("fixed", "top2", "2"), ("fixed", "top4", "x")]
 
 
 def test_the_ranked_rows_get_tiers_from_their_per_question_values() -> None:

@@ -92,6 +92,41 @@ def test_the_best_setup_its_tied_setups_and_the_next_cheaper_one_among_them() ->
         "span_recall_1000t, span recall within the first 1,000 tokens of each setup's ranked chunks"
     )
     assert "not ranked" not in said
+    # the Pareto front of recall against context: semantic x top2 (cheapest), fixed x top2, fixed x top4;
+    # recursive x top2 is cheaper still and on it too (nothing is cheaper), however bad
+    assert said["front"].startswith(
+        "4 of 4 ranked setups are on the Pareto front of span_recall_1000t against context tokens (no other "
+        "gives as much for less), cheapest first: recursive x top2 (300 tokens, 0.100), semantic x top2 "
+        "(400 tokens, 0.850), fixed x top2 (900 tokens, 0.875), fixed x top4 (1,800 tokens, 0.900)"
+    )
+    assert said["cost"] == "1,800 context tokens a question"
+
+
+def test_the_recommended_setups_costs_are_said_with_their_assumptions() -> None:
+    costs = {
+        "latency_p50_ms": 2.5,
+        "latency_p95_ms": 4.25,
+        "usd_per_1k_questions": 0.3125,
+        "index_bytes": 2_500_000.0,
+        "index_usd": 0.0,
+        "cost_basis": "generator gpt-4o-mini ($0.15/$0.6 per million input/output tokens), 200-token answers",
+    }
+    frame = board(
+        setup("fixed", "top4", 36, tokens=1800, **costs),
+        setup("fixed", "top2", 35, tokens=900, **{**costs, "usd_per_1k_questions": 0.1875}),
+        setup("semantic", "top2", 36, tokens=2000, **costs),  # as good as the best, dearer: off the front
+    )
+    said = details(frame)
+    assert said["cost"] == (
+        "1,800 context tokens a question, search p50 2.5 ms, p95 4.2 ms, $0.312 per 1,000 questions "
+        "(generator gpt-4o-mini ($0.15/$0.6 per million input/output tokens), 200-token answers), index "
+        "2.5 MB, embedding it $0"
+    )
+    assert said["cheaper"].startswith(
+        "fixed x top2 (tied) gives the generator 900 fewer context tokens per question (900 vs 1,800; "
+        "$0.188 vs $0.312 per 1,000 questions) for 0.025 less"
+    )
+    assert "semantic x top2" not in said["front"] and said["front"].startswith("2 of 3 ranked setups")
 
 
 def test_a_setup_alone_in_tier_1_names_the_runner_up_and_has_no_trade_off() -> None:
@@ -172,6 +207,8 @@ def test_every_view_shows_the_recommendation_first() -> None:
     assert [li.attrs["data-detail"] for li in section.find_all("li")] == [
         "tier 1",
         "cheaper",
+        "cost",
+        "front",
         "questions",
         "ranked by",
     ]

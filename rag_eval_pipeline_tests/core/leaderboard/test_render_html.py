@@ -11,6 +11,7 @@ import pytest
 
 from rag_eval_pipeline.core.leaderboard.board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS
 from rag_eval_pipeline.core.leaderboard.labels import label
+from rag_eval_pipeline.core.leaderboard.pareto import front_rows
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, footnotes, rank_board, ranked_by
 from rag_eval_pipeline.core.leaderboard.render_html import HISTORY_COLUMNS, render_report, write_report
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
@@ -54,6 +55,15 @@ def board_frame(rows: list[tuple[str, str, float, float]] = BOARD, answers: bool
             row |= {f"{metric}_mean": mean, f"{metric}_ci_low": mean - 0.05, f"{metric}_ci_high": mean + 0.04}
         if answers:
             row |= {"keyword_mean": 0.25 * rank, "semantic_dynamic_mean": 0.5, "llm_judge_mean": float("nan")}
+        k = 2 if profile == "top2" else 4
+        row |= {
+            "context_tokens_mean": 100.0 * k + 7 * rank,
+            "latency_p50_ms": 0.5 * k,
+            "latency_p95_ms": 0.8 * k,
+            "usd_per_1k_questions": 0.03 * k,
+            "index_bytes": 250_000.0,
+            "index_usd": 0.0,
+        }
         records.append(row)
     return pd.DataFrame(records)
 
@@ -118,7 +128,7 @@ def test_the_report_shows_the_table_the_scatter_and_the_trends_in_chromium(tmp_p
     assert [(r.attrs["data-chunk-config"], r.attrs["data-profile"]) for r in rows] == pairs
     assert [r.find("td", data_column="chunk_config").text() for r in rows] == [c for c, _ in pairs]
     first_recall = rows[0].find("td", data_metric="span_recall").text()
-    assert first_recall == "0.820[0.770, 0.860]"  # mean and its CI
+    assert first_recall == "0.820[0.77, 0.86]"  # mean and its CI
     assert rows[2].find("td", data_metric="span_recall").attrs["class"] == "num best"
     assert rows[0].find("td", data_metric="llm_judge").text() == "n/a"
 
@@ -157,6 +167,42 @@ def test_the_report_shows_the_table_the_scatter_and_the_trends_in_chromium(tmp_p
     ]
     axis_titles = [t.text() for t in scatter.find_all("text", class_="axis-title")]
     assert axis_titles == ["span precision (mean)", "span recall (mean)"]
+
+    # quality against cost: a point per ranked setup at its context and score; the front named, joined,
+    # and marked in the table of every setup's costs
+    chart = dom.find("svg", id="cost-chart")
+    drawn = {
+        (p.attrs["data-chunk-config"], p.attrs["data-profile"]): p for p in chart.find_all(class_="point")
+    }
+    assert sorted(drawn) == sorted(pairs)
+    front = {(s.row["chunk_config"], s.row["profile"]) for s in front_rows(board)}
+    assert {k for k, p in drawn.items() if p.attrs["data-front"] == "yes"} == front and 1 <= len(front) < 4
+    assert {
+        (t.attrs["data-chunk-config"], t.attrs["data-profile"])
+        for t in chart.find_all("text", class_="point-label")
+    } <= front
+    assert len(chart.find_all("path", class_="front-line")) == (1 if len(front) > 1 else 0)
+    for (config, profile), point in drawn.items():
+        expected = board[(board["chunk_config"] == config) & (board["profile"] == profile)].iloc[0]
+        assert float(point.attrs["data-context-tokens"]) == pytest.approx(expected["context_tokens_mean"])
+        assert float(point.attrs["data-span-iou"]) == pytest.approx(expected["span_iou_mean"])
+    costs = dom.find("table", id="costs").find("tbody").find_all("tr")
+    assert [(r.attrs["data-chunk-config"], r.attrs["data-profile"]) for r in costs] == pairs
+    assert {
+        (r.attrs["data-chunk-config"], r.attrs["data-profile"])
+        for r in costs
+        if r.attrs["data-front"] == "yes"
+    } == front
+    first = {c.attrs["data-cost"]: c.text() for c in costs[0].find_all("td") if "data-cost" in c.attrs}
+    assert first == {
+        "context_tokens_mean": "207",
+        "latency_p50_ms": "1 ms",
+        "latency_p95_ms": "1.6 ms",
+        "usd_per_1k_questions": "$0.06",
+        "index_bytes": "250 KB",
+        "index_usd": "$0",
+    }
+    assert [th.text() for th in table.find_all("th", class_="cost")] == ["context tokens", "p95 search (ms)"]
 
     # the trends: a panel per metric, a line per partition on the board evaluated twice or more, a point
     # per evaluation

@@ -12,7 +12,6 @@ from rag_eval_pipeline.core.leaderboard.render_html import (
     TABLEAU_10,
     Box,
     overlaps,
-    pareto_front,
     place_label,
     series_colours,
     time_ticks,
@@ -75,13 +74,6 @@ def test_every_series_gets_its_own_colour(n: int) -> None:
         assert (
             min(sum(abs(a - b) for a, b in zip(x, y, strict=True)) for x, y in itertools.pairwise(rgb)) > 90
         )
-
-
-def test_the_front_is_the_points_no_other_beats_on_both() -> None:
-    points = [(0.82, 0.31), (0.74, 0.27), (0.91, 0.18), (0.88, 0.15), (0.91, 0.10), (0.5, 0.31)]
-    assert pareto_front(points) == {0, 2}
-    assert pareto_front([(0.5, 0.5), (0.5, 0.5)]) == {0, 1}  # ties beat neither
-    assert pareto_front([]) == set()
 
 
 def test_labels_go_where_they_cover_nothing_or_nowhere() -> None:

@@ -56,6 +56,8 @@ return {
   wrap: {right: wrap.getBoundingClientRect().right, client: wrap.clientWidth, scroll: wrap.scrollWidth,
          overflow: getComputedStyle(wrap).overflowX},
   scatter: chart('scatter'),
+  cost: chart('cost-chart'),
+  costs: document.getElementById('costs').closest('.table-wrap').getBoundingClientRect().right,
   trends: chart('trends'),
 };
 """
@@ -71,7 +73,13 @@ def board_of_twenty() -> pd.DataFrame:
             precision = 0.021 + 0.022 * (4 - i) / (1 + j) + 0.003 * j
             rows.append((config, profile, round(recall, 4), round(precision, 4)))
     rows.sort(key=lambda r: -r[2] * r[3])
-    return board_frame(rows)
+    board = board_frame(rows)
+    # the context shrinks as the scores do (smaller chunks): a front of several setups, as on real boards
+    board["context_tokens_mean"] = [
+        1000.0 - 160 * CONFIGS.index(c) + 40 * PROFILES.index(p)
+        for c, p in zip(board["chunk_config"], board["profile"], strict=True)
+    ]
+    return board
 
 
 def history(evaluations: dict[tuple[str, str], int]) -> pd.DataFrame:
@@ -131,6 +139,10 @@ def check_page(measured: dict[str, Any], width: int) -> None:
     assert len(scatter["points"]) == 20
     assert collisions(scatter) == []
     assert 1 <= sum(t["cls"] == "point-label" for t in scatter["texts"]) < 20  # the front, not every point
+    cost = measured["cost"]  # quality against cost: every ranked setup, its front named where it fits
+    assert len(cost["points"]) == 20 and collisions(cost) == []
+    assert 2 <= sum(t["cls"] == "point-label" for t in cost["texts"]) < 20
+    assert measured["costs"] <= width  # the table of every setup's costs stays in the window
 
 
 def look(page: Path, tmp_path: Path, width: int) -> None:

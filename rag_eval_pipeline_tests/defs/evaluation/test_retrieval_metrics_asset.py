@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
+from rag_eval_pipeline.core.chunking.tokenization import cl100k_tokenizer
 from rag_eval_pipeline.core.configs import load_chunk_configs
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl
 from rag_eval_pipeline.core.evaluation import token_level_result
 from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
-from rag_eval_pipeline.core.retrieval.base import RetrievedChunk
+from rag_eval_pipeline.core.retrieval.base import QueryTrace, RetrievedChunk
 from rag_eval_pipeline.core.significant_digits import significant
 from rag_eval_pipeline.core.spans import merge_intervals
 from rag_eval_pipeline.core.tables import (
@@ -72,7 +74,12 @@ def scripted_hits(
 
 
 def metrics_with_frames(
-    project: Path, work: Path, profile: str, hits: dict[QuestionId, list[RetrievedChunk]]
+    project: Path,
+    work: Path,
+    profile: str,
+    hits: dict[QuestionId, list[RetrievedChunk]],
+    traces: dict[QuestionId, QueryTrace] | None = None,
+    **provenance: object,
 ) -> tuple[pd.DataFrame, dict[str, object]]:
     cut, dataset = tiny_inputs(project)
     resources = tiny_resources(project, work)
@@ -82,11 +89,39 @@ def metrics_with_frames(
             "corpus": corpus_to_frame(tiny_corpus()),
             "chunks": chunks_to_frame(cut),
             "eval_questions": questions_to_frame(dataset),
-            "retrieval_results": retrieved_to_frame(hits).assign(**RETRIEVAL_PROVENANCE),
+            "retrieval_results": retrieved_to_frame(hits, traces).assign(
+                **RETRIEVAL_PROVENANCE, **provenance
+            ),
         },
         {k: resources[k] for k in ("project", "warehouse", "langsmith", "evaluation")},
         {"chunk_config": CHUNK_CONFIG, "profile": profile},
     )
+
+
+def test_each_questions_costs_sit_beside_its_metrics(tiny_project: Path, tmp_path: Path):
+    """Its search latency and rewrite tokens (from retrieval_results' traces), its cl100k tokens; the
+    index's size carried over; the latency percentiles in the summary row and the UI's metadata."""
+    cut, dataset = tiny_inputs(tiny_project)
+    hits = scripted_hits(cut, dataset, find=True)
+    traces = {
+        qid: QueryTrace(qid, "the query", search_ms=1.5 * (i + 1), rewrite_prompt_tokens=20 + i)
+        for i, qid in enumerate(hits)
+    }
+    frame, metadata = metrics_with_frames(
+        tiny_project, tmp_path, "top2", hits, traces, index_bytes=4096.0, index_tokens=900.0, rewriter=""
+    )
+    rows = frame.set_index("question_id")
+    latency = [1.5 * (i + 1) for i in range(len(hits))]
+    assert rows.loc[list(hits), "latency_ms"].tolist() == latency
+    assert pd.isna(rows.loc[dataset.examples[-1].question_id, "latency_ms"])  # nothing found: no row, unknown
+    assert rows.loc[list(hits), "rewrite_prompt_tokens"].tolist() == [20 + i for i in range(len(hits))]
+    assert rows["query_tokens"].tolist() == cl100k_tokenizer().count_tokens(
+        [e.query for e in dataset.examples]
+    )
+    assert (frame["index_bytes"] == 4096.0).all() and (frame["index_tokens"] == 900.0).all()
+    assert metadata["latency_p95_ms"] == significant(float(np.percentile(latency, 95)))
+    history = Warehouse(tmp_path / "warehouse").read_history(RETRIEVAL_SUMMARY, ["latency_p50_ms"])
+    assert history.frame["latency_p50_ms"].tolist() == pytest.approx([float(np.percentile(latency, 50))])
 
 
 def test_retrieval_metrics_scores_frames_as_token_level_result_does(tiny_project: Path, tmp_path: Path):

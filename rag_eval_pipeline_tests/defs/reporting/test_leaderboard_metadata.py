@@ -55,5 +55,17 @@ def test_the_leaderboard_is_a_table_in_the_ui_with_rounded_numbers(tiny_project:
     ranked_by = str(metadata["ranked_by"])
     assert metadata["best_score"] == significant(float(board[f"{ranked_by}_mean"].iloc[0]))
     assert f"| 1 | {CHUNK_CONFIG} | top4 |" in str(metadata["leaderboard_markdown"])  # the same, to copy
+    # costs beside the scores: the context's tokens and dollars at the default generator's prices (no
+    # latency or index size: these metrics were scored from scripted hits), the front marked, and the
+    # recommendation's line
+    assert {"context tokens", "$ per 1k questions", "Pareto front"} <= set(names)
+    assert "p95 search (ms)" not in names and "index size" not in names
+    assert [r["Pareto front"] for r in records] == [
+        "yes" if front else "no" for front in board["pareto_front"].astype(bool)
+    ]
+    assert set(str(metadata["pareto_front"]).split(", ")) == {
+        f"{c} x {p}" for c, p, on in zip(board["chunk_config"], board["profile"], board["pareto_front"]) if on
+    }
+    assert "- **cost**: " in str(metadata["recommendation"])
     description = leaderboard.specs_by_key[dg.AssetKey("leaderboard")].description or ""
     assert "`reports/history/{run_id}.html`" in description
