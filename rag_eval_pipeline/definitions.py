@@ -26,6 +26,8 @@ from .defs.jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_
 from .defs.maintenance.retention import build_retention_schedule, retention_job
 from .defs.questions.assets import chunk_level_questions, synthetic_questions
 from .defs.reporting.assets import leaderboard
+from .defs.search.assets import search_outcome, search_race
+from .defs.search.search_job import search_job, search_sensor
 from .lib.code_versions import with_code_versions
 from .lib.evaluation_runs import EvaluationModeResource
 from .lib.io_managers import ParquetIOManagerFactory, WarehouseResource
@@ -68,12 +70,14 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
             resources,
         )
     )
+    # not automated: a search runs when asked for (defs/search/search_job.py)
+    searched = with_code_versions([search_outcome], resources)
     built: list[dg.Definitions] = []  # the nightly schedule judges freshness by these definitions
     definitions = dg.Definitions(
-        assets=[*SOURCE_ASSETS, *assets],
+        assets=[*SOURCE_ASSETS, *assets, search_race, *searched],
         asset_checks=[retrieval_metrics_regression, answer_metrics_regression],
-        jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job, retention_job],
-        sensors=[partition_sync_sensor, document_sensor, automation_sensor],
+        jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job, retention_job, search_job],
+        sensors=[partition_sync_sensor, document_sensor, automation_sensor, search_sensor],
         schedules=[
             build_nightly_schedule(settings, lambda: built[0]),
             # in the nightly schedule's time zone: "03:00, after the 02:00 evaluation" holds wherever

@@ -48,11 +48,23 @@ def test_definitions_load_with_every_asset_job_and_sensor(defs: dg.Definitions):
         "answer_metrics",
         "answer_judgements",
         "leaderboard",
+        "search_outcome",
+        "search_race",
     }
-    for job in ("ingestion_job", "chunking_job", "evaluation_job", "leaderboard_job", "retention_job"):
+    jobs = (
+        "ingestion_job",
+        "chunking_job",
+        "evaluation_job",
+        "leaderboard_job",
+        "retention_job",
+        "search_job",
+    )
+    for job in jobs:
         assert defs.resolve_job_def(job) is not None
     for sensor in ("partition_sync_sensor", "document_sensor", "automation_sensor"):
         assert defs.resolve_sensor_def(sensor).default_status == dg.DefaultSensorStatus.RUNNING
+    # a search embeds and queries a lot: it runs when asked for
+    assert defs.resolve_sensor_def("search_sensor").default_status == dg.DefaultSensorStatus.STOPPED
     assert defs.resolve_schedule_def("nightly_evaluation_schedule").default_status == (
         dg.DefaultScheduleStatus.RUNNING
     )
@@ -74,9 +86,14 @@ def test_each_main_job_holds_its_assets_and_checks_and_every_asset_is_in_one(def
     for job, nodes in JOB_NODES.items():
         assert {node.name for node in defs.resolve_job_def(job).graph.nodes} == nodes, job
     in_jobs = [n for nodes in JOB_NODES.values() for n in nodes if not n.endswith("_regression")]
+    # the search is no part of the main job: its own job (defs/search/search_job.py)
+    assert {node.name for node in defs.resolve_job_def("search_job").graph.nodes} == {"search_outcome"}
     graph = defs.resolve_asset_graph()
-    assert sorted(in_jobs) == sorted(k.to_user_string() for k in graph.materializable_asset_keys)
-    # the rest are what the pipeline reads from outside, observed, never materialized (lib/freshness.py)
+    assert sorted([*in_jobs, "search_outcome"]) == sorted(
+        k.to_user_string() for k in graph.materializable_asset_keys
+    )
+    # the rest are what the pipeline reads from outside, observed, never materialized (lib/freshness.py),
+    # and the race's partitions, which the search materializes as it runs
     assert sorted(k.to_user_string() for k in graph.external_asset_keys) == [
         "chunk_config_settings",
         "configured_setups",
@@ -84,14 +101,19 @@ def test_each_main_job_holds_its_assets_and_checks_and_every_asset_is_in_one(def
         "leaderboard_settings",
         "project_settings",
         "retrieval_profile_settings",
+        "search_race",
     ]
 
 
 def test_each_asset_is_grouped_by_its_stage_folder(defs: dg.Definitions):
     """The UI's groups are the folders of defs/ (the jobs name their assets: they follow partitioning)."""
     for asset in defs.assets or ():
-        if isinstance(asset, dg.AssetSpec):  # the sources, all in defs/ingestion/sources.py
-            assert asset.group_name == "ingestion", asset.key
+        if isinstance(
+            asset, dg.AssetSpec
+        ):  # the sources (defs/ingestion/sources.py), the race (defs/search/)
+            assert asset.group_name == ("search" if asset.key.path == ["search_race"] else "ingestion"), (
+                asset.key
+            )
             continue
         assert isinstance(asset, dg.AssetsDefinition)
         stage = asset.op.compute_fn.decorated_fn.__module__.split(".")[2]  # rag_eval_pipeline.defs.<stage>

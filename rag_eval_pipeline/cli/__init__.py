@@ -6,6 +6,7 @@ instance, so every run it makes shows up in the UI too.
   profiles list|show NAME | chunk-configs list|apply FILE [--run]|presets [NAME]  cli/configs.py
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
   leaderboard [--pareto [--cost AXIS]] | dataset import|push|pull                 cli/leaderboard.py, cli/datasets.py
+  search                                                                          cli/search.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
 
 cli/runs.py builds on runner/: plan.py (the plan), in_process.py (run here), launch.py (the plan
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .history import add_history_commands
     from .leaderboard import add_leaderboard_command
     from .runs import add_runs_commands
+    from .search import add_search_command
     from .workspace import add_workspace_commands
 
     parser = argparse.ArgumentParser(
@@ -50,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_workspace_commands(commands)
     add_runs_commands(commands)
     add_leaderboard_command(commands)
+    add_search_command(commands)
     add_config_commands(commands)
     add_dataset_commands(commands)
     add_history_commands(commands)
@@ -104,6 +107,10 @@ def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         from .workspace import run_ui_command
 
         return run_ui_command(args, files.root)
+    if args.command == "search":
+        from .search import run_search_command
+
+        return run_search_command(args, files)
     if args.command == "dataset":
         from .datasets import run_dataset_command
 

@@ -21,6 +21,7 @@ from .generation.sources import QuestionSources, question_sources
 from .monitoring_settings import MonitoringSettings, load_monitoring_settings
 from .paths import child_path
 from .profile_versions import ProfileVersions
+from .search.settings import SearchSettings, load_search_settings
 from .workload import Workload, estimate_workload
 from .workspace import load_workspace_settings, locate_workspace
 
@@ -49,6 +50,8 @@ class ProjectFiles:
     answer_evaluation_file: str = "data/answer_evaluation.yaml"
     # The nightly schedule, quick mode, regression checks and history retention.
     monitoring_file: str = "data/monitoring.yaml"
+    # The space `rag-eval search` explores (core/search/settings.py).
+    search_file: str = "data/search.yaml"
     # Which settings each profile version had; commit it with the profiles so a team shares numbers.
     profile_versions_file: str = "data/profile_versions.json"
     # One BM25 index folder per chunk config, next to the local Qdrant folders.
@@ -103,6 +106,9 @@ class ProjectFiles:
 
     def load_monitoring_settings(self) -> MonitoringSettings:
         return load_monitoring_settings(self.path(self.monitoring_file))
+
+    def load_search_settings(self) -> SearchSettings:
+        return load_search_settings(self.path(self.search_file))
 
     def question_sources(self, settings: GenerationSettings | None = None) -> QuestionSources:
         """Which question sets the evaluation uses (core/generation/sources.py). A golden file named

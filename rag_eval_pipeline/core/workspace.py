@@ -36,6 +36,7 @@ _SETTINGS_TEMPLATES = {
     "generation.yaml": "data/generation.yaml",
     "answer_evaluation.yaml": "data/answer_evaluation.yaml",
     "monitoring.yaml": "data/monitoring.yaml",
+    "search.yaml": "data/search.yaml",
     "dagster.yaml": "dagster.yaml",
     "gitignore": ".gitignore",
 }

@@ -29,6 +29,7 @@ PLANNED_EVALUATION_TAG = "rag_eval/planned"
 # The run of `rag-eval regenerate-questions` (runner/regenerate.py): an explicit request to generate the
 # synthetic questions, whether or not the evaluation uses them (defs/questions/assets.py).
 COMMAND_TAG, REGENERATE_COMMAND = "rag_eval/command", "regenerate-questions"
+SEARCH_COMMAND = "search"
 
 
 class EvaluationModeResource(dg.ConfigurableResource):

@@ -16,6 +16,11 @@ PROFILE = "profile"
 
 chunk_config_partitions = dg.DynamicPartitionsDefinition(name=CHUNK_CONFIG)
 profile_partitions = dg.DynamicPartitionsDefinition(name=PROFILE)
+# A search's candidates while they race (defs/search/): added when a search starts, removed when one is
+# eliminated, so the UI shows the race. Its own set: candidates are not chunk configs or profiles of the
+# config files, so they never enter the evaluation's partitions (nor its cap on chunk configs).
+SEARCH_CANDIDATE = "search_candidate"
+search_candidate_partitions = dg.DynamicPartitionsDefinition(name=SEARCH_CANDIDATE)
 # An evaluation partition reads its chunk config's partition of chunks and chunk_index: Dagster infers
 # that mapping, as chunk_config_partitions is a dimension of this definition.
 evaluation_partitions = dg.MultiPartitionsDefinition(

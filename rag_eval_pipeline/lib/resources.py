@@ -27,6 +27,7 @@ from ..core.monitoring_settings import MonitoringSettings
 from ..core.progress import Progress, no_progress
 from ..core.project_files import ProjectFiles, project_dir
 from ..core.retrieval.rerank import Reranker, load_reranker
+from ..core.search.settings import SearchSettings
 from ..core.vector_store.edge import EdgeVectorStore
 from ..core.vector_store.engines import DEFAULT_ENGINE, ENGINE_ENV, open_vector_store
 from ..core.workload import Workload
@@ -50,6 +51,7 @@ class ProjectResource(dg.ConfigurableResource):
     generation_file: str = ProjectFiles.generation_file
     answer_evaluation_file: str = ProjectFiles.answer_evaluation_file
     monitoring_file: str = ProjectFiles.monitoring_file
+    search_file: str = ProjectFiles.search_file
     profile_versions_file: str = ProjectFiles.profile_versions_file
     keyword_index_dir: str = ProjectFiles.keyword_index_dir
 
@@ -93,6 +95,9 @@ class ProjectResource(dg.ConfigurableResource):
 
     def load_monitoring_settings(self) -> MonitoringSettings:
         return self.files().load_monitoring_settings()
+
+    def load_search_settings(self) -> SearchSettings:
+        return self.files().load_search_settings()
 
 
 def _in_project(location: str) -> str:

@@ -98,6 +98,7 @@ def test_the_templates_are_the_demo_settings_but_for_where_questions_come_from()
         "retrieval_profiles.yaml",
         "answer_evaluation.yaml",
         "monitoring.yaml",
+        "search.yaml",
     ):
         assert (templates / name).read_text(encoding="utf-8") == (REPO / "data" / name).read_text(
             encoding="utf-8"

@@ -88,16 +88,34 @@ def statistical_tiers(
     while left and table is not None:
         best, challengers = left[0], left[1:]
         verdicts[best] = TierVerdict(tier, math.nan, int(table[best].notna().sum()))
-        paired = table[challengers].notna() & table[[best]].notna().to_numpy()
-        differences = (table[[best]].to_numpy() - table[challengers].to_numpy()) * paired.to_numpy()
-        raw = sign_flip_p_values(np.nan_to_num(differences), n_permutations, seed)
-        adjusted = holm_adjusted(raw) if correction == "holm" else raw
-        for c, p, n in zip(challengers, adjusted, paired.sum().to_numpy(), strict=True):
+        for c, (p, n) in zip(
+            challengers,
+            compare_with_best(table, best, challengers, correction, n_permutations, seed),
+            strict=True,
+        ):
             if p > alpha:
-                verdicts[c] = TierVerdict(tier, p, int(n))
+                verdicts[c] = TierVerdict(tier, p, n)
         left = [c for c in challengers if c not in verdicts]
         tier += 1
     return [verdicts[i] for i in range(len(values))]
+
+
+def compare_with_best(
+    table: pd.DataFrame,
+    best: object,
+    challengers: Sequence[object],
+    correction: Correction = "holm",
+    n_permutations: int = N_PERMUTATIONS,
+    seed: int = SEED,
+) -> list[tuple[float, int]]:
+    """Per challenger (a column of ``table``: questions x setups, NaN where a setup has no value), the
+    corrected p-value of its paired test against the ``best`` column and the number of questions paired:
+    one step of the tiers, and of the search's racing (core/search/race.py)."""
+    paired = table[list(challengers)].notna() & table[[best]].notna().to_numpy()
+    differences = (table[[best]].to_numpy() - table[list(challengers)].to_numpy()) * paired.to_numpy()
+    raw = sign_flip_p_values(np.nan_to_num(differences), n_permutations, seed)
+    adjusted = holm_adjusted(raw) if correction == "holm" else raw
+    return [(p, int(n)) for p, n in zip(adjusted, paired.sum().to_numpy(), strict=True)]
 
 
 def sign_flip_p_values(

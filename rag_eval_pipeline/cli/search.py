@@ -1,0 +1,44 @@
+"""`rag-eval search`: race the space of data/search.yaml (core/search/) and print the winning tier, the
+Pareto front, every candidate's fate and the compute saved against the full grid."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..core.errors import InputError
+from ..core.project_files import ProjectFiles
+
+
+def add_search_command(commands: Any) -> None:
+    commands.add_parser(
+        "search",
+        help="race the chunk configs and profiles of data/search.yaml; a killed search resumes",
+        description="Race every candidate of data/search.yaml on a growing sample of the evaluation's "
+        "questions, eliminating each as soon as it is significantly worse than the best (paired test, Holm). "
+        "Runs search_job in this process on the workspace's instance (the UI shows the race as the "
+        "partitions of search_race). Run it again after a kill or a spent budget: it resumes.",
+    )
+
+
+def run_search_command(args: argparse.Namespace, files: ProjectFiles) -> int:
+    from ..core.progress import show_progress_bars
+    from ..runner.instance import project_instance
+    from ..runner.search import run_search_job
+
+    try:
+        files.load_search_settings()  # a broken file: exit 2 before any run
+        with project_instance(files.root) as instance:
+            if sys.stderr.isatty():
+                show_progress_bars()
+            searched = run_search_job(instance)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if searched.failure is not None:
+        print(f"the search failed (run {searched.run_id}): {searched.failure}", file=sys.stderr)
+        return 2 if searched.failure.bad_input else 1
+    print(searched.text)
+    print(f'run {searched.run_id}; every candidate: rag-eval query "select * from search_candidates"')
+    return 0

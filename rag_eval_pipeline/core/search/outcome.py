@@ -1,0 +1,160 @@
+"""What a search found, in the words a reader needs: the winning tier, the Pareto front of quality against
+context among the setups scored on every question, every candidate's fate (when and against whom it was
+eliminated, with the numbers), and the compute saved against the full grid (texts embedded, queries run).
+
+The full grid's cost is counted, not run: every distinct chunk text of every candidate's chunk config
+indexed once (embeddings shared through the cache, as `rag-eval run` shares them), and every candidate
+asked every question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..leaderboard.pareto import pareto_front
+from ..text_table import format_table
+from .candidates import Candidate, CandidateKey
+from .race import CONTEXT_TOKENS, LATENCY_MS, VALUE, RaceOutcome
+
+
+@dataclass(frozen=True)
+class GridCost:
+    """What grading every candidate on every question over the whole corpus costs."""
+
+    texts: int  # distinct chunk texts to embed (dense candidates' chunk configs)
+    queries: int  # candidates x questions
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    search_id: str
+    objective: str
+    n_questions: int
+    candidates: tuple[Candidate, ...]
+    race: RaceOutcome
+    grid: GridCost
+    resumed_units: int = 0  # stored scores a resumed search found (paid for before)
+
+    @property
+    def winners(self) -> list[CandidateKey]:
+        return self.race.winners
+
+    def front(self) -> list[CandidateKey]:
+        """The setups scored on every question that no other beats on both the objective and context
+        tokens, cheapest first."""
+        scored = [(k, f) for k, f in self.race.final_scores.items() if len(f)]
+        points = [(float(f[VALUE].mean()), -float(f[CONTEXT_TOKENS].mean())) for _, f in scored]
+        on = [scored[i][0] for i in pareto_front(points)]
+        return sorted(on, key=lambda k: (float(self.race.final_scores[k][CONTEXT_TOKENS].mean()), k))
+
+    def saved(self) -> tuple[float, float]:
+        """The share of the full grid's texts embedded and queries run that the search did not pay."""
+        spend = self.race.spend
+        texts = 1 - spend.texts_indexed / self.grid.texts if self.grid.texts else 0.0
+        queries = 1 - spend.queries / self.grid.queries if self.grid.queries else 0.0
+        return texts, queries
+
+    def candidates_frame(self) -> pd.DataFrame:
+        """One row per candidate: what it is, its fate and its numbers (the ``search_candidates`` table)."""
+        rows = []
+        front = set(self.front())
+        for candidate in self.candidates:
+            fate = self.race.fates.get(candidate.key)
+            final = self.race.final_scores.get(candidate.key)
+            c, p = candidate.chunk_config, candidate.profile
+            rows.append(
+                {
+                    "search_id": self.search_id,
+                    "candidate": candidate.key,
+                    "chunk_config": c.name,
+                    "chunker": c.chunker,
+                    "chunk_size": c.chunk_size,
+                    "chunk_overlap": c.chunk_overlap,
+                    "tokenizer": c.tokenizer if c.counts_tokens else "",
+                    "profile": p.name,
+                    "top_k": p.top_k,
+                    "vector_weight": p.vector_weight,
+                    "keyword_weight": p.keyword_weight,
+                    "rrf_k": p.rrf_k,
+                    "similarity_threshold": p.similarity_threshold,
+                    "reranker": p.reranker or "",
+                    "query_rewrite": p.query_rewrite_enabled,
+                    "objective": self.objective,
+                    "fate": fate.status if fate else "not raced",
+                    "tier": fate.tier if fate else None,
+                    "mean": fate.mean if fate else float("nan"),
+                    "n_questions": fate.n_questions if fate else 0,
+                    "eliminated_in_round": fate.round if fate else None,
+                    "beaten_by": (fate.beaten_by or "") if fate else "",
+                    "best_mean": fate.best_mean if fate else None,
+                    "p_value": fate.p_value if fate else None,
+                    "context_tokens_mean": float(final[CONTEXT_TOKENS].mean()) if final is not None else None,
+                    "latency_p95_ms": float(final[LATENCY_MS].quantile(0.95)) if final is not None else None,
+                    "pareto_front": candidate.key in front,
+                    "fate_text": fate.describe() if fate else "",
+                }
+            )
+        frame = pd.DataFrame(rows)
+        for column in ("tier", "eliminated_in_round"):
+            frame[column] = frame[column].astype("Int64")
+        return frame
+
+
+def format_outcome(outcome: SearchOutcome) -> str:
+    """The search's answer for the terminal: the winning tier, the front, the compute saved, then every
+    candidate's fate (the winners first, then by how long each raced)."""
+    race = outcome.race
+    spend = race.spend
+    lines = [
+        f"search {outcome.search_id}: {len(outcome.candidates)} candidates, {outcome.objective}, "
+        f"{outcome.n_questions} questions"
+    ]
+    if race.status == "budget spent":
+        lines.append(f"stopped: the budget is spent ({race.stopped_because}); the standings so far:")
+    winners = outcome.winners
+    if winners:
+        names = ", ".join(f"{k} ({race.fates[k].mean:.3f})" for k in winners)
+        lines.append(
+            f"winning tier: {len(winners)} setup{'s' if len(winners) != 1 else ''} statistically tied on "
+            f"{outcome.objective} over every question and the whole corpus: {names}"
+        )
+    front = outcome.front()
+    if front:
+        scores = race.final_scores
+        lines.append(
+            "Pareto front (quality against context tokens, cheapest first): "
+            + ", ".join(
+                f"{k} ({scores[k][CONTEXT_TOKENS].mean():,.0f} tokens, {scores[k][VALUE].mean():.3f})"
+                for k in front
+            )
+        )
+    texts, queries = outcome.saved()
+    lines.append(
+        f"compute: {spend.texts_indexed:,} of the full grid's {outcome.grid.texts:,} chunk texts indexed "
+        f"({texts:.0%} saved; {spend.texts_embedded:,} sent to the embedding model, the rest from the "
+        f"cache), {spend.queries:,} of {outcome.grid.queries:,} queries ({queries:.0%} saved), "
+        f"${spend.llm_usd:.4f} of LLM calls, {spend.seconds:,.0f} s"
+        + (f"; resumed: {outcome.resumed_units} stored scores reused" if outcome.resumed_units else "")
+    )
+    lines.append("")
+    order = sorted(
+        race.fates.values(),
+        key=lambda f: (
+            {"tier": 0, "unfinished": 1, "eliminated": 2}[f.status],
+            f.tier or 0,
+            -(f.round if f.round is not None else 99),
+            -f.mean,
+            f.key,
+        ),
+    )
+    rows = [[f.key, f"{f.mean:.3f}", str(f.n_questions), f.describe()] for f in order]
+    lines.append(format_table(["candidate", outcome.objective, "questions", "fate"], rows))
+    return "\n".join(lines)
+
+
+def grid_cost(texts_by_config: Sequence[set[str]], n_candidates: int, n_questions: int) -> GridCost:
+    """The full grid's cost from each dense chunk config's distinct chunk texts (sha256)."""
+    return GridCost(len(set().union(*texts_by_config)) if texts_by_config else 0, n_candidates * n_questions)

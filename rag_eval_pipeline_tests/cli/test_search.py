@@ -1,0 +1,95 @@
+"""`rag-eval search` in a workspace of the demo documents: killed in the middle of its race, it resumes
+from the scores it stored, writes none of them again, and prints the winning tier, the front and the
+compute saved."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rag_eval_pipeline.core.search.store import SEARCH_SCORES
+from rag_eval_pipeline.core.warehouse import Warehouse
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+SPACE = """\
+chunking: {chunker: [recursive], chunk_size: [100, 200], overlap: [0], length: tokens}
+retrieval: {top_k: [1, 3, 5], keyword_weight: [0, 1]}
+racing: {first_sample: 10, growth: 2.0, corpus_sampling: false}
+"""
+
+
+def workspace(tmp_path: Path) -> Path:
+    """The demo's documents (read where they are), golden questions and settings, and a search space."""
+    root = tmp_path / "ws"
+    (root / "data/datasets").mkdir(parents=True)
+    (root / "rag-eval.yaml").write_text(f"corpus: {REPO / 'data/corpus'}\n", encoding="utf-8")
+    shutil.copy(REPO / "dagster.yaml", root / "dagster.yaml")
+    for name in ("chunk_configs.yaml", "retrieval_profiles.yaml", "generation.yaml", "monitoring.yaml"):
+        shutil.copy(REPO / "data" / name, root / "data" / name)
+    for name in ("golden_token_level.jsonl", "golden_answer_labels.jsonl"):
+        shutil.copy(REPO / "data/datasets" / name, root / "data/datasets" / name)
+    (root / "data/search.yaml").write_text(SPACE, encoding="utf-8")
+    return root
+
+
+def command(root: Path) -> tuple[list[str], dict[str, str]]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL")}
+    env["RAG_EVAL_PROJECT_DIR"] = str(root)
+    return [sys.executable, "-m", "rag_eval_pipeline", "search"], env
+
+
+def score_files(root: Path) -> dict[Path, int]:
+    """Every stored score file and the time it was written (ns)."""
+    folder = Warehouse.in_project(root, {}).history_table_dir(SEARCH_SCORES)
+    return {p: p.stat().st_mtime_ns for p in folder.rglob("*.parquet")} if folder.is_dir() else {}
+
+
+def test_a_killed_search_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    args, env = command(root)
+    process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    try:
+        while len(score_files(root)) < 4:  # two chunk configs of three candidates each scored a round
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the search stored no scores within 300 s"
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    before = score_files(root)
+    assert before and len(before) < 6 * 5  # killed in the race, not after it
+
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    after = score_files(root)
+    assert {p: after[p] for p in before} == before  # not one stored score written again
+    assert len(after) > len(before)
+    out = done.stdout
+    assert out.startswith("search search-") and "12 candidates" in out
+    assert f"resumed: {len(before)} stored scores reused" in out
+    assert "winning tier: " in out and "Pareto front" in out and "queries (" in out
+    eliminated = [line for line in out.splitlines() if "eliminated in round" in line]
+    assert eliminated and all("corrected p" in line for line in eliminated)
+
+    again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and score_files(root) == after  # finished: the third run scores nothing
+    fates = [line for line in out.splitlines() if " on " in line and ("tier " in line or "eliminated" in line)]
+    assert fates and [line for line in again.stdout.splitlines() if line in fates] == fates  # the same fates
+
+
+def test_a_broken_space_exits_2_naming_the_key(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    (root / "data/search.yaml").write_text("racing: {growth: 0.5}\n", encoding="utf-8")
+    args, env = command(root)
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "search.yaml: racing.growth must be > 1" in done.stderr
