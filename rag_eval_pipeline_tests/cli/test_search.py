@@ -83,7 +83,9 @@ def test_a_killed_search_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> N
 
     again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and score_files(root) == after  # finished: the third run scores nothing
-    fates = [line for line in out.splitlines() if " on " in line and ("tier " in line or "eliminated" in line)]
+    fates = [
+        line for line in out.splitlines() if " on " in line and ("tier " in line or "eliminated" in line)
+    ]
     assert fates and [line for line in again.stdout.splitlines() if line in fates] == fates  # the same fates
 
 

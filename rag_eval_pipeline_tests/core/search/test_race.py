@@ -139,7 +139,7 @@ def test_a_planted_winner_is_found_and_the_rest_eliminated_early() -> None:
     asked = {k: sum(1 for key, _, _ in scorer.scored if key == k) for k in PLANTED}
     assert asked["good--p"] == len(QUESTIONS) and asked["worse--p"] < len(QUESTIONS) / 2
     assert outcome.spend.queries == sum(asked.values()) < len(PLANTED) * len(QUESTIONS)
-    assert [r.round.index for r in outcome.rounds][0] == 0 and outcome.rounds[0].racing[0] == "good--p"
+    assert next(r.round.index for r in outcome.rounds) == 0 and outcome.rounds[0].racing[0] == "good--p"
 
 
 def test_equal_candidates_are_never_eliminated() -> None:

@@ -3,6 +3,7 @@ samples of questions and corpus blocks."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -110,7 +111,7 @@ def test_rounds_grow_nested_samples_of_questions_and_corpus_blocks() -> None:
         block_chars=250,
     )
     assert [len(r.questions) for r in planned] == sample_sizes(50, 5, 2) == [5, 10, 20, 40, 50]
-    for earlier, later in zip(planned, planned[1:], strict=False):
+    for earlier, later in itertools.pairwise(planned):
         assert later.questions[: len(earlier.questions)] == earlier.questions  # nested
         assert set(later.new_questions) == set(later.questions) - set(earlier.questions)
         if earlier.blocks is not None and later.blocks is not None:

@@ -64,7 +64,9 @@ def test_the_leaderboard_is_a_table_in_the_ui_with_rounded_numbers(tiny_project:
         "yes" if front else "no" for front in board["pareto_front"].astype(bool)
     ]
     assert set(str(metadata["pareto_front"]).split(", ")) == {
-        f"{c} x {p}" for c, p, on in zip(board["chunk_config"], board["profile"], board["pareto_front"]) if on
+        f"{c} x {p}"
+        for c, p, on in zip(board["chunk_config"], board["profile"], board["pareto_front"], strict=True)
+        if on
     }
     assert "- **cost**: " in str(metadata["recommendation"])
     description = leaderboard.specs_by_key[dg.AssetKey("leaderboard")].description or ""
