@@ -28,7 +28,6 @@ from ..retrieval.rewrite import QueryRewriter
 from ..retrieval.stages import StageLists
 from ..spans import ChunkSpanIndex, merge_intervals
 from ..types import PositionAwareChunk, QuestionId
-from ..vector_store.base import ScoredChunk
 from .attribution import AnswerOutcome, Attribution, attribute
 from .coverage import best_cover
 from .oracle_chunking import reference_chunks, reference_chunks_recall
@@ -85,7 +84,7 @@ def diagnose(
         check_replay(lists, recorded)
     known = KnownRewrites({e.query: lists[e.question_id].query for e in examples})
     with _timed(seconds, "oracle_k"):
-        rankings = _deep_rankings(profile, indexes, queries, lists, reranker, known, progress)
+        deep = _deep_lists(profile, indexes, queries, lists, reranker, known, progress)
     index = ChunkSpanIndex(chunks)
     with _timed(seconds, "oracle_chunking"):
         dense_side = indexes.dense is not None and "knn" in profile.retrievers
@@ -114,16 +113,14 @@ def diagnose(
                     e,
                     stages.query,
                     attribution,
-                    _oracles(
-                        e, attribution, stages, rankings[e.question_id], replayed[e.question_id], profile
-                    ),
+                    _oracles(e, attribution, stages, deep[e.question_id], replayed[e.question_id], profile),
                     precision_omega(e.relevant_spans, index).precision_omega,
                 )
             )
     return Diagnosis(tuple(diagnosed), seconds, references.n_texts, references.embedding)
 
 
-def _deep_rankings(
+def _deep_lists(
     profile: RetrievalProfile,
     indexes: ChunkIndexes,
     queries: Sequence[Query],
@@ -131,28 +128,27 @@ def _deep_rankings(
     reranker: Reranker | None,
     rewriter: QueryRewriter,
     progress: Progress,
-) -> dict[QuestionId, tuple[ScoredChunk, ...]]:
-    """Each question's ranking for the oracle k: the profile searched ORACLE_K_DEPTH deep; a reranking
-    profile's own ranking (its candidates as deep as it searches)."""
-    if profile.reranker is not None or profile.candidate_depth >= ORACLE_K_DEPTH:
-        return {qid: tuple(h.chunk for h in stages.ranking) for qid, stages in lists.items()}
+) -> Mapping[QuestionId, StageLists]:
+    """Each question's lists for the oracle k: the profile searched as deep as top_k = ORACLE_K_DEPTH
+    needs; a reranking profile's own (``oracles.oracle_k``)."""
+    if profile.reranker is not None:
+        return lists
     deeper = replace(profile, top_k=ORACLE_K_DEPTH, rerank_depth=max(profile.rerank_depth, ORACLE_K_DEPTH))
-    deep = replay(deeper, indexes, queries, reranker=reranker, rewriter=rewriter, progress=progress)
-    return {qid: tuple(h.chunk for h in stages.ranking) for qid, stages in deep.items()}
+    return replay(deeper, indexes, queries, reranker=reranker, rewriter=rewriter, progress=progress)
 
 
 def _oracles(
     example: TokenLevelExample,
     attribution: Attribution,
     stages: StageLists,
-    ranking: Sequence[ScoredChunk],
+    searched: StageLists,
     reference_recall: float,
     profile: RetrievalProfile,
 ) -> Oracles:
     size = attribution.reference_chars
     gt = merge_intervals(example.relevant_spans)
     candidates = [h.chunk for h in stages.fused]
-    k, held = oracle_k(gt, ranking)
+    k, held = oracle_k(gt, profile, searched)
     recall = attribution.retrieved_chars / size
     return Oracles(
         ranking_recall=attribution.best_cover.characters / size,

@@ -18,13 +18,15 @@ from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import TokenLevelExample
 from rag_eval_pipeline.core.diagnostics.attribution import AnswerOutcome
 from rag_eval_pipeline.core.diagnostics.diagnose import Diagnosis, diagnose
-from rag_eval_pipeline.core.diagnostics.replay import ReplayMismatch
+from rag_eval_pipeline.core.diagnostics.oracles import ORACLE_K_DEPTH, oracle_k, ranking_at
+from rag_eval_pipeline.core.diagnostics.replay import ReplayMismatch, replay
 from rag_eval_pipeline.core.diagnostics.table import diagnosis_to_frame, partition_summary
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.evaluation import token_level_result
 from rag_eval_pipeline.core.retrieval.base import Query
 from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, build_indexes
 from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
+from rag_eval_pipeline.core.spans import intersection_length, merge_intervals
 from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, QuestionId
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, TINY_QUESTIONS, tiny_corpus
@@ -211,3 +213,48 @@ def test_the_table_keeps_every_stage_and_the_oracles(tmp_path: Path, setup: Any)
     back = pd.read_parquet(tmp_path / "d.parquet")
     assert back["oracle_k"].dtype == "Int64" and back["not_cited_chars"].isna().all()
     assert set(back["lost_at"]) <= {"none", "chunking", "dense_candidates"}
+
+
+@pytest.fixture(scope="module")
+def fine(setup: Any, tmp_path_factory: pytest.TempPathFactory) -> ChunkIndexes:
+    _, _, embedder = setup
+    cut = cut_corpus(FixedSizeChunker(12, 0), CORPUS, "fixed-12-0")
+    assert len(cut.chunks) > 40
+    return build_indexes(cut, embedder, EdgeVectorStore(tmp_path_factory.mktemp("fine")), collection="fine")
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        RetrievalProfile("hybrid", top_k=5, vector_weight=0.6, keyword_weight=0.4),
+        RetrievalProfile(
+            "hybrid-threshold", top_k=5, vector_weight=0.3, keyword_weight=0.7, similarity_threshold=0.2
+        ),
+        RetrievalProfile("dense", top_k=5),
+        RetrievalProfile("keyword", top_k=5, vector_weight=0, keyword_weight=1),
+    ],
+    ids=lambda p: p.name,
+)
+def test_the_oracle_k_reads_what_the_profile_returns_at_each_k(fine: ChunkIndexes, profile: RetrievalProfile):
+    """ranking_at(k) from one deep replay is what the profile with top_k = k returns, for every k:
+    the fused order changes as each retriever is searched deeper (candidate_depth grows with k; the
+    corpus cut in 12 characters has more chunks than the lists hold)."""
+    indexes = fine
+    deeper = replace(profile, top_k=ORACLE_K_DEPTH, rerank_depth=ORACLE_K_DEPTH)
+    queries = [Query(e.question_id, e.query) for e in [*TINY, LEAD, NIGHT]]
+    deep = replay(deeper, indexes, queries)
+    for k in (1, 2, 3, 5, 8, 11, 14, 20, 27, 35):
+        at_k = retrieve(replace(profile, top_k=k, rerank_depth=max(20, k)), indexes, queries).hits
+        for query in queries:
+            got = [h.chunk_id for h in ranking_at(profile, deep[query.question_id], k)]
+            assert got == [h.chunk_id for h in at_k[query.question_id]], (k, query.question_id)
+    # and the oracle k is the smallest of those k reaching the most reference text
+    for e in [*TINY, LEAD, NIGHT]:
+        gt = merge_intervals(e.relevant_spans)
+        k, held = oracle_k(gt, profile, deep[e.question_id])
+        returned = {
+            j: intersection_length(merge_intervals(ranking_at(profile, deep[e.question_id], j)), gt)
+            for j in range(1, ORACLE_K_DEPTH + 1)
+        }
+        assert held == max(returned.values())
+        assert k == (min(j for j, n in returned.items() if n == held) if held else None)
