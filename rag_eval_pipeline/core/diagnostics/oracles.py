@@ -47,16 +47,25 @@ def ranking_at(profile: RetrievalProfile, searched: StageLists, k: int) -> list[
     """What ``profile`` with top_k = ``k`` returns (no reranker), from ``searched``: its stage lists
     with each retriever searched at least ``candidate_depth`` for that k deep. The first d of a search
     are what a search d deep returns (exact, ties by chunk id), and the threshold keeps a prefix."""
-    depth = replace(profile, top_k=k, rerank_depth=max(profile.rerank_depth, k)).candidate_depth
+    return _ranked_candidates(profile, searched, _depth(profile, k))[:k]
+
+
+def _depth(profile: RetrievalProfile, k: int) -> int:
+    """How deep each retriever searches for the profile with top_k = ``k``."""
+    return replace(profile, top_k=k, rerank_depth=max(profile.rerank_depth, k)).candidate_depth
+
+
+def _ranked_candidates(profile: RetrievalProfile, searched: StageLists, depth: int) -> list[ScoredChunk]:
+    """Every candidate of each retriever's first ``depth``, in the profile's order."""
     lists = []
     if searched.dense is not None:
         lists.append(RankedList("knn", profile.vector_weight, searched.dense[:depth]))
     if searched.keyword is not None:
         lists.append(RankedList("bm25", profile.keyword_weight, searched.keyword[:depth]))
     if profile.is_fused:
-        return [h.chunk for h in weighted_rrf(lists, profile.rrf_k)[:k]]
+        return [h.chunk for h in weighted_rrf(lists, profile.rrf_k)]
     (only,) = lists
-    return list(only.hits[:k])
+    return list(only.hits)
 
 
 def oracle_k(
@@ -72,8 +81,12 @@ def oracle_k(
     # every candidate any k' could return: no k' returns more, so reaching it ends the search
     ceiling = _held(reference, [h.chunk for h in searched.fused])
     best, at = 0, None
+    ranked: dict[int, list[ScoredChunk]] = {}  # by depth: k up to 10 share one (FUSION_CANDIDATES)
     for k in range(1, ORACLE_K_DEPTH + 1):
-        held = _held(reference, ranking_at(profile, searched, k))
+        depth = _depth(profile, k)
+        if depth not in ranked:
+            ranked[depth] = _ranked_candidates(profile, searched, depth)
+        held = _held(reference, ranked[depth][:k])
         if held > best:
             best, at = held, k
         if best == ceiling:
