@@ -17,6 +17,7 @@ from .defs.automation import automation_sensor, with_automation
 from .defs.chunking.assets import chunk_index, chunks
 from .defs.evaluation.assets import retrieval_metrics, retrieval_results
 from .defs.evaluation.checks import retrieval_metrics_regression
+from .defs.evaluation.diagnostics import retrieval_diagnostics
 from .defs.evaluation.nightly_schedule import build_nightly_schedule
 from .defs.ingestion.assets import corpus, eval_questions
 from .defs.ingestion.document_sensor import document_sensor
@@ -64,6 +65,7 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
                 retrieval_metrics,
                 answers,
                 answer_metrics,
+                retrieval_diagnostics,
                 answer_judgements,
                 leaderboard,
             ],

@@ -29,6 +29,7 @@ def test_dagster_dev_shows_the_assets(tiny_project: Path):
             ("chunk_index",): "chunking",
             ("retrieval_results",): "evaluation",
             ("retrieval_metrics",): "evaluation",
+            ("retrieval_diagnostics",): "evaluation",
             ("answer_calibration",): "answers",
             ("answers",): "answers",
             ("answer_metrics",): "answers",

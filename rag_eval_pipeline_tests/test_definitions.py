@@ -14,6 +14,7 @@ JOB_NODES = {
         "answers",
         "answer_metrics",
         "answer_metrics_regression",
+        "retrieval_diagnostics",
     },
     "leaderboard_job": {"answer_judgements", "leaderboard"},
 }
@@ -46,6 +47,7 @@ def test_definitions_load_with_every_asset_job_and_sensor(defs: dg.Definitions):
         "answer_calibration",
         "answers",
         "answer_metrics",
+        "retrieval_diagnostics",
         "answer_judgements",
         "leaderboard",
         "search_outcome",
@@ -124,7 +126,7 @@ def test_evaluation_assets_are_partitioned_by_chunk_config_and_profile(defs: dg.
     graph = defs.resolve_asset_graph()
     partitions = graph.get(dg.AssetKey("retrieval_metrics")).partitions_def
     assert isinstance(partitions, dg.MultiPartitionsDefinition)
-    for asset in ("answers", "answer_metrics"):
+    for asset in ("answers", "answer_metrics", "retrieval_diagnostics"):
         assert graph.get(dg.AssetKey(asset)).partitions_def == partitions
     assert sorted(d.name for d in partitions.partitions_defs) == ["chunk_config", "profile"]
     assert all(

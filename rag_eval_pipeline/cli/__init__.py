@@ -7,6 +7,7 @@ instance, so every run it makes shows up in the UI too.
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
   leaderboard [--pareto [--cost AXIS]] | dataset import|push|pull                 cli/leaderboard.py, cli/datasets.py
   search                                                                          cli/search.py
+  explain QUESTION_ID [--chunk-config C --profile P]                             cli/explain.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
 
 cli/runs.py builds on runner/: plan.py (the plan), in_process.py (run here), launch.py (the plan
@@ -33,6 +34,7 @@ CONFIG_COMMANDS = frozenset({"profiles", "chunk-configs"})
 def build_parser() -> argparse.ArgumentParser:
     from .configs import add_config_commands
     from .datasets import add_dataset_commands
+    from .explain import add_explain_command
     from .history import add_history_commands
     from .leaderboard import add_leaderboard_command
     from .runs import add_runs_commands
@@ -56,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_commands(commands)
     add_dataset_commands(commands)
     add_history_commands(commands)
+    add_explain_command(commands)
     return parser
 
 
@@ -121,6 +124,10 @@ def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     warehouse = Warehouse.in_project(files.root)
     if args.command in HISTORY_COMMANDS:
         return run_history_command(args, warehouse.base_dir, files.path(files.monitoring_file))
+    if args.command == "explain":
+        from .explain import run_explain_command
+
+        return run_explain_command(args, warehouse)
     if args.command == "leaderboard":
         from .leaderboard import run_leaderboard_command
 

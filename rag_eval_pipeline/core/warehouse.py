@@ -46,6 +46,8 @@ WAREHOUSE_ENV = "RAG_EVAL_WAREHOUSE_DIR"
 RETRIEVAL_SUMMARY = "retrieval_metrics_summary"
 ANSWER_SUMMARY = "answer_metrics_summary"
 SUMMARY_TABLES = (RETRIEVAL_SUMMARY, ANSWER_SUMMARY)
+# One row per run and partition of retrieval_diagnostics: the mean share of each stage, the oracles.
+DIAGNOSTICS_SUMMARY = "retrieval_diagnostics_summary"
 LEADERBOARD = "leaderboard"
 
 # What a row without evaluation columns belongs to: its own run's evaluation, in this mode.
@@ -166,6 +168,17 @@ class Warehouse:
         return sorted(
             _finished(self.history_dir if table is None else self.history_table_dir(table), ".parquet")
         )
+
+    def current_partitions(self, table: str) -> list[dict[str, str]]:
+        """The partitions of ``table`` with a current version (dimension -> value), sorted."""
+        folder = self.current_dir / table
+        found = []
+        for path in sorted(_finished(folder, ".parquet")):
+            parts = [*path.relative_to(folder).parts[:-1], path.stem]
+            pairs = [part.partition("=") for part in parts]
+            if all(sep for _, sep, _ in pairs):
+                found.append({name: value for name, _, value in pairs})
+        return found
 
     def dataset_history_files(self) -> list[Path]:
         """The per-run copies of the generated datasets (not their ``current.jsonl``), sorted."""

@@ -71,6 +71,7 @@ _CONDITIONS: dict[str, dg.AutomationCondition] = {
     "retrieval_metrics": FOLLOW_INPUTS,
     "answers": FOLLOW_INPUTS,
     "answer_metrics": FOLLOW_INPUTS,
+    "retrieval_diagnostics": FOLLOW_INPUTS,
     "answer_judgements": SUMMARIZE_WHEN_SETTLED,
     "leaderboard": SUMMARIZE_WHEN_SETTLED,
 }

@@ -9,7 +9,13 @@ JOB_ASSETS: dict[str, tuple[str, ...]] = {
     # per chunk config
     "chunking_job": ("chunks", "chunk_index", "chunk_level_questions"),
     # per chunk config x profile, with the regression checks of its metrics
-    "evaluation_job": ("retrieval_results", "retrieval_metrics", "answers", "answer_metrics"),
+    "evaluation_job": (
+        "retrieval_results",
+        "retrieval_metrics",
+        "answers",
+        "answer_metrics",
+        "retrieval_diagnostics",
+    ),
     # unpartitioned: the summaries over every partition
     "leaderboard_job": ("answer_judgements", "leaderboard"),
 }

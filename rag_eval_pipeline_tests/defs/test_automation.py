@@ -14,7 +14,7 @@ from rag_eval_pipeline.runner.in_process import run_main_job, sync_configs
 from rag_eval_pipeline_tests.conftest import tiny_resources
 
 INGESTION = ("corpus", "synthetic_questions", "eval_questions", "answer_calibration")
-EVALUATION = ("retrieval_results", "retrieval_metrics", "answers", "answer_metrics")
+EVALUATION = ("retrieval_results", "retrieval_metrics", "answers", "answer_metrics", "retrieval_diagnostics")
 
 
 def evaluate_tick(

@@ -48,10 +48,11 @@ def test_quick_mode_evaluates_the_same_seeded_sample_in_every_asset(tiny_project
         assert result.success
         sampled = {
             asset: set(current(warehouse, asset)["question_id"])
-            for asset in ("retrieval_metrics", "answers", "answer_metrics")
+            for asset in ("retrieval_metrics", "answers", "answer_metrics", "retrieval_diagnostics")
         }
         assert len(sampled["retrieval_metrics"]) == 2
         assert sampled["answers"] == sampled["answer_metrics"] == sampled["retrieval_metrics"]
+        assert sampled["retrieval_diagnostics"] == sampled["retrieval_metrics"]
         assert set(current(warehouse, "retrieval_results")["question_id"]) <= sampled["retrieval_metrics"]
         quick = current(warehouse, "retrieval_metrics")
         assert set(quick["evaluation_mode"]) == {"quick"} and set(quick["evaluation_id"]) == {"eval-test-1"}

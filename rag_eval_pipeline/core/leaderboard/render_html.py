@@ -44,6 +44,7 @@ from .ranking import (
 )
 from .recommendation import recommendation_html
 from .render_table import number
+from .render_waterfall import waterfall_section
 
 # What the trend chart reads from the history of retrieval_metrics_summary (with TREND_METRICS' means).
 HISTORY_COLUMNS = (
@@ -65,15 +66,23 @@ class ReportFiles:
 
 
 def write_report(
-    board: pd.DataFrame, warehouse: Warehouse, run_id: str, *, generated_at: datetime | None = None
+    board: pd.DataFrame,
+    warehouse: Warehouse,
+    run_id: str,
+    *,
+    generated_at: datetime | None = None,
+    diagnostics: pd.DataFrame | None = None,
 ) -> ReportFiles:
-    """Render the report with the trends of the warehouse's retrieval_metrics_summary history and write
-    it atomically as the run's snapshot and as the current report."""
+    """Render the report with the trends of the warehouse's retrieval_metrics_summary history (and the
+    waterfalls of ``diagnostics``, the partitions' retrieval_diagnostics summaries) and write it
+    atomically as the run's snapshot and as the current report."""
     history = warehouse.read_history(
         RETRIEVAL_SUMMARY, (*HISTORY_COLUMNS, *(f"{m}_mean" for m in TREND_METRICS))
     )
     problems = tuple(f"unreadable history file {u}" for u in history.unreadable)
-    html = render_report(board, history.frame, generated_at=generated_at, notes=problems)
+    html = render_report(
+        board, history.frame, generated_at=generated_at, notes=problems, diagnostics=diagnostics
+    )
     paths = warehouse.report_paths(run_id)
     write_files_atomically(
         [
@@ -90,9 +99,12 @@ def render_report(
     *,
     generated_at: datetime | None = None,
     notes: Sequence[str] = (),
+    diagnostics: pd.DataFrame | None = None,
 ) -> str:
     """One HTML page. ``board`` is the leaderboard table (one row per chunk config x profile, in rank
-    order); ``history`` the rows of history/retrieval_metrics_summary (see ``Warehouse.read_history``)."""
+    order); ``history`` the rows of history/retrieval_metrics_summary (see ``Warehouse.read_history``);
+    ``diagnostics`` the partitions' retrieval_diagnostics summaries (core/diagnostics/table.py), drawn
+    as waterfalls (None: no such section)."""
     when = (generated_at or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     board = board.reset_index(drop=True)
     partitions = [(str(r["chunk_config"]), str(r["profile"])) for _, r in board.iterrows()]
@@ -152,6 +164,8 @@ def render_report(
         trends,
         "</section>",
     ]
+    if diagnostics is not None:  # why each setup misses (render_waterfall.py)
+        parts.append(waterfall_section(diagnostics, board))
     if notes:
         parts.append('<section id="notes"><h2>Notes</h2><ul>')
         parts += [f"<li>{e(n)}</li>" for n in notes]

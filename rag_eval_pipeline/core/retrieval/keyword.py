@@ -10,11 +10,14 @@ ties are broken by chunk id, as on the dense side.
 from __future__ import annotations
 
 import json
+import math
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pandas as pd
@@ -61,6 +64,22 @@ def _tokenize(texts: Sequence[str]) -> list[list[str]]:
             show_progress=False,
         )
     return [list(t) for t in tokens]
+
+
+class KeywordSearch(Protocol):
+    """What a profile's keyword side needs: ``KeywordIndex``, or a view of one (core/diagnostics)."""
+
+    def search(self, queries: Sequence[str], k: int) -> list[list[ScoredChunk]]: ...
+
+
+@dataclass(frozen=True)
+class _Statistics:
+    """What BM25 scores a chunk against: how many chunks hold each term, how many chunks, their mean
+    length in tokens."""
+
+    document_frequency: Counter[str]
+    n_chunks: int
+    mean_length: float
 
 
 @dataclass(frozen=True)
@@ -131,6 +150,43 @@ class KeywordIndex:
             scores = np.asarray(self._bm25.get_scores(tokens), dtype=np.float64)
             results.append(self._top_k(scores, k))
         return results
+
+    def score_texts(self, query: str, texts: Sequence[str]) -> list[float]:
+        """The BM25 score each text would get as one more chunk of this index, under the index's own
+        statistics (which one added chunk is taken not to change), as the index scores its chunks
+        (bm25s, Lucene's variant): with N chunks, df(t) of them holding term t, mean length L tokens,
+
+            score(text) = sum over the query's tokens t (a repeated token counts again) of
+                          idf(t) * tf / (tf + k1 * (1 - b + b * |text| / L)),
+            idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5)),
+
+        tf the count of t in the text, |text| its token count; a term no chunk holds scores 0 (bm25s
+        drops it from the query). The statistics cost one tokenization of the chunks, once per index."""
+        stats = self._statistics
+        query_tokens = [t for t in _tokenize([query])[0] if stats.document_frequency[t] > 0]
+        k1, b = BM25_PARAMS["k1"], BM25_PARAMS["b"]
+        scores = []
+        for tokens in _tokenize(texts) if texts else []:
+            counts = Counter(tokens)
+            norm = k1 * (1 - b + b * len(tokens) / stats.mean_length) if stats.mean_length else k1
+            score = 0.0
+            for term in query_tokens:
+                tf = counts[term]
+                if tf:
+                    df = stats.document_frequency[term]
+                    idf = math.log(1 + (stats.n_chunks - df + 0.5) / (df + 0.5))
+                    score += idf * tf / (tf + norm)
+            scores.append(score)
+        return scores
+
+    @cached_property
+    def _statistics(self) -> _Statistics:
+        tokenized = _tokenize([c.text for c in self.chunks]) if self.chunks else []
+        frequency: Counter[str] = Counter()
+        for tokens in tokenized:
+            frequency.update(set(tokens))
+        lengths = [len(tokens) for tokens in tokenized]
+        return _Statistics(frequency, len(lengths), sum(lengths) / len(lengths) if lengths else 0.0)
 
     def _top_k(self, scores: np.ndarray, k: int) -> list[ScoredChunk]:
         rounded = np.round(scores, _SCORE_DECIMALS)

@@ -1,5 +1,6 @@
 """Runs one retrieval profile as a user's application would: rewrite the question, search the dense and
-keyword sides, fuse by weighted RRF, rerank, keep top_k. Deterministic: ties go to the smaller chunk id.
+keyword sides, fuse by weighted RRF, rerank, keep top_k. Deterministic: ties go to the smaller chunk id. An optional observer receives what each stage returned
+(``stages.StageLists``), for the diagnostics' replays.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from ..vector_store.base import ScoredChunk
 from .base import FoundBy, Query, QueryTrace, RetrievalRun, RetrievedChunk
 from .fusion import FusedHit, RankedList, weighted_rrf
 from .indexes import ChunkIndexes, DenseIndex
-from .keyword import KeywordIndex
+from .keyword import KeywordSearch
 from .rerank import Reranker
 from .rewrite import QueryRewriter, not_rewritten
+from .stages import StageLists, StageObserver
 
 # progress is reported every this many queries (a cross-encoder takes about a second a query: more often)
 PROGRESS_EVERY = 64
@@ -31,8 +33,22 @@ _RERANK_DECIMALS = 6
 @dataclass(frozen=True)
 class _DenseResult:
     hits: list[ScoredChunk]  # above the similarity threshold
-    below_threshold: int
+    below: list[ScoredChunk]  # the candidates the similarity threshold removed
     seconds: float  # this query's search alone
+
+    @property
+    def below_threshold(self) -> int:
+        return len(self.below)
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """A question's ranking: the top_k returned, and the lists before it (for an observer)."""
+
+    final: list[RetrievedChunk]
+    fused: list[FusedHit]
+    reranked: list[FusedHit] | None
+    rerank_scores: list[float]
 
 
 class ProfileRetriever:
@@ -41,9 +57,10 @@ class ProfileRetriever:
         profile: RetrievalProfile,
         *,
         dense: DenseIndex | None = None,
-        keyword: KeywordIndex | None = None,
+        keyword: KeywordSearch | None = None,
         reranker: Reranker | None = None,
         rewriter: QueryRewriter | None = None,
+        observer: StageObserver | None = None,
     ) -> None:
         where = f"retrieval profile {profile.name!r}"
         if "knn" in profile.retrievers and dense is None:
@@ -59,6 +76,7 @@ class ProfileRetriever:
         self.keyword = keyword
         self.reranker = reranker if profile.reranker is not None else None
         self.rewriter = rewriter if profile.query_rewrite_enabled else None
+        self.observer = observer
         self._seconds: dict[str, float] = {}
 
     @contextmanager
@@ -96,8 +114,23 @@ class ProfileRetriever:
             lists = [RankedList("knn", self.profile.vector_weight, dense[i].hits)] if dense else []
             if keyword_hits is not None:
                 lists.append(RankedList("bm25", self.profile.keyword_weight, keyword_hits))
-            hits[query.question_id] = self._rank(query, lists)
+            ranked = self._rank(query, lists)
+            hits[query.question_id] = ranked.final
             search_seconds = time.perf_counter() - started + (dense[i].seconds if dense else 0.0)
+            if self.observer is not None:
+                self.observer(
+                    StageLists(
+                        query.question_id,
+                        texts[i],
+                        tuple(dense[i].hits) if dense else None,
+                        tuple(dense[i].below) if dense else (),
+                        tuple(keyword_hits) if keyword_hits is not None else None,
+                        tuple(ranked.fused),
+                        tuple(ranked.reranked) if ranked.reranked is not None else None,
+                        tuple(ranked.rerank_scores),
+                        tuple(ranked.final),
+                    )
+                )
             traces[query.question_id] = QueryTrace(
                 query.question_id,
                 texts[i],
@@ -140,7 +173,8 @@ class ProfileRetriever:
                     self.dense.collection, vectors[i : i + 1], self.profile.candidate_depth
                 )
                 kept = candidates if threshold is None else [h for h in candidates if h.score >= threshold]
-                found.append(_DenseResult(kept, len(candidates) - len(kept), time.perf_counter() - started))
+                below = [] if threshold is None else [h for h in candidates if h.score < threshold]
+                found.append(_DenseResult(kept, below, time.perf_counter() - started))
         return found
 
     def _keyword(self, text: str) -> list[ScoredChunk] | None:
@@ -150,7 +184,7 @@ class ProfileRetriever:
             (found,) = self.keyword.search([text], self.profile.candidate_depth)
         return found
 
-    def _rank(self, query: Query, lists: list[RankedList]) -> list[RetrievedChunk]:
+    def _rank(self, query: Query, lists: list[RankedList]) -> _Ranked:
         with self._timed("fusion"):
             if self.profile.is_fused:
                 fused = weighted_rrf(lists, self.profile.rrf_k)
@@ -161,6 +195,7 @@ class ProfileRetriever:
                     for r, h in enumerate(only.hits, start=1)
                 ]
         rerank_scores: dict[int, float] = {}
+        reranked: list[FusedHit] | None = None
         if self.reranker is not None:
             with self._timed("rerank"):
                 pool = fused[: self.profile.rerank_depth]
@@ -170,12 +205,14 @@ class ProfileRetriever:
                     range(len(pool)),
                     key=lambda j: (-round(values[j], _RERANK_DECIMALS), pool[j].chunk.chunk_id),
                 )
-                fused = [pool[j] for j in order]
+                reranked = [pool[j] for j in order]
                 rerank_scores = {pos: float(values[j]) for pos, j in enumerate(order)}
-        return [
+        ranked = reranked if reranked is not None else fused
+        final = [
             _retrieved(query.question_id, rank, hit, self.profile.is_fused, rerank_scores.get(rank - 1))
-            for rank, hit in enumerate(fused[: self.profile.top_k], start=1)
+            for rank, hit in enumerate(ranked[: self.profile.top_k], start=1)
         ]
+        return _Ranked(final, fused, reranked, [rerank_scores[pos] for pos in range(len(rerank_scores))])
 
 
 def retrieve(
@@ -186,11 +223,18 @@ def retrieve(
     reranker: Reranker | None = None,
     rewriter: QueryRewriter | None = None,
     progress: Progress = no_progress,
+    observer: StageObserver | None = None,
 ) -> RetrievalRun:
     """Step 3 of an evaluation (the notebook API and the ``retrieval_results`` asset both call it): the
-    profile's top_k per query from the chunk set's indexes, with traces, timings and what ran."""
+    profile's top_k per query from the chunk set's indexes, with traces, timings and what ran;
+    ``observer`` receives each question's ``StageLists``."""
     retriever = ProfileRetriever(
-        profile, dense=indexes.dense, keyword=indexes.keyword, reranker=reranker, rewriter=rewriter
+        profile,
+        dense=indexes.dense,
+        keyword=indexes.keyword,
+        reranker=reranker,
+        rewriter=rewriter,
+        observer=observer,
     )
     return retriever.run(queries, progress)
 

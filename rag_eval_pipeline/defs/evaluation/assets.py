@@ -8,6 +8,7 @@ import pandas as pd
 from ...core.chunking import ChunkSet
 from ...core.configs import RetrievalProfile
 from ...core.costs import INDEX_COLUMNS, index_columns, latency_percentiles, question_costs
+from ...core.embedding.cache import CachedEmbedder
 from ...core.evaluation import token_level_result
 from ...core.generation.sources import question_generators
 from ...core.langsmith.experiments import ExperimentRow
@@ -15,7 +16,7 @@ from ...core.leaderboard.board import HEADLINE_METRICS
 from ...core.metrics.aggregate import MetricSummary, summary_columns
 from ...core.metrics.reference_copies import ReferenceDuplication
 from ...core.retrieval.base import Query, RetrievalRun, RetrievedChunk
-from ...core.retrieval.indexes import open_indexes
+from ...core.retrieval.indexes import ChunkIndexes, open_indexes
 from ...core.retrieval.profile_retriever import retrieve
 from ...core.retrieval.rewrite import LLMQueryRewriter
 from ...core.tables import (
@@ -67,22 +68,7 @@ def retrieval_results(
     progress = progress_for(context)
     manifest = chunk_index.iloc[0]
     model = embedder.get(progress)
-    if manifest["embedder_model_id"] != model.model_id:
-        raise dg.Failure(
-            f"chunk_index[{chunk_config}] was built with {manifest['embedder_model_id']}, but the embedder is now "
-            f"{model.model_id}: re-materialize chunk_index for {chunk_config} first"
-        )
-    indexes = open_indexes(
-        ChunkSet(chunk_config, tuple(chunks_from_frame(chunks))),
-        model,
-        qdrant.get(progress, context.log),
-        collection=str(manifest["collection"]),
-        keyword_folder=project.keyword_index_folder(chunk_config),
-        retrievers=profile.retrievers,
-        progress=progress,
-    )
-    if indexes.keyword_built:
-        context.log.warning(f"the keyword index of {chunk_config} was missing or stale and was rebuilt")
+    indexes = searched_indexes(context, project, model, qdrant, chunk_index, chunks, profile)
     rewriter = query_rewriter(project, llm, profile)
     with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
         questions = evaluated_questions(project, evaluation, eval_questions)
@@ -138,6 +124,40 @@ def index_costs(manifest: pd.Series, profile: RetrievalProfile) -> dict[str, flo
         chunk_tokens=int(manifest["chunk_tokens"]),
     )
     return {name: float(count) for name, count in found.items()}
+
+
+def searched_indexes(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    model: CachedEmbedder,
+    qdrant: QdrantResource,
+    chunk_index: pd.DataFrame,
+    chunks: pd.DataFrame,
+    profile: RetrievalProfile,
+) -> ChunkIndexes:
+    """The indexes ``chunk_index`` built for this partition's chunk config, opened for the profile's
+    retrievers (``open_indexes``); refused when the embedder is not the one the collection was built
+    with."""
+    chunk_config, _ = evaluation_key(context)
+    progress = progress_for(context)
+    manifest = chunk_index.iloc[0]
+    if manifest["embedder_model_id"] != model.model_id:
+        raise dg.Failure(
+            f"chunk_index[{chunk_config}] was built with {manifest['embedder_model_id']}, but the embedder is now "
+            f"{model.model_id}: re-materialize chunk_index for {chunk_config} first"
+        )
+    indexes = open_indexes(
+        ChunkSet(chunk_config, tuple(chunks_from_frame(chunks))),
+        model,
+        qdrant.get(progress, context.log),
+        collection=str(manifest["collection"]),
+        keyword_folder=project.keyword_index_folder(chunk_config),
+        retrievers=profile.retrievers,
+        progress=progress,
+    )
+    if indexes.keyword_built:
+        context.log.warning(f"the keyword index of {chunk_config} was missing or stale and was rebuilt")
+    return indexes
 
 
 def query_rewriter(

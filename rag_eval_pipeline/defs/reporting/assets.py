@@ -3,12 +3,14 @@
 import dagster as dg
 import pandas as pd
 
+from ...core.diagnostics.table import summaries_frame
 from ...core.leaderboard.board import build_board
 from ...core.leaderboard.pareto import front_names
 from ...core.leaderboard.ranking import board_facts, footnotes
 from ...core.leaderboard.render_html import write_report
 from ...core.leaderboard.render_markdown import leaderboard_markdown, recommendation_markdown
 from ...core.leaderboard.render_table import board_table
+from ...core.leaderboard.render_waterfall import diagnostics_markdown
 from ...core.llm.accounting import PriceTable
 from ...lib.freshness import READS_LEADERBOARD_SETTINGS, READS_SETUPS
 from ...lib.io_managers import WarehouseResource, warehouse_writes
@@ -25,6 +27,7 @@ from ...lib.step_redaction import redacts_secrets
     ins={
         "retrieval_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
         "answer_metrics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
+        "retrieval_diagnostics": dg.AssetIn(metadata={"allow_missing_partitions": True}),
     },
     deps=[*READS_SETUPS, *READS_LEADERBOARD_SETTINGS],
     kinds={"python", "parquet"},
@@ -37,13 +40,15 @@ def leaderboard(
     retrieval_metrics: dict[str, pd.DataFrame],
     answer_metrics: dict[str, pd.DataFrame],
     answer_judgements: pd.DataFrame,
+    retrieval_diagnostics: dict[str, pd.DataFrame],
 ) -> dg.Output[pd.DataFrame]:
     """The latest metrics of every evaluated partition, ranked by the objective of data/monitoring.yaml
     (leaderboard; by default span recall at a 1,000-token context budget) with statistical tiers and a
     recommendation (core/leaderboard/recommendation.py), with bootstrap 95% CIs;
     the answer columns (keyword, semantic, hybrid, production metrics, and the LLM judge for the pairs
     it judged) where answers were evaluated. Also an HTML report (table, recall vs precision scatter,
-    trends from history/retrieval_metrics_summary): `reports/leaderboard.html` and
+    trends from history/retrieval_metrics_summary, a waterfall per partition of where it loses its
+    reference text, from `retrieval_diagnostics`): `reports/leaderboard.html` and
     `reports/history/{run_id}.html`.
     Partitions of a removed chunk config or profile, and rows on other questions or in another mode than
     most, are listed, not ranked (core/leaderboard/ranking.py says the rule)."""
@@ -59,7 +64,8 @@ def leaderboard(
     for line in footnotes(board):
         context.log.info(f"leaderboard: {line}")
     with warehouse_writes():  # a full or read-only disk fails the step naming the file
-        report = write_report(board, warehouse.layout(), context.run.run_id)
+        diagnostics = summaries_frame(retrieval_diagnostics)  # why each setup misses
+        report = write_report(board, warehouse.layout(), context.run.run_id, diagnostics=diagnostics)
     for problem in report.problems:
         context.log.warning(problem)
     snapshot, current = report.paths.snapshot.resolve(), report.paths.current.resolve()
@@ -79,5 +85,7 @@ def leaderboard(
             "report": dg.MetadataValue.url(snapshot.as_uri()),
             "report_path": dg.MetadataValue.path(str(snapshot)),
             "report_latest_path": dg.MetadataValue.path(str(current)),
+            # where each setup loses its reference text, stage by stage, and the oracle bounds
+            "diagnostics": dg.MetadataValue.md(diagnostics_markdown(diagnostics, board)),
         },
     )

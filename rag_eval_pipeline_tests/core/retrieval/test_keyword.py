@@ -99,3 +99,24 @@ def test_fingerprint_covers_offsets_not_just_ids():
     assert chunk_set_fingerprint(moved) != chunk_set_fingerprint(chunks())
     with pytest.raises(LookupError, match="build it first"):
         KeywordIndex.load(Path("/nonexistent/bm25"))
+
+
+def test_a_text_outside_the_index_is_scored_as_the_index_scores_its_chunks(tmp_path: Path):
+    """score_texts gives an indexed chunk's text the index's own score (so a text not in the index is
+    scored under the same statistics), counts a repeated query term again as bm25s does, and gives a
+    text sharing no term 0."""
+    index = KeywordIndex.build(chunks())
+    for query in ("main pump pump serviced", "pressure alarm outlet", "night shift Mbeki"):
+        hits = {h.chunk_id: h.score for h in index.search([query], 5)[0]}
+        scored = index.score_texts(query, list(TEXTS.values()))
+        for cid, score in zip(TEXTS, scored, strict=True):
+            assert score == pytest.approx(hits.get(ChunkId(cid), 0.0), rel=1e-5, abs=1e-6)
+    # the loaded index scores alike (its statistics come from its chunks)
+    index.save(tmp_path / "bm25")
+    loaded = KeywordIndex.load(tmp_path / "bm25")
+    assert loaded.score_texts("pump room pumps", ["three pumps in the pump room"]) == pytest.approx(
+        index.score_texts("pump room pumps", ["three pumps in the pump room"])
+    )
+    assert index.score_texts("pump", ["nothing relevant here"]) == [0.0]
+    assert index.score_texts("unknownword", ["unknownword twice unknownword"]) == [0.0]
+    assert index.score_texts("pump", []) == []

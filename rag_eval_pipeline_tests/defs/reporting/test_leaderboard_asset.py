@@ -13,6 +13,7 @@ import pytest
 
 from rag_eval_pipeline.defs.reporting.assets import leaderboard
 from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.core.leaderboard.test_render_waterfall import question
 from rag_eval_pipeline_tests.defs.evaluation.test_retrieval_metrics_asset import (
     CHUNK_CONFIG,
     metrics_with_frames,
@@ -27,6 +28,7 @@ def test_leaderboard_ranks_the_partitions_it_is_given(tiny_project: Path, tmp_pa
     found, _ = metrics_with_frames(tiny_project, tmp_path, "top4", scripted_hits(cut, dataset, find=True))
     missed, _ = metrics_with_frames(tiny_project, tmp_path, "top2", scripted_hits(cut, dataset, find=False))
     resources = tiny_resources(tiny_project, tmp_path)
+    diagnostics = pd.DataFrame([question(CHUNK_CONFIG, "top4", 100, {"top_k": 40}, None)])
 
     def run() -> tuple[pd.DataFrame, dict[str, object]]:
         return run_with_frames(
@@ -35,6 +37,7 @@ def test_leaderboard_ranks_the_partitions_it_is_given(tiny_project: Path, tmp_pa
                 "retrieval_metrics": {f"{CHUNK_CONFIG}|top2": missed, f"{CHUNK_CONFIG}|top4": found},
                 "answer_metrics": {},
                 "answer_judgements": pd.DataFrame(),
+                "retrieval_diagnostics": {f"{CHUNK_CONFIG}|top4": diagnostics},
             },
             {k: resources[k] for k in ("project", "warehouse")},
         )
@@ -59,6 +62,11 @@ def test_leaderboard_ranks_the_partitions_it_is_given(tiny_project: Path, tmp_pa
     assert report.is_file() and report.is_relative_to((tmp_path / "warehouse").resolve())
     html = report.read_text(encoding="utf-8")
     assert "top4" in html and '<section id="recommendation">' in html
+    # why it misses: the partition with diagnostics has its waterfall and its row in the metadata
+    assert html.count('class="waterfall"') == 1 and f'data-partition="{CHUNK_CONFIG}|top4"' in html
+    assert f"| {CHUNK_CONFIG} | top4 | 0.000 | 0.000 | 0.000 | 0.000 | 0.000 | 0.400 | 0.600 |" in str(
+        metadata["diagnostics"]
+    )
 
     # another objective in data/monitoring.yaml: the board is ranked by it
     monitoring = tiny_project / "data/monitoring.yaml"

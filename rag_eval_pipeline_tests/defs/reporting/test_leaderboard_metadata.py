@@ -34,6 +34,7 @@ def test_the_leaderboard_is_a_table_in_the_ui_with_rounded_numbers(tiny_project:
             "retrieval_metrics": {f"{CHUNK_CONFIG}|top2": missed, f"{CHUNK_CONFIG}|top4": found},
             "answer_metrics": {},
             "answer_judgements": pd.DataFrame(),
+            "retrieval_diagnostics": {},
         },
         {k: resources[k] for k in ("project", "warehouse")},
     )
@@ -69,5 +70,6 @@ def test_the_leaderboard_is_a_table_in_the_ui_with_rounded_numbers(tiny_project:
         if on
     }
     assert "- **cost**: " in str(metadata["recommendation"])
+    assert metadata["diagnostics"] == "No retrieval diagnostics yet."  # no partition diagnosed
     description = leaderboard.specs_by_key[dg.AssetKey("leaderboard")].description or ""
     assert "`reports/history/{run_id}.html`" in description
