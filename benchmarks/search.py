@@ -41,6 +41,7 @@ from rag_eval_pipeline.core.search.settings import (
     SearchSettings,
     load_search_settings,
 )
+from rag_eval_pipeline.core.types import sha256_hex
 from rag_eval_pipeline.core.vector_store.engines import open_vector_store
 from rag_eval_pipeline.core.warehouse import Warehouse
 
@@ -178,6 +179,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"round {r} ({len(outcome.race.rounds[r].round.questions)} questions): {n}"
             for r, n in sorted(by_round.items())
         )
+    )
+    # what any search that scores its winners on every question over the whole corpus must pay at least
+    by_key = {c.key: c for c in found}
+    winner_configs = {by_key[k].chunk_config.name: by_key[k].chunk_config for k in outcome.winners}
+    floor_texts = len(
+        {
+            sha256_hex(chunk.text)
+            for config in winner_configs.values()
+            if any(
+                by_key[k].chunk_config.name == config.name and "knn" in by_key[k].profile.retrievers
+                for k in outcome.winners
+            )
+            for chunk in grid_scorer.chunks(config)
+        }
+    )
+    floor_queries = len(outcome.winners) * len(examples)
+    print(
+        f"  the least a search confirming its winning tier on the whole corpus pays: the tier's "
+        f"{len(winner_configs)} chunk configs hold {floor_texts:,} texts ({floor_texts / grid_texts:.0%} of the "
+        f"grid's); its {len(outcome.winners)} setups x {len(examples)} questions = {floor_queries:,} queries "
+        f"({floor_queries / grid_queries:.0%})"
     )
     wrongly = [f.key for f in eliminated if f.key in tier_1]
     print(f"  eliminated though in the full grid's tier 1: {', '.join(wrongly) or 'none'}")
