@@ -13,6 +13,7 @@ from ...core.langsmith.experiments import ExperimentRow
 from ...core.leaderboard.board import HEADLINE_METRICS
 from ...core.metrics.aggregate import MetricSummary, summary_columns
 from ...core.metrics.reference_copies import ReferenceDuplication
+from ...core.question_catalog import UNSPECIFIED, question_type_of
 from ...core.retrieval.base import Query, RetrievalRun, RetrievedChunk
 from ...core.retrieval.indexes import open_indexes
 from ...core.retrieval.profile_retriever import retrieve
@@ -34,7 +35,13 @@ from ...lib.partitions import evaluation_key, evaluation_partitions
 from ...lib.provenance import content_version, dataset_hashes, evaluation_columns, now_utc, with_columns
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
 from ...lib.step_failures import input_errors_fail_the_step
-from ...lib.step_inputs import evaluated_questions, generation_settings, profile_for, required_llm_client
+from ...lib.step_inputs import (
+    document_scope,
+    evaluated_questions,
+    generation_settings,
+    profile_for,
+    required_llm_client,
+)
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
 
@@ -84,7 +91,7 @@ def retrieval_results(
         context.log.warning(f"the keyword index of {chunk_config} was missing or stale and was rebuilt")
     rewriter = query_rewriter(project, llm, profile)
     with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
-        questions = evaluated_questions(project, evaluation, eval_questions)
+        questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
         run = retrieve(
             profile,
             indexes,
@@ -191,7 +198,7 @@ def retrieval_metrics(
     an evaluation as the notebook API runs it: ``token_level_result``."""
     chunk_config, profile_name = evaluation_key(context)
     profile = profile_for(project, profile_name)
-    questions = evaluated_questions(project, evaluation, eval_questions)
+    questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
     result = token_level_result(
         questions.examples,
         retrieved_from_frame(retrieval_results),
@@ -201,6 +208,8 @@ def retrieval_metrics(
     )
     # ids, group, metrics and the duplication counts; the query text lives in retrieval_results
     per_question = pd.DataFrame(result.metric_rows()).drop(columns="query", errors="ignore")
+    types = {e.question_id: question_type_of(e.metadata) for e in questions}  # `rag-eval results` filters
+    per_question.insert(1, "question_type", [types.get(q, UNSPECIFIED) for q in per_question["question_id"]])
     # references whose text occurs elsewhere in the corpus: position-exact metrics score such a copy 0
     duplication = result.duplication or ReferenceDuplication()
     # golden questions whose excerpt an edited document lost: not scored here (see eval_questions)
@@ -212,6 +221,8 @@ def retrieval_metrics(
         "chunk_config": chunk_config,
         "profile": profile_name,
         "top_k": profile.top_k,
+        # "" for a chunk set over every document: rows of other scopes are not ranked with it
+        "document_scope": document_scope(project, chunk_config).key,
         **{
             column: str(retrieval_results[column].iloc[0]) if len(retrieval_results) else ""
             for column in (

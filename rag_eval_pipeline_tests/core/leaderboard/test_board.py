@@ -130,6 +130,7 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "top_k",
         "n_questions",
         "question_set",
+        "document_scope",
         "n_stale_questions",
         *RUN_DUPLICATION_COLUMNS,
         *(
@@ -152,6 +153,7 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "experiment_url",
         "answer_threshold",
         "removed",
+        "other_documents",
         "other_dataset",
         "other_mode",
         "other_question_set",
