@@ -394,9 +394,7 @@ def threshold_how_of(frame: pd.DataFrame, threshold: Reference | None) -> str:
 def scope_label(scope: object) -> str:
     """A ``document_scope`` as the notes say it: "the whole corpus", or "chunk set of 3 documents ..."."""
     return (
-        "the whole corpus"
-        if not isinstance(scope, str) or scope == WHOLE_CORPUS
-        else f"chunk set of {scope}"
+        "the whole corpus" if not isinstance(scope, str) or scope == WHOLE_CORPUS else f"chunk set of {scope}"
     )
 
 
