@@ -14,10 +14,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, get_args
 
+from ..core.document_scope import resolve_documents
 from ..core.errors import InputError
 from ..core.generation.settings import TokenLevelGenerator
 from ..core.monitoring_settings import EVALUATION_MODES, EvaluationMode
 from ..core.project_files import ProjectFiles
+from .output import add_format_argument, render_records
 
 # Where `make ui` (`dagster dev`) listens: what `--launch` submits to by default.
 DEFAULT_LAUNCH_URL = "http://127.0.0.1:3000"
@@ -239,11 +241,23 @@ def add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     listed = commands.add_parser("list", help="the recent evaluations")
     listed.add_argument("--limit", type=int, default=10, help="how many (default 10)")
     regenerate = commands.add_parser(
-        "regenerate-questions", help="re-materialize synthetic_questions and eval_questions in process"
+        "regenerate-questions",
+        help="re-materialize synthetic_questions and eval_questions in process: for every document "
+        "(--all, the default) or for some documents, keeping the other documents' questions",
     )
     regenerate.add_argument(
         "--generator", choices=GENERATORS, help="override token_level.generator of data/generation.yaml"
     )
+    which = regenerate.add_mutually_exclusive_group()
+    which.add_argument(
+        "--document",
+        action="append",
+        metavar="DOC_ID",
+        help="regenerate the questions of this document only (its path in the corpus folder, or a glob "
+        "such as 'ops/*.md'), keeping every other document's questions as they are; repeat for more",
+    )
+    which.add_argument("--all", action="store_true", help="regenerate the questions of every document")
+    add_format_argument(regenerate)
 
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -310,21 +324,35 @@ def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
                 summaries = recent_evaluations(instance, args.limit)
                 print(format_evaluations(summaries) if summaries else "no runs yet: `rag-eval run` makes one")
                 return 0
-            return _regenerate(instance, args.generator)
+            documents = None
+            if args.document:  # checked against the corpus before any run; globs become the ids
+                corpus_ids = [d.doc_id for d in files.load_corpus()]
+                documents = resolve_documents(args.document, corpus_ids, "--document")
+            return _regenerate(instance, args.generator, documents, args.format)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
 
-def _regenerate(instance: dg.DagsterInstance, generator: str | None) -> int:
+def _regenerate(
+    instance: dg.DagsterInstance, generator: str | None, documents: Sequence[str] | None, fmt: str
+) -> int:
     from ..core.progress import show_progress_bars
     from ..runner.regenerate import regenerate_questions
 
     if sys.stderr.isatty():
         show_progress_bars()
-    print("regenerating synthetic_questions, eval_questions and answer_calibration ...", file=sys.stderr)
-    outcome = regenerate_questions(instance, generator=generator)
-    print(outcome.describe(), file=sys.stderr if outcome.failure else sys.stdout)
+    which = f"of {', '.join(documents)} " if documents is not None else ""
+    print(
+        f"regenerating the synthetic questions {which}(synthetic_questions), eval_questions and "
+        "answer_calibration ...",
+        file=sys.stderr,
+    )
+    outcome = regenerate_questions(instance, generator=generator, documents=documents)
+    if outcome.failure is None and fmt != "table":
+        print(render_records([outcome.record()], fmt))
+    else:
+        print(outcome.describe(), file=sys.stderr if outcome.failure else sys.stdout)
     if outcome.failure is None:
         return 0
     return 2 if outcome.failure.bad_input else 1

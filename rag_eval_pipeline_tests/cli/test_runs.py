@@ -58,6 +58,20 @@ def test_launch_says_clearly_when_nothing_listens(project: Path, capsys: pytest.
     assert "--mode quick" in capsys.readouterr().err
 
 
+def test_regenerating_an_unknown_document_exits_2_before_any_run(
+    project: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["regenerate-questions", "--document", "alpha/nope.md"]) == 2
+    err = capsys.readouterr().err
+    assert "--document: 'alpha/nope.md' names no document of the corpus; its 3 documents are:" in err
+    with project_instance(project) as instance:
+        assert instance.get_runs() == []  # refused before any run
+    with pytest.raises(SystemExit) as exit_info:  # one or the other
+        main(["regenerate-questions", "--document", "beta/staff.md", "--all"])
+    assert exit_info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------------------------------------------
 # the real pipeline, in process
 
