@@ -2,8 +2,10 @@
 instance, so every run it makes shows up in the UI too.
 
   run [--mode quick|full] [--chunk-configs a,b] [--profiles p] [--launch [URL]]   evaluate, print the board
-  status REF | list [--limit N] | regenerate-questions [--generator G]            cli/runs.py
-  profiles list|show NAME | chunk-configs list|apply FILE [--run]|presets [NAME]  cli/configs.py
+  status REF | list [--limit N] | cancel REF                                     cli/runs.py
+  regenerate-questions [--all | --document DOC...] [--generator G]               cli/runs.py
+  profiles list|show|create|update|delete|clone                                 cli/configs.py
+  chunk-configs list | apply FILE | apply NAME --document DOC | presets [NAME]   cli/configs.py
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
   leaderboard | dataset import|push|pull                                          here, cli/datasets.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
@@ -25,7 +27,7 @@ from ..core.errors import INIT_HINT, PRECEDENCE, InputError, StorageError
 from ..core.project_files import ProjectFiles
 from ..core.workspace import locate_workspace
 
-RUNS_COMMANDS = frozenset({"run", "status", "list", "regenerate-questions"})
+RUNS_COMMANDS = frozenset({"run", "status", "list", "cancel", "regenerate-questions"})
 CONFIG_COMMANDS = frozenset({"profiles", "chunk-configs"})
 
 

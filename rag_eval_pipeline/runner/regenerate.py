@@ -19,6 +19,7 @@ from ..core.errors import ConfigError
 from ..core.generation.settings import TokenLevelGenerator, load_generation_settings
 from ..lib.evaluation_runs import regenerate_tags
 from ..lib.resources import ProjectResource
+from ..lib.run_record import cli_trigger_tags
 from .in_process import QUIET_LOGS, process_tags, run_warnings
 from .plan import STAGE_JOBS
 from .run_failures import RunFailure, failure_of_result
@@ -98,7 +99,7 @@ def regenerate_questions(
         result = job.execute_in_process(
             instance=instance,
             run_config=QUIET_LOGS,
-            tags={**regenerate_tags(documents), **process_tags()},
+            tags={**regenerate_tags(documents), **process_tags(), **cli_trigger_tags()},
             raise_on_error=False,
         )
     for line in run_warnings(instance, result.run_id):

@@ -2,6 +2,7 @@
 a real `dagster dev` for `run --launch`."""
 
 import itertools
+import json
 import os
 import re
 import time
@@ -14,6 +15,7 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.cli import main
+from rag_eval_pipeline.core.project_files import ProjectFiles
 from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
 from rag_eval_pipeline.runner.instance import project_instance
@@ -121,11 +123,32 @@ def test_quick_and_full_runs_are_evaluations_that_status_and_list_report(
     assert main(["status", evaluation_run.run_id[:10]]) == 0
     assert f"part of evaluation {quick_id}" in capsys.readouterr().out
 
+    # the run record: triggered here, by whom, the profile's version at start, questions and sample
+    top2 = ProjectFiles(project).load_configs().profile("top2")
+    assert main(["status", quick_id]) == 0
+    record = capsys.readouterr().out.splitlines()
+    assert record[1] == "status: succeeded"
+    assert record[2].startswith("trigger: cli by ") and "@" in record[2]
+    assert record[3] == f"profiles at start: top2 v{top2.version} {top2.config_hash}"
+    assert record[4] == "questions: 4; sample size: 2"
+    assert main(["status", quick_id, "--format", "json"]) == 0
+    rows = {r["job"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["evaluation_job"]["question_count"] == 4 and rows["evaluation_job"]["sample_size"] == 2
+    assert rows["evaluation_job"]["profiles"] == {"top2": f"v{top2.version} {top2.config_hash}"}
+    assert {r["trigger"] for r in rows.values()} == {"cli"}
+
     assert main(["list", "--limit", "2"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in listed[2:]] == [full_id, quick_id]
     assert listed[2].split()[3:9] == ["full", "3", "2", "1", "0", "2"]
     assert listed[3].split()[3:9] == ["quick", "4", "4", "0", "0", "1"]
+    # then: cancelled, status, trigger, by, questions, sample
+    assert listed[2].split()[9:12] == ["0", "failed", "cli"] and listed[2].split()[13:] == ["4", "-"]
+    assert listed[3].split()[9:12] == ["0", "succeeded", "cli"] and listed[3].split()[13:] == ["4", "2"]
+    assert main(["list", "--limit", "1", "--format", "csv"]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.startswith("evaluation_id,started,mode,runs,succeeded,failed,cancelled,in_progress")
+    assert row.startswith(f"{full_id},")
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from ...core.retrieval.rewrite import LLMQueryRewriter
 from ...core.tables import (
     chunks_from_frame,
     corpus_from_frame,
+    questions_from_frame,
     retrieved_from_frame,
     retrieved_to_frame,
     stale_question_count,
@@ -34,6 +35,7 @@ from ...lib.metric_metadata import metric_value
 from ...lib.partitions import evaluation_key, evaluation_partitions
 from ...lib.provenance import content_version, dataset_hashes, evaluation_columns, now_utc, with_columns
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
+from ...lib.run_record import record_step_facts
 from ...lib.step_failures import input_errors_fail_the_step
 from ...lib.step_inputs import (
     document_scope,
@@ -92,6 +94,9 @@ def retrieval_results(
     rewriter = query_rewriter(project, llm, profile)
     with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
         questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
+        in_scope = document_scope(project, chunk_config).questions(questions_from_frame(eval_questions))
+        sampled = len(questions) if evaluation.checked_mode() == "quick" else None
+        record_step_facts(context, profile, len(in_scope), sampled)  # the run record (rag-eval status)
         run = retrieve(
             profile,
             indexes,
