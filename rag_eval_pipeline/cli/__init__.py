@@ -6,6 +6,7 @@ instance, so every run it makes shows up in the UI too.
   regenerate-questions [--all | --document DOC...] [--generator G]               cli/runs.py
   profiles list|show|create|update|delete|clone                                 cli/configs.py
   chunk-configs list | apply FILE | apply NAME --document DOC | presets [NAME]   cli/configs.py
+  questions list|stats | results REF                                             cli/questions.py
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
   leaderboard | dataset import|push|pull                                          here, cli/datasets.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .configs import add_config_commands
     from .datasets import add_dataset_commands
     from .history import add_history_commands
+    from .questions import add_question_commands
     from .runs import add_runs_commands
     from .workspace import add_workspace_commands
 
@@ -52,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_runs_commands(commands)
     commands.add_parser("leaderboard", help="print the current leaderboard")
     add_config_commands(commands)
+    add_question_commands(commands)
     add_dataset_commands(commands)
     add_history_commands(commands)
     return parser
@@ -101,6 +104,10 @@ def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         from .configs import run_config_command
 
         return run_config_command(args, files)
+    if args.command in ("questions", "results"):
+        from .questions import run_question_command
+
+        return run_question_command(args, files)
     if args.command == "ui":
         from .workspace import run_ui_command
 

@@ -210,6 +210,18 @@ def metrics_of_runs(warehouse_dir: str | Path, runs: Sequence[RunInfo]) -> pd.Da
     )
 
 
+def question_rows_of_runs(warehouse_dir: str | Path, runs: Sequence[RunInfo]) -> pd.DataFrame:
+    """The per-question retrieval_metrics history rows the evaluation runs wrote (`rag-eval results`)."""
+    return Warehouse(Path(warehouse_dir)).read_runs(
+        "retrieval_metrics",
+        [
+            (r.run_id, dict(zip((CHUNK_CONFIG, PROFILE), r.partition.split("|", 1), strict=True)))
+            for r in runs
+            if "|" in r.partition
+        ],
+    )
+
+
 def format_status(selection: Selection, metrics: pd.DataFrame) -> str:
     runs = selection.runs
     counts = Counter(r.outcome for r in runs)
