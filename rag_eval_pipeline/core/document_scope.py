@@ -66,7 +66,8 @@ class DocumentScope:
         their ids (two configs over the same documents share it)."""
         if self.documents is None:
             return WHOLE_CORPUS
-        return f"{len(self.documents)} documents {sha256_hex(chr(10).join(sorted(self.documents)))[:8]}"
+        n = len(self.documents)
+        return f"{n} document{'s' * (n != 1)} {sha256_hex(chr(10).join(sorted(self.documents)))[:8]}"
 
     def describe(self, limit: int = 3) -> str:
         if self.documents is None:
