@@ -390,8 +390,8 @@ def _cancel(instance: dg.DagsterInstance, ref: str, wait_s: float, fmt: str) -> 
         note = sys.stdout if table else sys.stderr
         print(f"cancel requested for {what} ({request.requested}): {summary}", file=note)
         print(f"status: {request.status}", file=note, flush=True)
-        request = wait_until_ended(instance, request, wait_s) if wait_s > 0 else request
-        if wait_s > 0:
+        if wait_s > 0 and request.status == "cancelling":
+            request = wait_until_ended(instance, request, wait_s)
             print(f"status: {request.status}", file=note)
     records = [
         {

@@ -344,7 +344,8 @@ class OrphanedRun:
 
 def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[OrphanedRun]:
     """Runs still in progress on the instance whose `rag-eval` process is gone (SIGKILL, OOM, a crash
-    never reports a run's end, so they would stay "in progress" forever): marked failed, with a message
+    never reports a run's end, so they would stay "in progress" forever): marked failed (cancelled, when
+    a cancel was under way), with a message
     saying so and how to resume, and their concurrency slots freed. Runs without the process tag
     (launched to `dagster dev`, whose code server and run monitoring watch them) and runs of another
     host are left alone."""
@@ -363,11 +364,18 @@ def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[OrphanedRun]:
             if evaluation_id
             else "run the command again"
         )
-        message = (
-            f"the process that executed this run ({process.describe()}) is gone: it was killed or crashed "
-            f"before it could record the run's end, so `rag-eval` marked the run failed; {remedy}"
-        )
-        instance.report_run_failed(current, message)
+        if current.status == dg.DagsterRunStatus.CANCELING:  # it was being cancelled: it is, now
+            message = (
+                f"the process that executed this run ({process.describe()}) is gone before it could record "
+                f"the cancellation, so `rag-eval` marked the run cancelled; {remedy}"
+            )
+            instance.report_run_canceled(current, message)
+        else:
+            message = (
+                f"the process that executed this run ({process.describe()}) is gone: it was killed or "
+                f"crashed before it could record the run's end, so `rag-eval` marked the run failed; {remedy}"
+            )
+            instance.report_run_failed(current, message)
         free_run_slots(instance, run.run_id)
         orphaned.append(OrphanedRun(run.run_id, run.job_name, run.tags.get(PARTITION_TAG, ""), message))
     return orphaned

@@ -122,3 +122,16 @@ def test_cancel_of_an_unknown_ref_exits_2(
     assert "no run and no evaluation matches 'eval-nope'" in capsys.readouterr().err
     assert main(["cancel", "eval-nope", "--wait", "-1"]) == 2
     assert "--wait takes a number of seconds >= 0" in capsys.readouterr().err
+
+
+def test_a_cancelling_run_whose_process_died_is_marked_cancelled_not_failed() -> None:
+    from rag_eval_pipeline.runner.run_status import fail_orphaned_runs
+
+    me = ProcessIdentity.current()
+    gone = dataclasses.replace(me, start_ticks=str(int(me.start_ticks) - 1)).to_text()
+    with dg.instance_for_test() as instance:
+        run = started_run(instance, "evaluation_job", {PROCESS_TAG: gone, **partition("a|p")})
+        instance.report_run_canceling(run, message="rag-eval cancel")
+        (orphan,) = fail_orphaned_runs(instance)
+        assert "marked the run cancelled" in orphan.message
+        assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.CANCELED  # type: ignore[union-attr]
