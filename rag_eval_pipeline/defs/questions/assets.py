@@ -86,6 +86,7 @@ def skipped_synthetic_questions(
         corpus_sha256="",
     ).columns
     # a column built from no value is float64: give each the type it has in a generated table
+    columns = [*columns, GENERATED_RUN_ID]
     frame = pd.DataFrame({name: pd.Series([], dtype=GENERATED_TYPES.get(name, "str")) for name in columns})
     context.log.info(f"synthetic_questions {reason}")
     return dg.MaterializeResult(
