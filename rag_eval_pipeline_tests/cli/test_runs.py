@@ -170,6 +170,30 @@ def test_regenerate_questions_overrides_the_generator_for_one_run(
     assert f"eval_questions: {4 + accepted} questions from the both set" in out
     assert (project / "data/generation.yaml").read_text(encoding="utf-8") == settings
 
+    # one document's questions again, the others kept as they were (the run tagged with it)
+    first_run = str(table["run_id"].iloc[0])
+    argv = [
+        "regenerate-questions",
+        "--generator",
+        "known-item",
+        "--document",
+        "alpha/*.md",
+        "--format",
+        "json",
+    ]
+    assert main(argv) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    assert record["documents"] == ["alpha/pumps.md", "alpha/valves.md"]
+    after = pd.read_parquet(Warehouse.in_project(project).current_path("synthetic_questions"))
+    staff = after[after["source_doc_ids"].map(lambda ids: list(ids) == ["beta/staff.md"])]
+    assert record["kept"] == int((staff["status"] == "accepted").sum()) > 0
+    assert set(staff["generated_run_id"]) == {first_run}  # kept, with the run that made them
+    with project_instance(project) as instance:
+        (tagged,) = instance.get_runs(
+            dg.RunsFilter(tags={"rag_eval/regenerate_documents": '["alpha/pumps.md", "alpha/valves.md"]'})
+        )
+    assert tagged.run_id == record["run_id"] and tagged.tags["rag_eval/trigger"] == "cli"
+
 
 @pytest.mark.slow
 def test_an_edited_objective_alone_reranks_the_board_that_run_prints(
