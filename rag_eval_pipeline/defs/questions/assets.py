@@ -78,15 +78,15 @@ def skipped_synthetic_questions(
 ) -> dg.MaterializeResult[pd.DataFrame]:
     """The table with no row (the columns and types of a generated one), and why, as metadata."""
     empty = TokenLevelDataset((), name="synthetic")
-    columns = with_columns(
+    generated = with_columns(
         generated_token_level_to_frame(empty, ()),
         run_id=context.run.run_id,
         created_at=now_utc(),
         generator=settings.token_level.generator,
         corpus_sha256="",
-    ).columns
+    )
+    columns = [*map(str, generated.columns), GENERATED_RUN_ID]
     # a column built from no value is float64: give each the type it has in a generated table
-    columns = [*columns, GENERATED_RUN_ID]
     frame = pd.DataFrame({name: pd.Series([], dtype=GENERATED_TYPES.get(name, "str")) for name in columns})
     context.log.info(f"synthetic_questions {reason}")
     return dg.MaterializeResult(
