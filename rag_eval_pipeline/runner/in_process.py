@@ -124,15 +124,16 @@ def execute_plan(
         for line in run_warnings(instance, run_id):
             tqdm.write(f"warning: {planned.label}: {line}", file=sys.stderr)
         ended = instance.get_run_by_id(run_id)
-        if watch.fired or (ended is not None and ended.status == dg.DagsterRunStatus.CANCELED):
+        finished = ended is not None and ended.status == dg.DagsterRunStatus.SUCCESS
+        if finished and result is not None and result.success:  # it ended before the request reached it
+            outcomes.append(RunOutcome(planned, "succeeded", run_id))
+        elif watch.fired or (ended is not None and ended.status == dg.DagsterRunStatus.CANCELED):
             # interrupted before Dagster could record the end: it ends here, its slots freed
             mark_cancelled(instance, run_id, "cancelled by `rag-eval cancel`")
             outcomes.append(
                 RunOutcome(planned, "cancelled", run_id, RunFailure("cancelled (rag-eval cancel)"))
             )
             cancelled = cancelled or evaluation_cancelled_since(instance, request.evaluation_id, started_at)
-        elif result is not None and result.success:
-            outcomes.append(RunOutcome(planned, "succeeded", run_id))
         else:
             failure = failure_of_result(result) if result is not None else failure_of_run(instance, run_id)
             outcomes.append(RunOutcome(planned, "failed", run_id, failure))
