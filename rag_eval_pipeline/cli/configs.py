@@ -350,6 +350,11 @@ def _apply(args: argparse.Namespace, files: ProjectFiles) -> int:
             f"the name of a configured chunk config: {', '.join(configured)})"
         )
     entries = read_chunk_config_file(source)
+    scoped = [e for e in entries if e.config.documents is not None]
+    if scoped:  # a document that is not in the corpus is named now, not by a warning in a later run
+        corpus_ids = {d.doc_id for d in files.load_corpus()}
+        for entry in scoped:
+            resolve_documents(entry.config.documents or (), corpus_ids, f"{source}: {entry.name}: documents")
     target = files.path(files.chunk_configs_file)
     merge = merge_chunk_configs(target, entries)
     if merge.modified:

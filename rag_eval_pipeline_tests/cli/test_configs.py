@@ -380,11 +380,16 @@ def test_apply_to_documents_extends_a_configs_documents_and_counts_the_affected_
         (["nope", "--document", "beta/staff.md"], "no chunk config named 'nope'"),
         (["fixed-60-0"], "fixed-60-0 is a configured chunk config: give --document DOC_ID"),
         (["missing.yaml"], "missing.yaml does not exist: give the path of a YAML file of chunk configs"),
+        (["scoped.yaml"], "scoped.yaml: api-only: documents: 'api/auth.md' names no document of the corpus"),
     ],
 )
 def test_apply_to_documents_on_bad_input_exits_2_naming_what_to_fix(
     project: Path, capsys: pytest.CaptureFixture, argv: list[str], expected: str
 ) -> None:
+    write(
+        project / "scoped.yaml",
+        "- {name: api-only, chunker: fixed, chunk_size: 50, documents: [api/auth.md]}\n",
+    )
     assert main(["chunk-configs", "apply", *argv]) == 2
     assert expected in capsys.readouterr().err
     assert (project / "data/chunk_configs.yaml").read_text(encoding="utf-8") == COMMENTED_CONFIGS
