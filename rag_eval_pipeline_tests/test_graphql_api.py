@@ -1,6 +1,9 @@
 """The README's GraphQL queries (section "The tech spec's REST endpoints, on Dagster") work as written
 against a real `dagster dev`: launch a quick evaluation run, follow it, read its metrics and its
-regression check. The queries are read from README.md, so a wrong field or argument there fails here."""
+regression check, regenerate one document's questions, cancel a queued run. The queries are read from
+README.md, so a wrong field or argument there fails here. `rag-eval cancel` is checked on the same
+`dagster dev`: a queued run (held in the queue by a tag limit of 0) and a started one (terminated
+through the instance's run launcher)."""
 
 import json
 import re
@@ -12,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline_tests.dagster_dev import REPO, graphql, running_dagster_dev
@@ -24,7 +28,10 @@ TINY_PARTITION = {
     "fixed-200-0|dense-top5": "fixed-60-0|top2",
     "fixed-200-0": "fixed-60-0",
     "dense-top5": "top2",
+    "operations/on_call.md": "alpha/pumps.md",
 }
+# Runs tagged so stay in the run queue of the test's `dagster dev` (a tag concurrency limit of 0).
+HOLD_TAG = "rag_eval/test_hold"
 PARTITION = "fixed-60-0|top2"
 PARTITION_DIMENSIONS = {"chunk_config": "fixed-60-0", "profile": "top2"}
 RUN_DEADLINE_S = 600
@@ -44,7 +51,9 @@ def readme_queries() -> dict[int, str]:
         for readme_key, tiny_key in TINY_PARTITION.items():
             block = block.replace(readme_key, tiny_key)
         queries[int(number.group(1))] = block
-    assert sorted(queries) == [1, 2, 3, 4], f"expected graphql blocks 1-4 in README.md, got {sorted(queries)}"
+    assert sorted(queries) == [1, 2, 3, 4, 5, 6], (
+        f"expected graphql blocks 1-6 in README.md, got {sorted(queries)}"
+    )
     return queries
 
 
@@ -66,16 +75,24 @@ def evaluated_tiny_project(tiny_project: Path, monkeypatch: pytest.MonkeyPatch) 
     .dagster/ (relative to the working directory, as for `dagster dev`)."""
     from rag_eval_pipeline.runner.in_process import run_main_job
     from rag_eval_pipeline.runner.instance import project_instance
+    from rag_eval_pipeline.runner.regenerate import regenerate_questions
 
     for name in ("DAGSTER_HOME", "RAG_EVAL_WAREHOUSE_DIR", "RAG_EVAL_GOLDEN_DATASET", "QDRANT_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RAG_EVAL_PROJECT_DIR", str(tiny_project))
     monkeypatch.chdir(tiny_project)
+    (tiny_project / "data/generation.yaml").write_text(  # passages the tiny documents have (query 5)
+        "token_level: {n_questions: 6, passage_min_chars: 40, retrievability_top_n: 0}\n", encoding="utf-8"
+    )
     with project_instance(tiny_project) as instance:
         _, failures = run_main_job(
             instance, chunk_configs=["fixed-60-0"], profiles=["top2"], show_progress=False
         )
-    assert failures == []
+        regenerated = regenerate_questions(instance)  # synthetic questions to keep (query 5)
+    assert failures == [] and regenerated.failure is None and regenerated.accepted > 0
+    settings = yaml.safe_load((tiny_project / "dagster.yaml").read_text(encoding="utf-8"))
+    settings["concurrency"]["runs"]["tag_concurrency_limits"] = [{"key": HOLD_TAG, "limit": 0}]
+    (tiny_project / "dagster.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
     assert (tiny_project / ".dagster" / "storage").is_dir()
     assert (
         Warehouse.in_project(tiny_project).current_path("retrieval_metrics", PARTITION_DIMENSIONS).is_file()
@@ -94,7 +111,9 @@ def dagster_dev(evaluated_tiny_project: Path) -> Iterator[str]:
         yield url
 
 
-def test_the_readme_graphql_queries_work_on_dagster_dev(dagster_dev: str, evaluated_tiny_project: Path):
+def test_the_readme_graphql_queries_work_on_dagster_dev(
+    dagster_dev: str, evaluated_tiny_project: Path, capsys: pytest.CaptureFixture
+) -> None:
     url = dagster_dev
     queries = readme_queries()
     assert PARTITION in queries[1], "query 1 no longer launches the README's example partition"
@@ -154,3 +173,89 @@ def test_the_readme_graphql_queries_work_on_dagster_dev(dagster_dev: str, evalua
     assert execution["evaluation"]["partition"] == PARTITION
     assert execution["evaluation"]["severity"] in ("ERROR", "WARN")
     assert any(e["label"] for e in execution["evaluation"]["metadataEntries"])
+
+    # 5, 6 and `rag-eval cancel`
+    regenerate_and_cancel(url, evaluated_tiny_project, capsys)
+
+
+def wait_for_status(url: str, run_id: str, wanted: set[str], deadline_s: float = RUN_DEADLINE_S) -> str:
+    deadline = time.monotonic() + deadline_s
+    while True:
+        query = f'{{ runOrError(runId: "{run_id}") {{ ... on Run {{ status }} }} }}'
+        status = str(ask(url, query)["runOrError"]["status"])
+        if status in wanted:
+            return status
+        assert time.monotonic() < deadline, f"run {run_id} still {status} after {deadline_s} s"
+        time.sleep(1)
+
+
+def launch_evaluation(url: str, evaluation_id: str, hold: bool) -> str:
+    """A quick evaluation run of the example partition, as query 1 launches it (held in the queue)."""
+    from rag_eval_pipeline.runner.launch import DagsterWebserver
+
+    api = DagsterWebserver(url)
+    repository = api.repository_with(["evaluation_job"])
+    tags = {
+        "dagster/partition": PARTITION,
+        **{f"dagster/partition/{k}": v for k, v in PARTITION_DIMENSIONS.items()},
+        "rag_eval/evaluation_id": evaluation_id,
+        **({HOLD_TAG: "true"} if hold else {}),
+    }
+    run_config = {"resources": {"evaluation": {"config": {"mode": "quick"}}}}
+    return api.launch(repository, "evaluation_job", run_config, tags)
+
+
+def regenerate_and_cancel(url: str, project: Path, capsys: pytest.CaptureFixture) -> None:
+    """Queries 5 and 6, and `rag-eval cancel` of a queued and of a started run (one `dagster dev` for
+    the whole README test: starting one and evaluating the project takes most of its time)."""
+    from rag_eval_pipeline.cli import main
+
+    queries = readme_queries()
+    warehouse = Warehouse.in_project(project)
+    before = warehouse.read_current("synthetic_questions")
+    assert before is not None
+
+    # 5. the questions of one document regenerated by the daemon's run, every other one kept
+    launched = ask(url, queries[5])["launchRun"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    run_id = launched["run"]["runId"]
+    assert wait_for_status(url, run_id, {"SUCCESS", "FAILURE", "CANCELED"}) == "SUCCESS"
+    after = warehouse.read_current("synthetic_questions")
+    assert after is not None and set(after["run_id"]) == {run_id}
+    about_pumps = after["source_doc_ids"].map(lambda ids: "alpha/pumps.md" in list(ids))
+    kept = after[~about_pumps]
+    assert len(kept) and set(kept["generated_run_id"]) == {str(before["run_id"].iloc[0])}
+    assert set(after.loc[about_pumps, "generated_run_id"]) <= {run_id}
+
+    # 6. a queued run cancelled through the GraphQL API: CANCELED at once
+    held = launch_evaluation(url, "eval-readme-cancel", hold=True)
+    time.sleep(3)  # the daemon dequeues every second: a held run stays queued
+    assert wait_for_status(url, held, {"QUEUED"}) == "QUEUED"
+    answer = ask(url, queries[6].replace("RUN_ID", held))["terminateRuns"]
+    (result,) = answer["terminateRunResults"]
+    assert result["__typename"] == "TerminateRunSuccess", answer
+    assert wait_for_status(url, held, {"CANCELED"}, 60) == "CANCELED"
+
+    # `rag-eval cancel` of a queued run: the run queue's own cancellation
+    held = launch_evaluation(url, "eval-cli-cancel-queued", hold=True)
+    time.sleep(3)
+    assert wait_for_status(url, held, {"QUEUED"}) == "QUEUED"
+    assert main(["cancel", "eval-cli-cancel-queued"]) == 0
+    out = capsys.readouterr().out
+    assert "1 cancelled" in out and "status: cancelled" in out
+    assert wait_for_status(url, held, {"CANCELED"}, 5) == "CANCELED"
+
+    # `rag-eval cancel` of a run a `dagster dev` worker executes: terminated through the run launcher
+    started = launch_evaluation(url, "eval-cli-cancel-started", hold=False)
+    assert wait_for_status(url, started, {"STARTED", "SUCCESS", "FAILURE"}) == "STARTED"
+    assert main(["cancel", started, "--wait", "120"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "1 cancelling" in out and "status: cancelling" in out and out.rstrip().count("status: cancelled") == 1
+    )
+    assert wait_for_status(url, started, {"CANCELED"}, 5) == "CANCELED"
+    assert main(["status", "eval-cli-cancel-started"]) == 0
+    status = capsys.readouterr().out
+    assert "status: cancelled" in status
+    # launched from the API: the record says so, and its evaluation step recorded the profile it read
+    assert "trigger: ui by launchpad or GraphQL API" in status

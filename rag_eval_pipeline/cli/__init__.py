@@ -2,8 +2,11 @@
 instance, so every run it makes shows up in the UI too.
 
   run [--mode quick|full] [--chunk-configs a,b] [--profiles p] [--launch [URL]]   evaluate, print the board
-  status REF | list [--limit N] | regenerate-questions [--generator G]            cli/runs.py
-  profiles list|show NAME | chunk-configs list|apply FILE [--run]|presets [NAME]  cli/configs.py
+  status REF | list [--limit N] | cancel REF                                     cli/runs.py
+  regenerate-questions [--all | --document DOC...] [--generator G]               cli/runs.py
+  profiles list|show|create|update|delete|clone                                 cli/configs.py
+  chunk-configs list | apply FILE | apply NAME --document DOC | presets [NAME]   cli/configs.py
+  questions list|stats | results REF                                             cli/questions.py
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
   leaderboard [--pareto [--cost AXIS]] | dataset import|push|pull                 cli/leaderboard.py, cli/datasets.py
   search                                                                          cli/search.py
@@ -27,7 +30,7 @@ from ..core.errors import INIT_HINT, PRECEDENCE, InputError, StorageError
 from ..core.project_files import ProjectFiles
 from ..core.workspace import locate_workspace
 
-RUNS_COMMANDS = frozenset({"run", "status", "list", "regenerate-questions"})
+RUNS_COMMANDS = frozenset({"run", "status", "list", "cancel", "regenerate-questions"})
 CONFIG_COMMANDS = frozenset({"profiles", "chunk-configs"})
 
 
@@ -37,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .explain import add_explain_command
     from .history import add_history_commands
     from .leaderboard import add_leaderboard_command
+    from .questions import add_question_commands
     from .runs import add_runs_commands
     from .search import add_search_command
     from .workspace import add_workspace_commands
@@ -56,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_leaderboard_command(commands)
     add_search_command(commands)
     add_config_commands(commands)
+    add_question_commands(commands)
     add_dataset_commands(commands)
     add_history_commands(commands)
     add_explain_command(commands)
@@ -106,6 +111,10 @@ def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         from .configs import run_config_command
 
         return run_config_command(args, files)
+    if args.command in ("questions", "results"):
+        from .questions import run_question_command
+
+        return run_question_command(args, files)
     if args.command == "ui":
         from .workspace import run_ui_command
 

@@ -1,287 +1,59 @@
-"""`rag-eval profiles list|show` and `rag-eval chunk-configs list|apply|presets`: what is configured,
-adding or changing chunk configs from a file without hand-editing data/chunk_configs.yaml, and the
+"""`rag-eval profiles list|show|create|update|delete|clone` and `rag-eval chunk-configs
+list|apply|presets`: what is configured, changing it without hand-editing the files under data/, and the
 bundled presets (core/chunk_config_presets.py) to copy or apply.
 
-`apply` merges by name and edits the YAML text in place, entry by entry, so the file's comments and
-layout survive; only where that cannot be done safely (a flow-style list, block scalars) is the file
-rewritten in normalized form, and the output says so.
+Every edit changes the YAML text in place, entry by entry (core/yaml_entries.py), so the file's
+comments and layout survive; only where that cannot be done safely (a flow-style list, block scalars) is
+the file rewritten in normalized form, and the output says so. `apply FILE` merges chunk configs by
+name (core/chunk_config_edits.py); `apply NAME --document DOC` applies a configured chunk config to more
+documents; the profile commands are core/profile_edits.py.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import yaml
 
+from ..core.chunk_config_edits import (
+    CHUNK_CONFIGS_KEY,
+    apply_to_documents,
+    describe_merge,
+    merge_chunk_configs,
+    normalized_note,
+    read_chunk_config_file,
+)
 from ..core.chunk_config_presets import load_presets, presets_text
 from ..core.configs import (
-    DEFAULT_MAX_CHUNK_CONFIGS,
     DEFAULT_SEPARATORS,
     ChunkConfig,
     RetrievalProfile,
-    build_config_entry,
     load_chunk_configs,
 )
+from ..core.document_scope import DocumentScope, resolve_documents
 from ..core.errors import ConfigError, InputError
 from ..core.files import write_text_atomically
 from ..core.monitoring_settings import EVALUATION_MODES
+from ..core.profile_edits import (
+    ProfileEdit,
+    clone_profile,
+    create_profile,
+    delete_profile,
+    parse_assignments,
+    update_profile,
+)
 from ..core.profile_versions import ProfileVersions
 from ..core.project_files import ProjectFiles
 from ..core.text_table import format_table
+from ..core.yaml_entries import entry_texts
+from .output import add_format_argument, render_records
 from .runs import DEFAULT_LAUNCH_URL
 
-CHUNK_CONFIGS_KEY = "chunk_configs"
-
-
-class _Dumper(yaml.SafeDumper):
-    """Separators such as "\\n\\n" are written as escaped double-quoted strings, as people write them."""
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = '"' if any(ch in value for ch in "\n\r\t") else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _represent_str)
-
-
-def _dump(value: object, flow: bool) -> str:
-    return yaml.dump(
-        value, Dumper=_Dumper, default_flow_style=flow, sort_keys=False, allow_unicode=True, width=10**6
-    )
-
-
-# ---------------------------------------------------------------------------------------------------
-# chunk-configs apply: plain Python, no Dagster
-
-
-@dataclass(frozen=True)
-class ChunkConfigEntry:
-    """An entry as written in a file (its keys in their order) and the config it validates to."""
-
-    raw: dict[str, Any]
-    config: ChunkConfig
-
-    @property
-    def name(self) -> str:
-        return self.config.name
-
-
-@dataclass(frozen=True)
-class ChunkConfigMerge:
-    text: str
-    added: tuple[str, ...]
-    changed: tuple[str, ...]
-    unchanged: tuple[str, ...]
-    normalized: bool  # the file was re-dumped (comments and layout lost), not edited in place
-
-    @property
-    def modified(self) -> bool:
-        return bool(self.added or self.changed)
-
-
-def read_chunk_config_file(path: Path) -> list[ChunkConfigEntry]:
-    """Entries of ``chunk_configs:`` (the schema of data/chunk_configs.yaml), or a bare list of them."""
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path} does not exist: give the path of a YAML file of chunk configs") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if isinstance(document, dict):
-        unknown = sorted(set(document) - {CHUNK_CONFIGS_KEY})
-        if unknown:
-            raise ConfigError(
-                f"{path}: unknown top-level key(s) {', '.join(map(str, unknown))}; the file holds "
-                f"{CHUNK_CONFIGS_KEY}: [...] only (max_chunk_configs belongs in data/chunk_configs.yaml)"
-            )
-        document = document.get(CHUNK_CONFIGS_KEY)
-    if not isinstance(document, list) or not document:
-        raise ConfigError(
-            f"{path}: expected a non-empty list under {CHUNK_CONFIGS_KEY}: (entries like those of "
-            f"data/chunk_configs.yaml: name, chunker, chunk_size, chunk_overlap)"
-        )
-    entries = [
-        ChunkConfigEntry(dict(raw), build_config_entry(ChunkConfig, raw, path, CHUNK_CONFIGS_KEY, i))
-        for i, raw in enumerate(document)
-    ]
-    seen: set[str] = set()
-    for entry in entries:
-        if entry.name in seen:
-            raise ConfigError(f"{path}: two entries are named {entry.name!r}; names must be unique")
-        seen.add(entry.name)
-    return entries
-
-
-def merge_chunk_configs(target: Path, entries: Sequence[ChunkConfigEntry]) -> ChunkConfigMerge:
-    """``target`` with the entries merged by name: a new name is appended, a known name with other
-    settings replaces its entry, the same settings leave it alone. Checks the result as the pipeline
-    will read it (including max_chunk_configs)."""
-    text = target.read_text(encoding="utf-8") if target.exists() else ""
-    document = (yaml.safe_load(text) if text.strip() else None) or {}
-    existing = list(load_chunk_configs(target)) if text.strip() else []
-    existing_raw = document.get(CHUNK_CONFIGS_KEY) or []
-    by_name: dict[str, ChunkConfig] = {c.name: c for c in existing}
-    added = tuple(e.name for e in entries if e.name not in by_name)
-    changed = tuple(e.name for e in entries if e.name in by_name and by_name[e.name] != e.config)
-    unchanged = tuple(e.name for e in entries if e.name in by_name and by_name[e.name] == e.config)
-    limit = document.get("max_chunk_configs", DEFAULT_MAX_CHUNK_CONFIGS)
-    if len(existing) + len(added) > limit:
-        raise ConfigError(
-            f"{target}: adding {', '.join(added)} makes {len(existing) + len(added)} chunk configs, more "
-            f"than max_chunk_configs ({limit}); remove some from {target} or raise max_chunk_configs there"
-        )
-    if not (added or changed):
-        return ChunkConfigMerge(text, added, changed, unchanged, normalized=False)
-    new = {e.name: e for e in entries}
-    expected = [new[c.name].config if c.name in changed else c for c in existing]
-    expected += [new[name].config for name in added]
-    edited = _edit_in_place(text, [new[n] for n in changed], [new[n] for n in added])
-    if edited is not None and _reads_as(edited, document, expected):
-        return ChunkConfigMerge(edited, added, changed, unchanged, normalized=False)
-    merged_raw = [
-        new[c.name].raw if c.name in changed else raw for c, raw in zip(existing, existing_raw, strict=True)
-    ]
-    merged_raw += [new[name].raw for name in added]
-    dumped = _dump({**document, CHUNK_CONFIGS_KEY: merged_raw}, flow=False)
-    return ChunkConfigMerge(dumped, added, changed, unchanged, normalized=bool(text.strip()))
-
-
-def _edit_in_place(
-    text: str, changed: Sequence[ChunkConfigEntry], added: Sequence[ChunkConfigEntry]
-) -> str | None:
-    """Replace the text of each changed entry and append the added ones after the last entry, in the
-    style of the entries around them; None when the layout is not one this can edit safely."""
-    items = _chunk_config_items(text)
-    if items is None:
-        return None
-    spans = {}
-    for item in items:
-        span = _item_span(text, item)
-        name = _entry_name(item)
-        if span is None or name is None:
-            return None
-        spans[name] = span
-    edits = [(*spans[e.name][:2], _render(e.raw, spans[e.name][2], spans[e.name][3])) for e in changed]
-    if added:
-        _, last_end, prefix, flow = spans[_entry_name(items[-1]) or ""]
-        position = last_end
-        if flow:  # after the line the last entry's braces close on
-            newline = text.find("\n", last_end)
-            position = len(text) if newline == -1 else newline + 1
-        lead = "\n" if position and text[position - 1] != "\n" else ""
-        addition = "".join(
-            f"{prefix}{_render(e.raw, prefix, flow)}\n" if flow else _render(e.raw, prefix, flow)
-            for e in added
-        )
-        edits.append((position, position, lead + addition))
-    for start, end, replacement in sorted(edits, key=lambda e: e[0], reverse=True):
-        text = text[:start] + replacement + text[end:]
-    return text
-
-
-def _chunk_config_items(text: str) -> list[yaml.Node] | None:
-    """The entries under ``chunk_configs:`` when they are a non-empty block-style list (None otherwise)."""
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError:
-        return None
-    if not isinstance(root, yaml.MappingNode):
-        return None
-    sequence = next(
-        (v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == CHUNK_CONFIGS_KEY), None
-    )
-    if not isinstance(sequence, yaml.SequenceNode) or sequence.flow_style or not sequence.value:
-        return None
-    return list(sequence.value)
-
-
-def _entry_name(item: yaml.Node) -> str | None:
-    if not isinstance(item, yaml.MappingNode):
-        return None
-    for key, value in item.value:
-        if isinstance(key, yaml.ScalarNode) and key.value == "name" and isinstance(value, yaml.ScalarNode):
-            return str(value.value)
-    return None
-
-
-def _item_span(text: str, item: yaml.Node) -> tuple[int, int, str, bool] | None:
-    """(start, end, the "  - " before the entry, flow style). A flow entry is its braces; a block entry
-    runs from the start of its "- " line to the end of the line holding its last value."""
-    line_start = text.rfind("\n", 0, item.start_mark.index) + 1
-    prefix = text[line_start : item.start_mark.index]
-    if not isinstance(item, yaml.MappingNode) or not re.fullmatch(r" *- +", prefix):
-        return None
-    if item.flow_style:
-        return item.start_mark.index, item.end_mark.index, prefix, True
-    last = _last_value_end(item)
-    if last is None:
-        return None
-    end = text.find("\n", last)
-    return line_start, (len(text) if end == -1 else end + 1), prefix, False
-
-
-def _last_value_end(node: yaml.Node) -> int | None:
-    if isinstance(node, yaml.ScalarNode):
-        return None if node.style in ("|", ">") else node.end_mark.index
-    if isinstance(node, yaml.MappingNode) and node.value:
-        return _last_value_end(node.value[-1][1])
-    if isinstance(node, yaml.SequenceNode):
-        if node.flow_style or not node.value:
-            return node.end_mark.index
-        return _last_value_end(node.value[-1])
-    return None
-
-
-def _render(raw: dict[str, Any], prefix: str, flow: bool) -> str:
-    if flow:
-        return _dump(raw, flow=True).strip()
-    lines = _dump(raw, flow=False)
-    indent = " " * len(prefix)
-    return "".join((prefix if i == 0 else indent) + line + "\n" for i, line in enumerate(lines.splitlines()))
-
-
-def _reads_as(text: str, document: dict[str, Any], expected: Sequence[ChunkConfig]) -> bool:
-    """Whether the edited text parses to exactly the merged configs and leaves every other key alone."""
-    try:
-        edited = yaml.safe_load(text)
-        entries = edited[CHUNK_CONFIGS_KEY]
-        configs = [
-            build_config_entry(ChunkConfig, raw, "edited", CHUNK_CONFIGS_KEY, i)
-            for i, raw in enumerate(entries)
-        ]
-    except (yaml.YAMLError, TypeError, KeyError, InputError):
-        return False
-    others = {k: v for k, v in edited.items() if k != CHUNK_CONFIGS_KEY}
-    return configs == list(expected) and others == {
-        k: v for k, v in document.items() if k != CHUNK_CONFIGS_KEY
-    }
-
-
-def describe_merge(target: str, merge: ChunkConfigMerge) -> str:
-    parts = [
-        f"{len(names)} {label}" + (f" ({', '.join(names)})" if names else "")
-        for label, names in (
-            ("added", merge.added),
-            ("changed", merge.changed),
-            ("unchanged", merge.unchanged),
-        )
-    ]
-    lines = [f"{target}: {', '.join(parts)}"]
-    if not merge.modified:
-        lines.append(f"{target} is left as it was")
-    elif merge.normalized:
-        lines.append(
-            f"note: {target} was rewritten in normalized form (its layout could not be edited in place), so "
-            f"its comments were not kept"
-        )
-    return "\n".join(lines)
+PROFILES_FILE = "data/retrieval_profiles.yaml"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -353,6 +125,8 @@ def format_chunk_configs(configs: Sequence[ChunkConfig], limit: int) -> str:
             other.append(f"length {c.length}")
         if c.counts_tokens:
             other.append(f"tokenizer {c.tokenizer}")
+        if c.documents is not None:
+            other.append(f"applies to {DocumentScope.of(c).describe()}")
         rows.append(
             [
                 c.name,
@@ -372,13 +146,43 @@ def format_chunk_configs(configs: Sequence[ChunkConfig], limit: int) -> str:
 
 
 def add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    profiles = commands.add_parser("profiles", help="the retrieval profiles: list, or show one")
+    profiles = commands.add_parser(
+        "profiles", help="the retrieval profiles: list, show, create, update, delete or clone one"
+    )
     profile_actions = profiles.add_subparsers(dest="action", required=True)
-    profile_actions.add_parser("list", help="every profile with its version and settings hash")
+    listed = profile_actions.add_parser("list", help="every profile with its version and settings hash")
+    add_format_argument(listed)
     show = profile_actions.add_parser("show", help="one profile: every setting, version, hash, versions")
     show.add_argument("name")
+    setting_help = (
+        "a setting as KEY=VALUE, the value read as YAML (top_k=10, keyword_weight=0.4, reranker=null); "
+        "repeat for more"
+    )
+    create = profile_actions.add_parser("create", help=f"add a profile to {PROFILES_FILE}")
+    create.add_argument("name")
+    create.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=setting_help)
+    update = profile_actions.add_parser(
+        "update", help="change settings of a profile (a new version is numbered when they change)"
+    )
+    update.add_argument("name")
+    update.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=setting_help)
+    update.add_argument(
+        "--unset", action="append", default=[], metavar="KEY", help="remove a setting: it takes its default"
+    )
+    delete = profile_actions.add_parser(
+        "delete", help="remove a profile from the file; its partitions, history and versions are kept"
+    )
+    delete.add_argument("name")
+    clone = profile_actions.add_parser(
+        "clone", help="copy a profile's settings under a new name (version 1 of the new name)"
+    )
+    clone.add_argument("name", help="the profile to copy")
+    clone.add_argument("new_name", metavar="NEW_NAME")
+    clone.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=setting_help)
+    for parser in (create, update, delete, clone):
+        add_format_argument(parser)
     chunk_configs = commands.add_parser(
-        "chunk-configs", help="the chunk configs: list, apply a file, or print the bundled presets"
+        "chunk-configs", help="the chunk configs: list, apply a file or apply one to documents, presets"
     )
     chunk_actions = chunk_configs.add_subparsers(dest="action", required=True)
     chunk_actions.add_parser("list", help="every chunk config with its settings hash")
@@ -389,9 +193,24 @@ def add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     )
     presets.add_argument("names", nargs="*", metavar="NAME", help="only these presets (default: all)")
     apply = chunk_actions.add_parser(
-        "apply", help="merge a YAML file of chunk configs into data/chunk_configs.yaml by name"
+        "apply",
+        help="merge a YAML file of chunk configs into data/chunk_configs.yaml by name, or, with "
+        "--document, apply a configured chunk config to more documents",
     )
-    apply.add_argument("file", type=Path)
+    apply.add_argument(
+        "target",
+        metavar="FILE|NAME",
+        help="a YAML file of chunk configs (relative to where you run rag-eval); with --document, the name "
+        "of a configured chunk config",
+    )
+    apply.add_argument(
+        "--document",
+        action="append",
+        default=[],
+        metavar="DOC_ID",
+        help="a document (its path in the corpus folder, or a glob such as 'ops/*.md') the config NAME "
+        "applies to as well; repeat for more",
+    )
     apply.add_argument("--run", action="store_true", help="then evaluate the added and changed configs")
     apply.add_argument("--mode", choices=EVALUATION_MODES, default="full", help="with --run: quick or full")
     apply.add_argument(
@@ -401,6 +220,7 @@ def add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
         metavar="URL",
         help="with --run: submit to `dagster dev`",
     )
+    add_format_argument(apply)
 
 
 def chunk_config_presets(names: Sequence[str] = ()) -> str:
@@ -411,12 +231,7 @@ def chunk_config_presets(names: Sequence[str] = ()) -> str:
     unknown = [n for n in names if n not in presets]
     if unknown:
         raise ConfigError(f"no preset named {', '.join(unknown)}; the presets are: {', '.join(presets)}")
-    text = presets_text()
-    entries = {}  # each entry's lines as the file writes them, comments between entries left out
-    for item in _chunk_config_items(text) or ():
-        span, name = _item_span(text, item), _entry_name(item)
-        if span is not None and name is not None:
-            entries[name] = text[span[0] : span[1]]
+    entries = entry_texts(presets_text(), CHUNK_CONFIGS_KEY)  # each entry's lines as the file writes them
     return f"{CHUNK_CONFIGS_KEY}:\n" + "".join(entries[n] for n in dict.fromkeys(names))
 
 
@@ -429,17 +244,25 @@ def run_presets_command(args: argparse.Namespace) -> int:
         return 2
 
 
+PROFILE_EDITS = frozenset({"create", "update", "delete", "clone"})
+
+
 def run_config_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     if args.action == "presets":
         return run_presets_command(args)
     try:
         if args.action == "apply":  # the file may not hold valid chunk configs yet
             return _apply(args, files)
+        if args.command == "profiles" and args.action in PROFILE_EDITS:
+            return _edit_profile(args, files)
         configs = files.load_configs()
         if args.command == "chunk-configs":
             print(format_chunk_configs(configs.chunk_configs, configs.max_chunk_configs))
         elif args.action == "list":
-            print(format_profiles(configs.profiles))
+            if args.format == "table":
+                print(format_profiles(configs.profiles))
+            else:
+                print(render_records([profile_record(p) for p in configs.profiles], args.format))
         else:
             print(format_profile(configs.profile(args.name), files.profiles_file, files.profile_versions()))
         return 0
@@ -448,17 +271,154 @@ def run_config_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         return 2
 
 
-def _apply(args: argparse.Namespace, files: ProjectFiles) -> int:
+def profile_record(profile: RetrievalProfile) -> dict[str, object]:
+    """A profile as one row of --format csv|json: name, version, hash, then every setting."""
+    settings = {k: v for k, v in asdict(profile).items() if k not in ("name", "version")}
+    return {"profile": profile.name, "version": profile.version, "hash": profile.config_hash, **settings}
+
+
+def _edit_profile(args: argparse.Namespace, files: ProjectFiles) -> int:
+    """`profiles create|update|delete|clone`: the file edited in place (comments kept), the new version
+    numbered by the ledger as for a hand edit, a partition added for a new profile."""
     from ..runner.in_process import sync_configs
     from ..runner.instance import project_instance
-    from .runs import execute_evaluation
 
+    target = files.path(files.profiles_file)
+    settings = parse_assignments(getattr(args, "set", []))
+    before: dict[str, RetrievalProfile] = {p.name: p for p in files.load_configs().profiles}
+    if args.action == "create":
+        edit = create_profile(target, args.name, settings)
+    elif args.action == "update":
+        edit = update_profile(target, args.name, settings, args.unset)
+    elif args.action == "delete":
+        edit = delete_profile(target, args.name)
+    else:
+        edit = clone_profile(target, args.name, args.new_name, settings)
+    write_text_atomically(target, edit.text)
+    configs = files.load_configs()  # numbers the new settings in the version ledger
+    profile = before[edit.name] if edit.action == "deleted" else configs.profile(edit.name)
+    with project_instance(files.root) as instance:
+        changes = sync_configs(instance, configs)
+    record = {"action": edit.action, **profile_record(profile), "source": edit.source}
+    if args.format != "table":
+        print(render_records([record], args.format))
+    else:
+        print(_describe_profile_edit(edit, profile, before.get(edit.name), files.profiles_file))
+        if changes.add_profiles:
+            print(f"partitions added: profile {', '.join(changes.add_profiles)}")
+        if edit.action != "deleted":
+            print(f"evaluate it: rag-eval run --profiles {edit.name}")
+    if edit.normalized:
+        print(normalized_note(files.profiles_file), file=sys.stderr)
+    return 0
+
+
+def _describe_profile_edit(
+    edit: ProfileEdit, profile: RetrievalProfile, before: RetrievalProfile | None, source: str
+) -> str:
+    what = f"profile {profile.name} v{profile.version} (hash {profile.config_hash})"
+    if edit.action == "deleted":
+        return (
+            f"deleted {what} from {source}: its partitions, history and versions are kept; the leaderboard "
+            f"lists its rows as removed"
+        )
+    if edit.action == "cloned":
+        return f"cloned {edit.source} as {what} in {source}"
+    if edit.action == "created":
+        return f"created {what} in {source}"
+    changed = ", ".join(edit.changed_keys)
+    if before is not None and before.version == profile.version:
+        same = "settings that change no result" if before.config_hash == profile.config_hash else "settings"
+        return f"updated {what} in {source} ({changed}): same version, {same}"
+    old = f"v{before.version}" if before is not None else "?"
+    return f"updated {what} in {source} ({changed}): a new version, {old} before"
+
+
+def _apply(args: argparse.Namespace, files: ProjectFiles) -> int:
+    if args.document:
+        return _apply_to_documents(args, files)
+    source = Path(args.target) if Path(args.target).is_absolute() else args.cwd / args.target
+    if not source.is_file():
+        configured = [c.name for c in load_chunk_configs(files.path(files.chunk_configs_file))]
+        if args.target in configured:
+            raise ConfigError(
+                f"{args.target} is a configured chunk config: give --document DOC_ID to apply it to more "
+                f"documents, or the path of a YAML file of chunk configs to merge"
+            )
+        raise ConfigError(
+            f"{source} does not exist: give the path of a YAML file of chunk configs (or, with --document, "
+            f"the name of a configured chunk config: {', '.join(configured)})"
+        )
+    entries = read_chunk_config_file(source)
+    scoped = [e for e in entries if e.config.documents is not None]
+    if scoped:  # a document that is not in the corpus is named now, not by a warning in a later run
+        corpus_ids = {d.doc_id for d in files.load_corpus()}
+        for entry in scoped:
+            resolve_documents(entry.config.documents or (), corpus_ids, f"{source}: {entry.name}: documents")
     target = files.path(files.chunk_configs_file)
-    entries = read_chunk_config_file(args.file)
     merge = merge_chunk_configs(target, entries)
     if merge.modified:
         write_text_atomically(target, merge.text)
-    print(describe_merge(files.chunk_configs_file, merge))
+    if args.format == "table":
+        print(describe_merge(files.chunk_configs_file, merge))
+    else:
+        changes = (("added", merge.added), ("changed", merge.changed), ("unchanged", merge.unchanged))
+        records = [{"chunk_config": n, "change": change} for change, names in changes for n in names]
+        print(render_records(records, args.format, ["chunk_config", "change"]))
+    _sync_partitions(files, args.format)
+    if not args.run:
+        return 0
+    return _evaluate(args, files, [*merge.added, *merge.changed])
+
+
+def _apply_to_documents(args: argparse.Namespace, files: ProjectFiles) -> int:
+    """`chunk-configs apply NAME --document DOC`: the config's documents list gains the documents (each
+    checked against the corpus); only they are cut, embedded and evaluated by the next run."""
+    corpus_ids = [d.doc_id for d in files.load_corpus()]
+    documents = resolve_documents(args.document, corpus_ids, "--document")
+    target = files.path(files.chunk_configs_file)
+    applied = apply_to_documents(target, args.target, documents)
+    if applied.modified:
+        write_text_atomically(target, applied.text)
+    covered = len(corpus_ids) if applied.after is None else len(applied.after)
+    record = {
+        "chunk_config": applied.name,
+        "affected_documents": len(applied.affected),
+        "documents": covered,
+        "of_documents": len(corpus_ids),
+        "added": list(applied.affected),
+    }
+    if args.format != "table":
+        print(render_records([record], args.format))
+    else:
+        print(f"affected_documents: {len(applied.affected)}")
+        if applied.after is None:
+            print(
+                f"{applied.name} applies to every document of the corpus already ({len(corpus_ids)}), so "
+                f"{files.chunk_configs_file} is left as it was"
+            )
+        elif not applied.affected:
+            print(
+                f"{applied.name} applies to these documents already; {files.chunk_configs_file} is left as it was"
+            )
+        else:
+            print(
+                f"{applied.name} now applies to {covered} of {len(corpus_ids)} documents; added: "
+                f"{', '.join(applied.affected)}. The next run cuts, embeds and evaluates only what changed; "
+                f"its leaderboard rows are not ranked with whole-corpus setups"
+            )
+    if applied.normalized:
+        print(normalized_note(files.chunk_configs_file), file=sys.stderr)
+    _sync_partitions(files, args.format)
+    if not args.run:
+        return 0
+    return _evaluate(args, files, [applied.name] if applied.modified else [])
+
+
+def _sync_partitions(files: ProjectFiles, fmt: str) -> None:
+    from ..runner.in_process import sync_configs
+    from ..runner.instance import project_instance
+
     configs = files.load_configs()
     with project_instance(files.root) as instance:
         changes = sync_configs(instance, configs)
@@ -467,11 +427,14 @@ def _apply(args: argparse.Namespace, files: ProjectFiles) -> int:
         for kind, names in (("chunk_config", changes.add_chunk_configs), ("profile", changes.add_profiles))
         if names
     ]
-    print(f"partitions added: {'; '.join(added)}" if added else "partitions: already in step")
-    if not args.run:
-        return 0
-    to_evaluate = [*merge.added, *merge.changed]
-    if not to_evaluate:
+    line = f"partitions added: {'; '.join(added)}" if added else "partitions: already in step"
+    print(line, file=sys.stdout if fmt == "table" else sys.stderr)
+
+
+def _evaluate(args: argparse.Namespace, files: ProjectFiles, chunk_configs: Sequence[str]) -> int:
+    from .runs import execute_evaluation
+
+    if not chunk_configs:
         print("nothing new to evaluate")
         return 0
-    return execute_evaluation(files, chunk_configs=to_evaluate, mode=args.mode, launch_url=args.launch)
+    return execute_evaluation(files, chunk_configs=chunk_configs, mode=args.mode, launch_url=args.launch)

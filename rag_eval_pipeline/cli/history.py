@@ -8,12 +8,9 @@ regression checks compare with; ``history METRIC`` shows a metric's trend per pa
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -23,9 +20,9 @@ from ..core.errors import InputError
 from ..core.history import HistoryError, HistoryStore, PartitionKey
 from ..core.monitoring_settings import RegressionSettings, load_monitoring_settings
 from ..core.text_table import format_number, format_table
+from .output import add_format_argument, cell, render
 
 HISTORY_COMMANDS = ("query", "compare", "baseline", "history")
-FORMATS = ("table", "csv", "json")
 COMPARE_TABLES = ("retrieval_metrics", "answer_metrics")
 
 
@@ -37,7 +34,7 @@ def add_history_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     query.add_argument(
         "sql", help='e.g. "select chunk_config, profile, avg(span_iou) from retrieval_metrics group by all"'
     )
-    query.add_argument("--format", choices=FORMATS, default="table")
+    add_format_argument(query)
 
     compared = commands.add_parser(
         "compare", help="per-metric differences B - A with paired bootstrap intervals and a verdict"
@@ -232,57 +229,13 @@ def format_trend(frame: pd.DataFrame, metric: str, table: str) -> str:
         rows.append(
             [
                 f"{r['chunk_config']}|{r['profile']}",
-                _cell(r["created_at"]),
+                cell(r["created_at"]),
                 str(r["evaluation_id"]),
                 str(r["run_id"]),
                 str(r["evaluation_mode"]),
-                _cell(r["n"]),
+                cell(r["n"]),
                 format_number(float(r["mean"])) if not pd.isna(r["mean"]) else "n/a",
                 ci,
             ]
         )
     return f"{metric} from {table}\n" + format_table(rows[0], rows[1:])
-
-
-def render(frame: pd.DataFrame, fmt: str) -> str:
-    """A query result as an aligned text table, CSV or JSON records."""
-    if fmt == "csv":
-        return str(frame.to_csv(index=False)).rstrip("\n")
-    if fmt == "json":
-        return json.dumps(
-            [{k: _json(v) for k, v in row.items()} for row in frame.to_dict("records")],
-            indent=2,
-            ensure_ascii=False,
-            default=str,
-        )
-    if frame.empty:
-        return (
-            format_table(list(map(str, frame.columns)), []) + "\n(0 rows)"
-            if len(frame.columns)
-            else "(0 rows)"
-        )
-    rows = [[str(c) for c in frame.columns]]
-    rows += [[_cell(v) for v in row] for row in frame.itertuples(index=False, name=None)]
-    return format_table(rows[0], rows[1:]) + f"\n({len(frame)} row{'s' * (len(frame) != 1)})"
-
-
-def _cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NaT:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, datetime):
-        return value.isoformat(sep=" ", timespec="seconds")
-    return str(value)
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if hasattr(value, "tolist"):  # numpy scalars and arrays
-        return value.tolist()
-    if value is pd.NA or value is pd.NaT:
-        return None
-    return value

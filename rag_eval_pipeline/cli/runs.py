@@ -14,10 +14,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, get_args
 
+from ..core.document_scope import resolve_documents
 from ..core.errors import InputError
 from ..core.generation.settings import TokenLevelGenerator
 from ..core.monitoring_settings import EVALUATION_MODES, EvaluationMode
 from ..core.project_files import ProjectFiles
+from .output import add_format_argument, render_records
 
 # Where `make ui` (`dagster dev`) listens: what `--launch` submits to by default.
 DEFAULT_LAUNCH_URL = "http://127.0.0.1:3000"
@@ -101,6 +103,7 @@ def execute_evaluation(
                     show_progress=show,
                     evaluated_before=evaluated_before,
                     up_to_date=None if force else UpToDate(instance),
+                    instance=instance,
                 )
             else:
                 if show:
@@ -113,6 +116,7 @@ def execute_evaluation(
                     show_progress=show,
                     evaluated_before=evaluated_before,
                     force=force,
+                    profiles=request.profiles_of(configs),
                 )
     except (InputError, LaunchError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -130,10 +134,13 @@ def execute_evaluation(
         print(f"FAILED: {failed.describe()}", file=sys.stderr)
     for line in outcome.not_run_lines():
         print(f"NOT RUN: {line}", file=sys.stderr)
+    if outcome.cancelled:
+        stopped = [r.planned.label for r in outcome.of_state("cancelled")]
+        print(f"CANCELLED: evaluation {evaluation_id} was cancelled ({', '.join(stopped)})", file=sys.stderr)
     if outcome.exit_code:
         print(
-            f"after fixing the cause, `rag-eval run --resume {evaluation_id}` runs only the runs that did "
-            "not succeed",
+            ("" if outcome.cancelled else "after fixing the cause, ")
+            + f"`rag-eval run --resume {evaluation_id}` runs only the runs that did not succeed",
             file=sys.stderr,
         )
     print(f"evaluation {evaluation_id}: {outcome.counts()}; details: rag-eval status {evaluation_id}")
@@ -234,16 +241,45 @@ def add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="run only what did not succeed in that evaluation (killed, failed or never started), with "
         "its own selection and mode, under its id; then the leaderboard",
     )
-    status = commands.add_parser("status", help="the runs of an evaluation (or one run) and its metrics")
+    status = commands.add_parser(
+        "status", help="the runs of an evaluation (or one run): status, trigger, profiles, questions, metrics"
+    )
     status.add_argument("ref", help="an evaluation id or a run id, or a unique prefix of either")
+    add_format_argument(status)
     listed = commands.add_parser("list", help="the recent evaluations")
     listed.add_argument("--limit", type=int, default=10, help="how many (default 10)")
+    add_format_argument(listed)
+    cancel = commands.add_parser(
+        "cancel",
+        help="cancel an evaluation (every run not ended) or one run: status cancelling, then cancelled",
+    )
+    cancel.add_argument("ref", help="an evaluation id or a run id, or a unique prefix of either")
+    cancel.add_argument(
+        "--wait",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long to wait for the runs to end (default 60; 0: ask and return)",
+    )
+    add_format_argument(cancel)
     regenerate = commands.add_parser(
-        "regenerate-questions", help="re-materialize synthetic_questions and eval_questions in process"
+        "regenerate-questions",
+        help="re-materialize synthetic_questions and eval_questions in process: for every document "
+        "(--all, the default) or for some documents, keeping the other documents' questions",
     )
     regenerate.add_argument(
         "--generator", choices=GENERATORS, help="override token_level.generator of data/generation.yaml"
     )
+    which = regenerate.add_mutually_exclusive_group()
+    which.add_argument(
+        "--document",
+        action="append",
+        metavar="DOC_ID",
+        help="regenerate the questions of this document only (its path in the corpus folder, or a glob "
+        "such as 'ops/*.md'), keeping every other document's questions as they are; repeat for more",
+    )
+    which.add_argument("--all", action="store_true", help="regenerate the questions of every document")
+    add_format_argument(regenerate)
 
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -289,12 +325,16 @@ def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     if args.command == "list" and args.limit < 1:
         print("error: --limit must be at least 1", file=sys.stderr)
         return 2
+    if args.command == "cancel" and args.wait < 0:
+        print("error: --wait takes a number of seconds >= 0", file=sys.stderr)
+        return 2
     from ..runner.instance import project_instance
     from ..runner.run_status import (  # only status and list: `run` does not pay for their imports
         evaluation_status,
         fail_orphaned_runs,
         format_evaluations,
         recent_evaluations,
+        status_records,
     )
 
     try:
@@ -304,27 +344,96 @@ def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
                     where = " ".join(p for p in (orphan.run_id[:8], orphan.job_name, orphan.partition) if p)
                     print(f"marked failed: run {where}: {orphan.message}", file=sys.stderr)
             if args.command == "status":
-                print(evaluation_status(instance, args.ref))
+                if args.format == "table":
+                    print(evaluation_status(instance, args.ref))
+                else:
+                    print(render_records(status_records(instance, args.ref), args.format))
                 return 0
             if args.command == "list":
                 summaries = recent_evaluations(instance, args.limit)
-                print(format_evaluations(summaries) if summaries else "no runs yet: `rag-eval run` makes one")
+                if args.format != "table":
+                    print(render_records([s.record() for s in summaries], args.format))
+                else:
+                    print(
+                        format_evaluations(summaries)
+                        if summaries
+                        else "no runs yet: `rag-eval run` makes one"
+                    )
                 return 0
-            return _regenerate(instance, args.generator)
+            if args.command == "cancel":
+                return _cancel(instance, args.ref, args.wait, args.format)
+            documents = None
+            if args.document:  # checked against the corpus before any run; globs become the ids
+                corpus_ids = [d.doc_id for d in files.load_corpus()]
+                documents = resolve_documents(args.document, corpus_ids, "--document")
+            return _regenerate(instance, args.generator, documents, args.format)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
 
-def _regenerate(instance: dg.DagsterInstance, generator: str | None) -> int:
+def _cancel(instance: dg.DagsterInstance, ref: str, wait_s: float, fmt: str) -> int:
+    """`rag-eval cancel REF`: the request (status cancelling), then, while waiting, the end of every run
+    it stopped (status cancelled). Exit 1 when a run is still cancelling after ``wait_s``."""
+    from ..runner.cancel import request_cancel, wait_until_ended
+
+    request = request_cancel(instance, ref)
+    table = fmt == "table"
+    what = f"{request.kind} {request.ref}"
+    if request.status == "ended before":
+        print(
+            f"nothing to cancel: every run of {what} had ended", file=sys.stderr if not table else sys.stdout
+        )
+    else:
+        actions = Counter(r.action for r in request.runs)
+        summary = ", ".join(f"{n} {action}" for action, n in sorted(actions.items()))
+        note = sys.stdout if table else sys.stderr
+        print(f"cancel requested for {what} ({request.requested}): {summary}", file=note)
+        print(f"status: {request.status}", file=note, flush=True)
+        if wait_s > 0 and request.status == "cancelling":
+            request = wait_until_ended(instance, request, wait_s)
+            print(f"status: {request.status}", file=note)
+    records = [
+        {
+            "run_id": r.run_id,
+            "job": r.job_name,
+            "partition": r.partition,
+            "before": r.before,
+            "action": r.action,
+            "status": r.status or ("CANCELING" if r.action == "cancelling" else r.before),
+        }
+        for r in request.runs
+    ]
+    print(render_records(records, fmt))
+    if request.status == "cancelling" and wait_s > 0:
+        print(
+            f"still cancelling after {wait_s:g} s: the process or run worker executing it has not stopped "
+            f"yet; `rag-eval status {request.ref}` shows when it has",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _regenerate(
+    instance: dg.DagsterInstance, generator: str | None, documents: Sequence[str] | None, fmt: str
+) -> int:
     from ..core.progress import show_progress_bars
     from ..runner.regenerate import regenerate_questions
 
     if sys.stderr.isatty():
         show_progress_bars()
-    print("regenerating synthetic_questions, eval_questions and answer_calibration ...", file=sys.stderr)
-    outcome = regenerate_questions(instance, generator=generator)
-    print(outcome.describe(), file=sys.stderr if outcome.failure else sys.stdout)
+    which = f"of {', '.join(documents)} " if documents is not None else ""
+    print(
+        f"regenerating the synthetic questions {which}(synthetic_questions), eval_questions and "
+        "answer_calibration ...",
+        file=sys.stderr,
+    )
+    outcome = regenerate_questions(instance, generator=generator, documents=documents)
+    if outcome.failure is None and fmt != "table":
+        print(render_records([outcome.record()], fmt))
+    else:
+        print(outcome.describe(), file=sys.stderr if outcome.failure else sys.stdout)
     if outcome.failure is None:
         return 0
     return 2 if outcome.failure.bad_input else 1

@@ -41,7 +41,11 @@ LengthUnit = Literal["characters", "tokens"]
 LENGTH_UNITS: tuple[str, ...] = get_args(LengthUnit)
 # Settings added after configs were first written, left out of the hash while they hold these defaults:
 # a config written before them keeps its hash, so its partitions do not turn stale.
-_LATER_SETTING_DEFAULTS: dict[str, object] = {"tokenizer": DEFAULT_TOKENIZER, "length": "characters"}
+_LATER_SETTING_DEFAULTS: dict[str, object] = {
+    "tokenizer": DEFAULT_TOKENIZER,
+    "length": "characters",
+    "documents": None,
+}
 
 
 @dataclass(frozen=True)
@@ -61,10 +65,15 @@ class ChunkConfig:
     tokenizer: str = DEFAULT_TOKENIZER
     # recursive: what a piece's length is, its characters or its tokens under ``tokenizer``.
     length: LengthUnit = "characters"
+    # The documents (ids as the corpus names them) this config's chunk set covers; None: all of them.
+    # A config limited to some documents is evaluated on the questions about them only, and is not
+    # ranked with whole-corpus setups (core/document_scope.py, core/leaderboard/ranking.py).
+    documents: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         where = f"chunk config {self.name!r}"
         _check_name(self.name, where)
+        self._check_documents(where)
         if self.chunker not in CHUNKER_KINDS:
             raise ConfigError(
                 f"{where}: unknown chunker {self.chunker!r}; use one of {', '.join(CHUNKER_KINDS)}"
@@ -111,6 +120,25 @@ class ChunkConfig:
                 f"only, so it would change nothing here; {use}"
             )
 
+    def _check_documents(self, where: str) -> None:
+        if self.documents is None:
+            return
+        if not isinstance(self.documents, tuple) or not all(
+            isinstance(d, str) and d.strip() for d in self.documents
+        ):
+            raise ConfigError(
+                f"{where}: documents must be a list of document ids (paths in the corpus folder)"
+            )
+        if not self.documents:
+            raise ConfigError(
+                f"{where}: documents is an empty list, so the config would cover no document; list the "
+                f"document ids it applies to, or remove documents to apply it to every document"
+            )
+        repeated = sorted({d for d in self.documents if self.documents.count(d) > 1})
+        if repeated:
+            raise ConfigError(f"{where}: documents lists {', '.join(repeated)} more than once")
+        object.__setattr__(self, "documents", tuple(sorted(self.documents)))
+
     @property
     def counts_tokens(self) -> bool:
         """Whether chunk_size and chunk_overlap count tokens of ``tokenizer`` (else characters)."""
@@ -126,7 +154,16 @@ class ChunkConfig:
 
     @property
     def config_hash(self) -> str:
+        """What the partition's results depend on: how documents are cut, and which are."""
         return sha256_hex(json.dumps(self.settings(), sort_keys=True, default=list))[:16]
+
+    @property
+    def cutting_hash(self) -> str:
+        """How one document is cut, whichever documents the config covers: the chunker's fingerprint, so
+        a document's chunks (and chunk-level ground truth) stay the same when the config's documents
+        change. The config hash for a config over every document."""
+        settings = {k: v for k, v in self.settings().items() if k != "documents"}
+        return sha256_hex(json.dumps(settings, sort_keys=True, default=list))[:16]
 
 
 DEFAULT_QUERY_REWRITE_PROMPT = (
@@ -343,7 +380,16 @@ def _read_chunk_configs_file(path: str | Path, max_chunk_configs: int | None = N
 
 def load_profiles(path: str | Path) -> tuple[RetrievalProfile, ...]:
     """Read ``profiles:`` from a YAML file."""
-    document = _read_yaml(path)
+    return _profiles(_read_yaml(path), path)
+
+
+def profiles_of_text(text: str, path: str | Path) -> tuple[RetrievalProfile, ...]:
+    """The profiles ``text`` holds, read as ``load_profiles`` reads the file ``path`` (errors name it):
+    what a command checks an edit of the file with before writing it."""
+    return _profiles(_parse_yaml(text, path), path)
+
+
+def _profiles(document: dict[str, Any], path: str | Path) -> tuple[RetrievalProfile, ...]:
     _entries(document, "profiles", path)
     profiles = build_settings(ProfilesFile, document, path).profiles
     _check_unique([p.name for p in profiles], path, "profiles")
@@ -362,9 +408,15 @@ def load_pipeline_configs(chunk_configs_path: str | Path, profiles_path: str | P
 
 def _read_yaml(path: str | Path) -> dict[str, Any]:
     try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist: {WORKSPACE_HINT}") from None
+    return _parse_yaml(text, path)
+
+
+def _parse_yaml(text: str, path: str | Path) -> dict[str, Any]:
+    try:
+        document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from None
     if not isinstance(document, dict):

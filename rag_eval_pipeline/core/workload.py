@@ -118,8 +118,14 @@ def estimate_workload(
     if retrievability_probe:
         stages.append((PROBE_STAGE, PROBE_CONFIG))
     sizes = {d.doc_id: len(d.text.encode("utf-8")) for d in corpus}
-    per_document = {
-        d.doc_id: [_chunks_and_characters(len(d.text), config) for _, config in stages] for d in corpus
+    per_document = {  # a config applied to some documents cuts and embeds those only
+        d.doc_id: [
+            _chunks_and_characters(len(d.text), config)
+            if config.documents is None or d.doc_id in config.documents
+            else (0, 0)
+            for _, config in stages
+        ]
+        for d in corpus
     }
     estimates = tuple(
         StageEstimate(

@@ -9,7 +9,8 @@ the CLI all select it the same way: ``{"resources": {"evaluation": {"config": {"
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dagster as dg
@@ -30,6 +31,35 @@ PLANNED_EVALUATION_TAG = "rag_eval/planned"
 # synthetic questions, whether or not the evaluation uses them (defs/questions/assets.py).
 COMMAND_TAG, REGENERATE_COMMAND = "rag_eval/command", "regenerate-questions"
 SEARCH_COMMAND = "search"
+# With it, the regenerate run makes the synthetic questions of these documents only (a JSON list of
+# document ids) and keeps the others' (core/generation/regeneration.py).
+REGENERATE_DOCUMENTS_TAG = "rag_eval/regenerate_documents"
+
+
+def documents_to_regenerate(tags: Mapping[str, str]) -> tuple[str, ...] | None:
+    """The documents a regenerate run is about (None: every document), from its tag; a tag that is not a
+    non-empty JSON list of document ids is bad input naming it."""
+    text = tags.get(REGENERATE_DOCUMENTS_TAG)
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, list) or not value or not all(isinstance(d, str) and d for d in value):
+        raise ConfigError(
+            f"run tag {REGENERATE_DOCUMENTS_TAG} must be a JSON list of document ids, e.g. "
+            f'["ops/on_call.md"]; got {text!r}'
+        )
+    return tuple(dict.fromkeys(value))
+
+
+def regenerate_tags(documents: Sequence[str] | None = None) -> dict[str, str]:
+    """The tags of a regenerate run (of every document, or of ``documents`` only)."""
+    tags = {COMMAND_TAG: REGENERATE_COMMAND}
+    if documents is not None:
+        tags[REGENERATE_DOCUMENTS_TAG] = json.dumps(list(documents), ensure_ascii=False)
+    return tags
 
 
 class EvaluationModeResource(dg.ConfigurableResource):

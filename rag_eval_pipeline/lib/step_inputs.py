@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..core.configs import ChunkConfig, RetrievalProfile
 from ..core.datasets import TokenLevelDataset
+from ..core.document_scope import DocumentScope
 from ..core.errors import InputError
 from ..core.generation.settings import GenerationSettings
 from ..core.leaderboard.ranking import ConfiguredNames
@@ -46,15 +47,30 @@ def configured_names(project: ProjectResource, log: dg.DagsterLogManager) -> Con
 
 
 def evaluated_questions(
-    project: ProjectResource, evaluation: EvaluationModeResource, eval_questions: pd.DataFrame
+    project: ProjectResource,
+    evaluation: EvaluationModeResource,
+    eval_questions: pd.DataFrame,
+    chunk_config: str,
 ) -> TokenLevelDataset:
-    """The questions this run evaluates: all, or quick mode's seeded sample (the same in every asset of
-    the partition, so retrieval, metrics and answers cover the same questions)."""
-    questions = questions_from_frame(eval_questions)
+    """The questions this run evaluates: those the chunk config's documents answer (all of them for a
+    config over the whole corpus: core/document_scope.py), all or quick mode's seeded sample of them (the
+    same in every asset of the partition, so retrieval, metrics and answers cover the same questions)."""
+    questions = document_scope(project, chunk_config).questions(questions_from_frame(eval_questions))
+    if not len(questions):
+        raise bad_input_failure(
+            f"{chunk_config} applies to documents no evaluation question is about (every question has a "
+            f"reference elsewhere): add questions about its documents, or apply it to more documents "
+            f"(`rag-eval chunk-configs apply {chunk_config} --document DOC`)"
+        )
     with input_errors_fail_the_step():
         if evaluation.checked_mode() == "full":
             return questions
         return evaluation.select(questions, project.load_monitoring_settings().quick)
+
+
+def document_scope(project: ProjectResource, chunk_config: str) -> DocumentScope:
+    """The documents the chunk config covers (its ``documents``, else every document)."""
+    return DocumentScope.of(chunk_config_for(project, chunk_config))
 
 
 def generation_settings(project: ProjectResource) -> GenerationSettings:

@@ -7,19 +7,21 @@ import logging
 import sys
 import uuid
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 import dagster as dg
 import pandas as pd
 
-from ..core.configs import PipelineConfigs
+from ..core.configs import PipelineConfigs, RetrievalProfile
 from ..core.evaluation_ids import new_evaluation_id
 from ..core.monitoring_settings import EvaluationMode
 from ..core.processes import ProcessIdentity
 from ..lib.io_managers import read_current_leaderboard
 from ..lib.partition_sync import PartitionChanges, sync_partitions
-from .outcome import EvaluationOutcome, RunOutcome, blocked_reason
+from ..lib.run_record import cli_trigger_tags, profile_snapshot
+from .outcome import CANCELLED_BEFORE_START, EvaluationOutcome, RunOutcome, blocked_reason
 from .plan import EvaluationRequest, PlannedRun, plan_main_job, run_config_for
-from .run_failures import failure_of_result
+from .run_failures import RunFailure, failure_of_result, failure_of_run
 from .up_to_date import UpToDate
 
 # In-process runs print nothing to the terminal themselves: Dagster's console would print a failed
@@ -47,24 +49,42 @@ def execute_plan(
     show_progress: bool = True,
     evaluated_before: bool = False,
     force: bool = False,
+    profiles: Sequence[RetrievalProfile] = (),
 ) -> EvaluationOutcome:
-    """Each planned run in this process, in order, tagged with the request and this process; a failed
-    partition is reported and the others still run, except those that need what failed. A run whose
-    assets are all up to date (lib/freshness.py) is skipped, and one with some up to date runs only the
-    others, unless ``force``."""
+    """Each planned run in this process, in order, tagged with the request, this process and the run
+    record (`rag-eval`, who, the ``profiles`` at start: lib/run_record.py); a failed partition is
+    reported and the others still run, except those that need what failed. A run whose assets are all up
+    to date (lib/freshness.py) is skipped, and one with some up to date runs only the others, unless
+    ``force``. `rag-eval cancel` stops the run executing (runner/cancel.py) and the evaluation: the runs
+    not started yet are recorded CANCELED."""
     from tqdm import tqdm
 
     from ..definitions import build_definitions
+    from .cancel import CancelWatch, evaluation_cancelled_since, mark_cancelled, record_not_started
     from .pools import pool_wait_notices, release_stale_slots
 
-    tags = {**request.tags(), **process_tags()}
+    started_at = datetime.now(UTC)
+    tags = {**request.tags(), **process_tags(), **cli_trigger_tags(), **profile_snapshot(profiles)}
     defs = build_definitions(resources)
     for line in release_stale_slots(instance):  # a slot an ended run kept would block a step for good
         print(f"note: {line}", file=sys.stderr)
     up_to_date = None if force else UpToDate(instance, defs, (resources or {}).get("project"))
     outcomes: list[RunOutcome] = []
+    cancelled = ""  # the request that stopped the evaluation ("<time> by <who>")
     steps = tqdm(plan, desc="main job", unit="run", disable=not show_progress)
     for planned in steps:
+        cancelled = cancelled or evaluation_cancelled_since(instance, request.evaluation_id, started_at)
+        run_config = {**QUIET_LOGS, **run_config_for(planned, request.mode, request.sample_size)}
+        if cancelled:
+            run_id = record_not_started(
+                instance,
+                defs.resolve_job_def(planned.job_name),
+                run_config,
+                {**tags, **planned.partition_tags()},
+                f"not started: its evaluation was cancelled ({cancelled})",
+            )
+            outcomes.append(RunOutcome(planned, "cancelled", run_id, blocked_by=CANCELLED_BEFORE_START))
+            continue
         blocked = blocked_reason(planned, outcomes, evaluated_before)
         if blocked:
             outcomes.append(RunOutcome(planned, "not run", blocked_by=blocked))
@@ -82,24 +102,41 @@ def execute_plan(
         def say(line: str, label: str = planned.label) -> None:
             tqdm.write(f"{label}: {line}", file=sys.stderr)
 
-        with pool_wait_notices(instance, run_id, say):
-            result = defs.resolve_job_def(planned.job_name).execute_in_process(
-                instance=instance,
-                partition_key=planned.partition_key,
-                run_config={**QUIET_LOGS, **run_config_for(planned, request.mode, request.sample_size)},
-                asset_selection=selection,
-                tags=tags,
-                raise_on_error=False,
-                run_id=run_id,
-            )
+        watch = CancelWatch(instance, run_id)
+        result: dg.ExecuteInProcessResult | None = None
+        try:
+            with pool_wait_notices(instance, run_id, say), watch.watching():
+                result = defs.resolve_job_def(planned.job_name).execute_in_process(
+                    instance=instance,
+                    partition_key=planned.partition_key,
+                    run_config=run_config,
+                    asset_selection=selection,
+                    tags=tags,
+                    raise_on_error=False,
+                    run_id=run_id,
+                )
+            watch.settle()
+        except KeyboardInterrupt:
+            if not watch.fired:
+                raise  # Ctrl-C in this terminal: `rag-eval run` says how to resume
         if up_to_date is not None:
             up_to_date.ran()
-        for line in run_warnings(instance, result.run_id):
+        for line in run_warnings(instance, run_id):
             tqdm.write(f"warning: {planned.label}: {line}", file=sys.stderr)
-        if result.success:
-            outcomes.append(RunOutcome(planned, "succeeded", result.run_id))
+        ended = instance.get_run_by_id(run_id)
+        finished = ended is not None and ended.status == dg.DagsterRunStatus.SUCCESS
+        if finished and result is not None and result.success:  # it ended before the request reached it
+            outcomes.append(RunOutcome(planned, "succeeded", run_id))
+        elif watch.fired or (ended is not None and ended.status == dg.DagsterRunStatus.CANCELED):
+            # interrupted before Dagster could record the end: it ends here, its slots freed
+            mark_cancelled(instance, run_id, "cancelled by `rag-eval cancel`")
+            outcomes.append(
+                RunOutcome(planned, "cancelled", run_id, RunFailure("cancelled (rag-eval cancel)"))
+            )
+            cancelled = cancelled or evaluation_cancelled_since(instance, request.evaluation_id, started_at)
         else:
-            outcomes.append(RunOutcome(planned, "failed", result.run_id, failure_of_result(result)))
+            failure = failure_of_result(result) if result is not None else failure_of_run(instance, run_id)
+            outcomes.append(RunOutcome(planned, "failed", run_id, failure))
     return EvaluationOutcome(request, tuple(outcomes))
 
 
@@ -152,7 +189,9 @@ def evaluate_in_process(
     sync_configs(instance, configs)
     plan = plan_main_job(configs, chunk_configs, profiles)
     request = EvaluationRequest.of_plan(plan, evaluation_id or new_evaluation_id(), mode, sample_size)
-    return execute_plan(instance, request, plan, resources, show_progress, force=force)
+    return execute_plan(
+        instance, request, plan, resources, show_progress, force=force, profiles=request.profiles_of(configs)
+    )
 
 
 def run_main_job(

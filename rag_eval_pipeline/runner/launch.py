@@ -10,13 +10,15 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import dagster as dg
 
 from ..core.configs import PipelineConfigs
 from ..lib.partitions import CHUNK_CONFIG, PROFILE
-from .outcome import FAILED, SUCCEEDED, EvaluationOutcome, RunOutcome, blocked_reason
+from ..lib.run_record import cli_trigger_tags, profile_snapshot
+from .outcome import CANCELLED_BEFORE_START, FAILED, SUCCEEDED, EvaluationOutcome, RunOutcome, blocked_reason
 from .plan import STAGES, EvaluationRequest, PlannedRun, run_config_for
 from .run_failures import GRAPHQL_STEP_FAILURE_FIELDS, UNKNOWN_CAUSE, RunFailure, failure_of_graphql_event
 from .up_to_date import UpToDate
@@ -233,12 +235,20 @@ def launch_main_job(
     poll_s: float = 1.0,
     evaluated_before: bool = False,
     up_to_date: UpToDate | None = None,
+    instance: dg.DagsterInstance | None = None,
 ) -> EvaluationOutcome:
     """Submit the plan to the webserver at ``url`` stage by stage (its daemon executes the runs),
     waiting for every run of a stage before the next stage starts, as the stages depend on each other;
     a run that needs what failed is not submitted (`blocked_reason`), nor one that is ``up_to_date``
-    (a run with some assets up to date runs whole)."""
+    (a run with some assets up to date runs whole). Each run carries the run record's tags (`rag-eval`,
+    who, the profiles at start); with the ``instance``, a `rag-eval cancel` of the evaluation stops it
+    between stages (the stage's runs themselves are terminated by the cancel)."""
     from tqdm import tqdm
+
+    from .cancel import evaluation_cancelled_since
+
+    started_at = datetime.now(UTC)
+    record = {**cli_trigger_tags(), **profile_snapshot(request.profiles_of(configs))}
 
     api = DagsterWebserver(url)
     repository = api.repository_with(sorted({r.job_name for r in plan}))
@@ -258,7 +268,15 @@ def launch_main_job(
             up_to_date.ran()  # the stage before may have materialized
         earlier = list(outcomes.values())
         submitted: dict[str, PlannedRun] = {}
+        cancelled = instance is not None and evaluation_cancelled_since(
+            instance, request.evaluation_id, started_at
+        )
         for planned in (r for r in plan if r.stage == stage):
+            if cancelled:
+                outcomes[planned] = RunOutcome(planned, "cancelled", blocked_by=CANCELLED_BEFORE_START)
+                done += 1
+                bar.update(1)
+                continue
             blocked = blocked_reason(planned, earlier, evaluated_before)
             if blocked:
                 outcomes[planned] = RunOutcome(planned, "not run", blocked_by=blocked)
@@ -274,7 +292,7 @@ def launch_main_job(
                 if not show_progress:
                     print(f"[{done}/{len(plan)}] {planned.label}: up to date", file=sys.stderr)
                 continue
-            tags = {**request.tags(), **planned.partition_tags()}
+            tags = {**request.tags(), **record, **planned.partition_tags()}
             run_config = run_config_for(planned, request.mode, request.sample_size)
             submitted[api.launch(repository, planned.job_name, run_config, tags)] = planned
         pending = dict(submitted)
@@ -296,13 +314,11 @@ def launch_main_job(
                     continue
                 planned = pending.pop(run_id)
                 done += 1
-                if status in FAILED:
-                    failure = (
-                        api.failure(run_id)
-                        if status == dg.DagsterRunStatus.FAILURE
-                        else RunFailure("canceled (its log in the Dagster UI says by whom)")
-                    )
-                    outcomes[planned] = RunOutcome(planned, "failed", run_id, failure)
+                if status == dg.DagsterRunStatus.CANCELED:
+                    failure = RunFailure("cancelled (its log in the Dagster UI says by whom)")
+                    outcomes[planned] = RunOutcome(planned, "cancelled", run_id, failure)
+                elif status in FAILED:
+                    outcomes[planned] = RunOutcome(planned, "failed", run_id, api.failure(run_id))
                 else:
                     outcomes[planned] = RunOutcome(planned, "succeeded", run_id)
                 failed = sum(o.state == "failed" for o in outcomes.values())

@@ -12,11 +12,17 @@ from .plan import EvaluationRequest, PlannedRun
 from .run_failures import RunFailure
 
 SUCCEEDED = frozenset({dg.DagsterRunStatus.SUCCESS})
+# ended without succeeding (what `run --resume` runs again)
 FAILED = frozenset({dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED})
+# A run in one of these states executes no step any more.
+ENDED_STATUSES = SUCCEEDED | FAILED
 
-# "up to date": skipped, as nothing it reads or runs changed since it last ran (lib/freshness.py)
-RunState = Literal["succeeded", "failed", "not run", "up to date"]
+# "up to date": skipped, as nothing it reads or runs changed since it last ran (lib/freshness.py);
+# "cancelled": stopped by `rag-eval cancel` (runner/cancel.py), or not started because of it
+RunState = Literal["succeeded", "failed", "cancelled", "not run", "up to date"]
 DONE: frozenset[RunState] = frozenset({"succeeded", "up to date"})
+# why a planned run was not started when its evaluation was cancelled
+CANCELLED_BEFORE_START = "the evaluation was cancelled"
 
 
 @dataclass(frozen=True)
@@ -51,21 +57,32 @@ class EvaluationOutcome:
 
     @property
     def exit_code(self) -> int:
-        """2 when a run failed on bad input (the user must fix a file), 1 when one failed otherwise."""
-        return 2 if self.bad_input else 1 if self.of_state("failed") else 0
+        """2 when a run failed on bad input (the user must fix a file), 1 when one failed otherwise or
+        the evaluation was cancelled."""
+        return 2 if self.bad_input else 1 if self.of_state("failed") or self.of_state("cancelled") else 0
+
+    @property
+    def cancelled(self) -> bool:
+        return bool(self.of_state("cancelled"))
 
     @property
     def leaderboard_run_id(self) -> str | None:
         return next((r.run_id for r in self.of_state("succeeded") if r.planned.stage == "leaderboard"), None)
 
     def counts(self) -> str:
-        ran = len(self.runs) - len(self.of_state("not run")) - len(self.of_state("up to date"))
+        cancelled = self.of_state("cancelled")
+        unstarted = [r for r in cancelled if r.blocked_by]  # recorded CANCELED, never started
         up_to_date = len(self.of_state("up to date"))
+        ran = len(self.runs) - len(self.of_state("not run")) - up_to_date - len(unstarted)
+        stopped = len(cancelled) - len(unstarted)
         return (
             f"{len(self.runs)} runs planned, {ran} ran ({len(self.of_state('succeeded'))} succeeded, "
-            f"{len(self.of_state('failed'))} failed), "
+            f"{len(self.of_state('failed'))} failed"
+            + (f", {stopped} cancelled" if stopped else "")
+            + "), "
             + (f"{up_to_date} up to date (skipped; --force re-runs them), " if up_to_date else "")
             + f"{len(self.of_state('not run'))} not run"
+            + (f", {len(unstarted)} cancelled before they started" if unstarted else "")
         )
 
     def not_run_lines(self) -> list[str]:
@@ -86,15 +103,22 @@ def blocked_reason(planned: PlannedRun, done: Sequence[RunOutcome], evaluated_be
     in the part of it that ran before a resume)."""
     if planned.stage == "ingestion":
         return ""
-    if any(r.planned.stage == "ingestion" and r.state not in DONE for r in done):
-        return "ingestion failed"
-    if planned.stage == "evaluation" and any(
-        r.planned.stage == "chunking"
-        and r.planned.chunk_config == planned.chunk_config
-        and r.state not in DONE
-        for r in done
-    ):
-        return f"chunking {planned.chunk_config} failed"
+    ingestion = next((r for r in done if r.planned.stage == "ingestion" and r.state not in DONE), None)
+    if ingestion is not None:
+        return f"ingestion {_ended(ingestion)}"
+    chunking = next(
+        (
+            r
+            for r in done
+            if planned.stage == "evaluation"
+            and r.planned.stage == "chunking"
+            and r.planned.chunk_config == planned.chunk_config
+            and r.state not in DONE
+        ),
+        None,
+    )
+    if chunking is not None:
+        return f"chunking {planned.chunk_config} {_ended(chunking)}"
     evaluations = [r for r in done if r.planned.stage == "evaluation"]
     if (
         planned.stage == "leaderboard"
@@ -104,3 +128,7 @@ def blocked_reason(planned: PlannedRun, done: Sequence[RunOutcome], evaluated_be
     ):
         return "no evaluation run succeeded"
     return ""
+
+
+def _ended(run: RunOutcome) -> str:
+    return "was cancelled" if run.state == "cancelled" else "failed"

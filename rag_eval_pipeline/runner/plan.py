@@ -11,7 +11,7 @@ from typing import Any, Literal, get_args
 
 import dagster as dg
 
-from ..core.configs import PipelineConfigs
+from ..core.configs import PipelineConfigs, RetrievalProfile
 from ..core.errors import InputError
 from ..core.monitoring_settings import EvaluationMode
 from ..lib.evaluation_runs import (
@@ -161,6 +161,10 @@ class EvaluationRequest:
             tuple(n for n in tags.get(PLAN_PROFILES_TAG, "").split(",") if n),
             int(size) if size.isdigit() else None,
         )
+
+    def profiles_of(self, configs: PipelineConfigs) -> list[RetrievalProfile]:
+        """The configured profiles it evaluates (their versions: the run record's snapshot)."""
+        return [p for p in configs.profiles if p.name in self.profiles]
 
     def tags(self) -> dict[str, str]:
         """The request, and the mark that its plan runs its own downstream stages (automation ignores

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 import dagster as dg
 
+from .outcome import ENDED_STATUSES
 from .plan import PARTITION_TAG
-from .run_status import fail_orphaned_runs
+from .run_status import fail_orphaned_runs, free_run_slots
 
 # A run in one of these states executes no step any more: a slot it holds is never released by it.
-ENDED = frozenset({dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED})
+ENDED = ENDED_STATUSES
 # How often a running run's engine events are read for a step blocked by a pool: a wait worth telling
 # lasts longer than this, and most runs end before the first read (polling every second took about 7 %
 # of a cold `rag-eval run`'s samples on 2 cores, py-spy, 2026-11-27).
@@ -82,7 +83,7 @@ def free_slots_of_ended_runs(instance: dg.DagsterInstance) -> list[SlotHolder]:
     for pool in sorted(storage.get_concurrency_keys()):
         for holder in slot_holders(instance, pool):
             if holder.ended:
-                storage.free_concurrency_slots_for_run(holder.run_id)
+                free_run_slots(instance, holder.run_id)
                 freed.append(holder)
     return freed
 

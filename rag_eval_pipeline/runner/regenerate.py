@@ -1,11 +1,13 @@
 """`rag-eval regenerate-questions`: the ingestion job (synthetic_questions, eval_questions,
-answer_calibration) again, in process, optionally with another token-level generator for this run only."""
+answer_calibration) again, in process, optionally with another token-level generator for this run only,
+for every document or (tagged with them: lib/evaluation_runs.regenerate_tags) for some documents only,
+keeping the questions of the others."""
 
 from __future__ import annotations
 
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -15,8 +17,9 @@ import yaml
 
 from ..core.errors import ConfigError
 from ..core.generation.settings import TokenLevelGenerator, load_generation_settings
-from ..lib.evaluation_runs import COMMAND_TAG, REGENERATE_COMMAND
+from ..lib.evaluation_runs import regenerate_tags
 from ..lib.resources import ProjectResource
+from ..lib.run_record import cli_trigger_tags
 from .in_process import QUIET_LOGS, process_tags, run_warnings
 from .plan import STAGE_JOBS
 from .run_failures import RunFailure, failure_of_result
@@ -32,6 +35,23 @@ class RegeneratedQuestions:
     rejected_by_reason: Mapping[str, int] = field(default_factory=dict)
     evaluation_questions: int | None = None
     evaluate_on: str = ""
+    documents: tuple[str, ...] | None = None  # None: every document
+    generated: int = 0
+    kept: int = 0
+
+    def record(self) -> dict[str, object]:
+        """The run as one row of --format csv|json."""
+        return {
+            "run_id": self.run_id,
+            "generator": self.generator,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "documents": "all" if self.documents is None else list(self.documents),
+            "generated": self.generated if self.documents is not None else self.accepted,
+            "kept": self.kept,
+            "evaluation_questions": self.evaluation_questions,
+            "evaluate_on": self.evaluate_on,
+        }
 
     def describe(self) -> str:
         if self.failure is not None:
@@ -39,7 +59,14 @@ class RegeneratedQuestions:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected_by_reason.items()))
         lines = [
             f"synthetic_questions ({self.generator}): {self.accepted} accepted, {self.rejected} rejected"
-            + (f" ({reasons})" if reasons else ""),
+            + (f" ({reasons})" if reasons else "")
+        ]
+        if self.documents is not None:
+            lines.append(
+                f"regenerated {len(self.documents)} document(s) ({', '.join(self.documents)}): "
+                f"{self.generated} new questions, {self.kept} kept from the other documents"
+            )
+        lines += [
             f"eval_questions: {self.evaluation_questions} questions from the {self.evaluate_on} set",
         ]
         if self.evaluate_on == "golden":
@@ -55,9 +82,11 @@ def regenerate_questions(
     instance: dg.DagsterInstance,
     resources: Mapping[str, object] | None = None,
     generator: str | None = None,
+    documents: Sequence[str] | None = None,
 ) -> RegeneratedQuestions:
     """Re-materialize the ingestion job (synthetic_questions, eval_questions, answer_calibration) in
-    process; ``generator`` overrides token_level.generator of data/generation.yaml for this run only."""
+    process; ``generator`` overrides token_level.generator of data/generation.yaml for this run only;
+    ``documents``: regenerate the questions of these documents only, keeping the others'."""
     from ..definitions import build_definitions
 
     base = dict(build_definitions(resources).resources or {})
@@ -70,7 +99,7 @@ def regenerate_questions(
         result = job.execute_in_process(
             instance=instance,
             run_config=QUIET_LOGS,
-            tags={COMMAND_TAG: REGENERATE_COMMAND, **process_tags()},
+            tags={**regenerate_tags(documents), **process_tags(), **cli_trigger_tags()},
             raise_on_error=False,
         )
     for line in run_warnings(instance, result.run_id):
@@ -88,6 +117,9 @@ def regenerate_questions(
         rejected_by_reason={str(k): int(v) for k, v in dict(synthetic["rejected_by_reason"]).items()},
         evaluation_questions=int(evaluated["n_questions"]),
         evaluate_on=str(evaluated["evaluate_on"]),
+        documents=None if documents is None else tuple(documents),
+        generated=int(synthetic.get("questions_generated", 0)),
+        kept=int(synthetic.get("questions_kept", 0)),
     )
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -23,6 +23,7 @@ from ..core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from ..lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG, evaluation_id_of
 from ..lib.io_managers import default_warehouse_dir
 from ..lib.partitions import CHUNK_CONFIG, PROFILE
+from ..lib.run_record import CANCEL_TAG, RunFacts
 from .in_process import PROCESS_TAG
 from .outcome import FAILED, SUCCEEDED
 from .plan import PARTITION_TAG, STAGE_JOBS
@@ -53,6 +54,9 @@ class RunInfo:
     tagged: bool
     origin: str = ""  # the sensor or schedule that requested it
     failure: str = ""  # filled in for failed runs by `with_failures`
+    # trigger, who, profiles at start, questions (lib/run_record.py)
+    facts: RunFacts = field(default_factory=lambda: RunFacts.of({}))
+    cancel_requested: str = ""  # `rag-eval cancel` of its evaluation: "<time> by <who>"
 
     @staticmethod
     def of(record: dg.RunRecord) -> RunInfo:
@@ -69,6 +73,8 @@ class RunInfo:
             mode=run.tags.get(MODE_TAG, ""),
             tagged=EVALUATION_ID_TAG in run.tags,
             origin=run.tags.get(SENSOR_TAG) or run.tags.get(SCHEDULE_TAG) or "",
+            facts=RunFacts.of(run.tags),
+            cancel_requested=run.tags.get(CANCEL_TAG, ""),
         )
 
     def describe(self) -> str:
@@ -80,9 +86,79 @@ class RunInfo:
 
     @property
     def outcome(self) -> str:
+        """succeeded, failed, cancelled; else in progress (cancelling ones too: they still run)."""
         if self.status in SUCCEEDED:
             return "succeeded"
+        if self.status == dg.DagsterRunStatus.CANCELED:
+            return "cancelled"
         return "failed" if self.status in FAILED else _ACTIVE_LABEL
+
+    def record(self) -> dict[str, object]:
+        """The run as one row of --format csv|json."""
+        return {
+            "evaluation_id": self.evaluation_id,
+            "run_id": self.run_id,
+            "job": self.job_name,
+            "partition": self.partition,
+            "status": self.status.value,
+            "mode": self.mode,
+            "started": _iso(self.started),
+            "ended": _iso(self.ended),
+            "trigger": self.facts.trigger,
+            "triggered_by": self.facts.triggered_by,
+            "profiles": dict(self.facts.profiles),
+            "question_count": self.facts.question_count,
+            "sample_size": self.facts.sample_size,
+            "cancel_requested": self.cancel_requested,
+            "failure": self.failure,
+        }
+
+
+def evaluation_state(runs: Sequence[RunInfo]) -> str:
+    """What an evaluation (or a run) is now: in progress, cancelling (a cancel was asked and a run still
+    ends), cancelled, failed or succeeded."""
+    active = [r for r in runs if r.status not in SUCCEEDED | FAILED]
+    requested = any(r.cancel_requested for r in runs)
+    if any(r.status == dg.DagsterRunStatus.CANCELING for r in runs) or (requested and active):
+        return "cancelling"
+    if active:
+        return _ACTIVE_LABEL
+    if requested or any(r.status == dg.DagsterRunStatus.CANCELED for r in runs):
+        return "cancelled"
+    return "failed" if any(r.status in FAILED for r in runs) else "succeeded"
+
+
+def record_lines(runs: Sequence[RunInfo]) -> list[str]:
+    """The run record's fields (lib/run_record.py) over an evaluation's runs: how it was triggered and by
+    whom, the profiles at start, the questions each partition evaluated and the quick sample."""
+    triggers = sorted({f"{r.facts.trigger} by {r.facts.triggered_by}".rstrip(" by") for r in runs})
+    profiles: dict[str, str] = {}
+    for run in runs:
+        profiles.update(run.facts.profiles)
+    counts = [r.facts.question_count for r in runs if r.facts.question_count is not None]
+    samples = [r.facts.sample_size for r in runs if r.facts.sample_size is not None]
+    lines = [f"trigger: {'; '.join(triggers)}"]
+    lines.append(
+        "profiles at start: "
+        + (", ".join(f"{name} {snapshot}" for name, snapshot in sorted(profiles.items())) or "-")
+    )
+    lines.append(
+        f"questions: {_span(counts)}"
+        + (" per partition" if len(counts) > 1 else "")
+        + f"; sample size: {_span(samples)}"
+    )
+    return lines
+
+
+def _span(values: Sequence[int]) -> str:
+    if not values:
+        return "-"
+    low, high = min(values), max(values)
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _iso(timestamp: float | None) -> str:
+    return "" if timestamp is None else datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)
@@ -134,10 +210,24 @@ def metrics_of_runs(warehouse_dir: str | Path, runs: Sequence[RunInfo]) -> pd.Da
     )
 
 
+def question_rows_of_runs(warehouse_dir: str | Path, runs: Sequence[RunInfo]) -> pd.DataFrame:
+    """The per-question retrieval_metrics history rows the evaluation runs wrote (`rag-eval results`)."""
+    return Warehouse(Path(warehouse_dir)).read_runs(
+        "retrieval_metrics",
+        [
+            (r.run_id, dict(zip((CHUNK_CONFIG, PROFILE), r.partition.split("|", 1), strict=True)))
+            for r in runs
+            if "|" in r.partition
+        ],
+    )
+
+
 def format_status(selection: Selection, metrics: pd.DataFrame) -> str:
     runs = selection.runs
     counts = Counter(r.outcome for r in runs)
-    summary = ", ".join(f"{counts[k]} {k}" for k in ("succeeded", "failed", _ACTIVE_LABEL) if counts[k])
+    summary = ", ".join(
+        f"{counts[k]} {k}" for k in ("succeeded", "failed", "cancelled", _ACTIVE_LABEL) if counts[k]
+    )
     if selection.kind == "evaluation":
         modes = sorted({r.mode for r in runs if r.mode})
         lines = [
@@ -148,7 +238,12 @@ def format_status(selection: Selection, metrics: pd.DataFrame) -> str:
         lines = [f"run {run.run_id}: {run.job_name} {run.partition or ''}".rstrip()]
         if run.tagged:
             lines.append(f"part of evaluation {run.evaluation_id} (rag-eval status {run.evaluation_id})")
-    header = ["run", "job", "partition", "status", "started", "ended", "duration"]
+    requested = sorted({r.cancel_requested for r in runs if r.cancel_requested})
+    lines.append(
+        f"status: {evaluation_state(runs)}" + (f" (cancel requested {requested[-1]})" if requested else "")
+    )
+    lines += record_lines(runs)
+    header = ["run", "job", "partition", "status", "started", "ended", "duration", "questions", "sample"]
     rows = [
         [
             r.run_id[:8],
@@ -158,11 +253,13 @@ def format_status(selection: Selection, metrics: pd.DataFrame) -> str:
             _when(r.started),
             _when(r.ended),
             _duration(r.started, r.ended),
+            _span([r.facts.question_count] if r.facts.question_count is not None else []),
+            _span([r.facts.sample_size] if r.facts.sample_size is not None else []),
         ]
         for r in runs
     ]
     lines += ["", format_table(header, rows)]
-    failed = [r for r in runs if r.status in FAILED]
+    failed = [r for r in runs if r.status == dg.DagsterRunStatus.FAILURE]
     if failed:
         lines.append("")
     unresolved = 0
@@ -220,7 +317,9 @@ def _duration(started: float | None, ended: float | None) -> str:
 
 def with_failures(instance: dg.DagsterInstance, selection: Selection) -> Selection:
     runs = tuple(
-        replace(r, failure=str(failure_of_run(instance, r.run_id))) if r.status in FAILED else r
+        replace(r, failure=str(failure_of_run(instance, r.run_id)))
+        if r.status == dg.DagsterRunStatus.FAILURE
+        else r
         for r in selection.runs
     )
     return Selection(selection.kind, selection.ref, runs)
@@ -245,7 +344,8 @@ class OrphanedRun:
 
 def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[OrphanedRun]:
     """Runs still in progress on the instance whose `rag-eval` process is gone (SIGKILL, OOM, a crash
-    never reports a run's end, so they would stay "in progress" forever): marked failed, with a message
+    never reports a run's end, so they would stay "in progress" forever): marked failed (cancelled, when
+    a cancel was under way), with a message
     saying so and how to resume, and their concurrency slots freed. Runs without the process tag
     (launched to `dagster dev`, whose code server and run monitoring watch them) and runs of another
     host are left alone."""
@@ -264,15 +364,28 @@ def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[OrphanedRun]:
             if evaluation_id
             else "run the command again"
         )
-        message = (
-            f"the process that executed this run ({process.describe()}) is gone: it was killed or crashed "
-            f"before it could record the run's end, so `rag-eval` marked the run failed; {remedy}"
-        )
-        instance.report_run_failed(current, message)
-        if instance.event_log_storage.supports_global_concurrency_limits:
-            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
+        if current.status == dg.DagsterRunStatus.CANCELING:  # it was being cancelled: it is, now
+            message = (
+                f"the process that executed this run ({process.describe()}) is gone before it could record "
+                f"the cancellation, so `rag-eval` marked the run cancelled; {remedy}"
+            )
+            instance.report_run_canceled(current, message)
+        else:
+            message = (
+                f"the process that executed this run ({process.describe()}) is gone: it was killed or "
+                f"crashed before it could record the run's end, so `rag-eval` marked the run failed; {remedy}"
+            )
+            instance.report_run_failed(current, message)
+        free_run_slots(instance, run.run_id)
         orphaned.append(OrphanedRun(run.run_id, run.job_name, run.tags.get(PARTITION_TAG, ""), message))
     return orphaned
+
+
+def free_run_slots(instance: dg.DagsterInstance, run_id: str) -> None:
+    """Frees every concurrency slot ``run_id`` holds: a run that ended mid-step (killed, cancelled) may
+    keep its claim, and every later step of its pool would wait for it (runner/pools.py)."""
+    if instance.event_log_storage.supports_global_concurrency_limits:
+        instance.event_log_storage.free_concurrency_slots_for_run(run_id)
 
 
 def evaluation_status(instance: dg.DagsterInstance, ref: str, warehouse_dir: str | Path | None = None) -> str:
@@ -281,6 +394,11 @@ def evaluation_status(instance: dg.DagsterInstance, ref: str, warehouse_dir: str
     selection = with_failures(instance, find_runs(instance, ref))
     metrics = metrics_of_runs(warehouse_dir or default_warehouse_dir(), selection.runs)
     return format_status(selection, metrics)
+
+
+def status_records(instance: dg.DagsterInstance, ref: str) -> list[dict[str, object]]:
+    """`rag-eval status REF --format csv|json`: one record per run."""
+    return [r.record() for r in with_failures(instance, find_runs(instance, ref)).runs]
 
 
 @dataclass(frozen=True)
@@ -293,6 +411,36 @@ class EvaluationSummary:
     @property
     def counts(self) -> Counter[str]:
         return Counter(r.outcome for r in self.runs)
+
+    @property
+    def state(self) -> str:
+        return evaluation_state(self.runs)
+
+    def record(self) -> dict[str, object]:
+        """The evaluation as one row of `list --format csv|json`."""
+        profiles: dict[str, str] = {}
+        for run in self.runs:
+            profiles.update(run.facts.profiles)
+        first = self.runs[0].facts
+        counts = [r.facts.question_count for r in self.runs if r.facts.question_count is not None]
+        samples = [r.facts.sample_size for r in self.runs if r.facts.sample_size is not None]
+        return {
+            "evaluation_id": self.evaluation_id,
+            "started": _iso(self.started),
+            "mode": self.mode,
+            "runs": len(self.runs),
+            "succeeded": self.counts["succeeded"],
+            "failed": self.counts["failed"],
+            "cancelled": self.counts["cancelled"],
+            "in_progress": self.counts[_ACTIVE_LABEL],
+            "partitions": self.partitions,
+            "status": self.state,
+            "trigger": first.trigger,
+            "triggered_by": first.triggered_by,
+            "profiles": profiles,
+            "questions": max(counts) if counts else None,
+            "sample_size": max(samples) if samples else None,
+        }
 
     @property
     def partitions(self) -> str:
@@ -332,18 +480,43 @@ def recent_evaluations(
 
 
 def format_evaluations(summaries: Sequence[EvaluationSummary]) -> str:
-    header = ["evaluation", "started", "mode", "runs", "succeeded", "failed", _ACTIVE_LABEL, "partitions"]
-    rows = [
-        [
-            s.evaluation_id,
-            _when(s.started),
-            s.mode,
-            str(len(s.runs)),
-            str(s.counts["succeeded"]),
-            str(s.counts["failed"]),
-            str(s.counts[_ACTIVE_LABEL]),
-            s.partitions,
-        ]
-        for s in summaries
+    """The recent evaluations: counts of their runs by outcome, then what each is now, how and by whom it
+    was triggered, and how many questions (and quick-mode sample) its partitions evaluated."""
+    header = [
+        "evaluation",
+        "started",
+        "mode",
+        "runs",
+        "succeeded",
+        "failed",
+        _ACTIVE_LABEL,
+        "partitions",
+        "cancelled",
+        "status",
+        "trigger",
+        "by",
+        "questions",
+        "sample",
     ]
+    rows = []
+    for s in summaries:
+        record = s.record()
+        rows.append(
+            [
+                s.evaluation_id,
+                _when(s.started),
+                s.mode,
+                str(len(s.runs)),
+                str(s.counts["succeeded"]),
+                str(s.counts["failed"]),
+                str(s.counts[_ACTIVE_LABEL]),
+                s.partitions,
+                str(s.counts["cancelled"]),
+                s.state,
+                str(record["trigger"]),
+                str(record["triggered_by"]) or "-",
+                str(record["questions"] if record["questions"] is not None else "-"),
+                str(record["sample_size"] if record["sample_size"] is not None else "-"),
+            ]
+        )
     return format_table(header, rows)

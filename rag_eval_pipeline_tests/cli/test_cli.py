@@ -92,10 +92,13 @@ def test_help_lists_every_command(tiny_project: Path):
         "run",
         "status",
         "list",
+        "cancel",
         "regenerate-questions",
         "leaderboard",
         "profiles",
         "chunk-configs",
+        "questions",
+        "results",
         "dataset",
     ]
     assert [command for command in listed if command in mine] == mine  # history commands join them

@@ -1,12 +1,13 @@
 """`rag-eval profiles list|show` and `rag-eval chunk-configs list|apply` on the tiny project."""
 
+import json
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.cli.configs import merge_chunk_configs, read_chunk_config_file
+from rag_eval_pipeline.core.chunk_config_edits import merge_chunk_configs, read_chunk_config_file
 from rag_eval_pipeline.core.chunk_config_presets import PRESETS_FILE, load_presets
 from rag_eval_pipeline.core.configs import load_chunk_configs
 from rag_eval_pipeline.core.project_files import ProjectFiles
@@ -222,3 +223,173 @@ def test_apply_run_evaluates_only_the_new_config_as_one_evaluation(
         ("ingestion_job", ""),
         ("leaderboard_job", ""),
     ]
+
+
+# ---------------------------------------------------------------------------------------------------
+# profiles create | update | delete | clone
+
+
+COMMENTED_PROFILES = """\
+# Profiles of the tiny project.
+profiles:
+  - name: top2
+    top_k: 2      # two chunks
+  # four chunks, for recall
+  - name: top4
+    top_k: 4
+"""
+
+
+def test_profile_commands_edit_the_file_in_place_and_number_versions_as_a_hand_edit(
+    project: Path, capsys: pytest.CaptureFixture
+) -> None:
+    profiles = write(project / "data/retrieval_profiles.yaml", COMMENTED_PROFILES)
+    files = ProjectFiles(project)
+
+    assert main(["profiles", "create", "hybrid-top3", "--set", "top_k=3", "--set", "keyword_weight=0.5"]) == 0
+    out = capsys.readouterr().out
+    created = files.load_configs().profile("hybrid-top3")
+    assert f"created profile hybrid-top3 v1 (hash {created.config_hash})" in out
+    added = next(line for line in out.splitlines() if line.startswith("partitions added: profile "))
+    assert "hybrid-top3" in added  # (with top2 and top4: the test's instance had none yet)
+    assert created.retrievers == ("knn", "bm25") and created.top_k == 3
+    with project_instance(project) as instance:
+        assert "hybrid-top3" in instance.get_dynamic_partitions("profile")
+
+    assert main(["profiles", "update", "hybrid-top3", "--set", "top_k=5", "--format", "json"]) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    assert (record["action"], record["profile"], record["version"], record["top_k"]) == (
+        "updated",
+        "hybrid-top3",
+        2,
+        5,
+    )
+    assert main(["profiles", "update", "hybrid-top3", "--set", "top_k=3"]) == 0  # settings seen before
+    assert "updated profile hybrid-top3 v1" in capsys.readouterr().out
+    assert main(["profiles", "update", "hybrid-top3", "--set", "description=fused"]) == 0
+    assert "same version, settings that change no result" in capsys.readouterr().out
+
+    assert main(["profiles", "clone", "top4", "top4-rerank", "--set", "top_k=6", "--format", "csv"]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.startswith("action,profile,version,hash") and row.startswith("cloned,top4-rerank,1,")
+    assert files.load_configs().profile("top4-rerank").top_k == 6
+
+    text = profiles.read_text(encoding="utf-8")
+    assert "# Profiles of the tiny project." in text and "# two chunks" in text and "# four chunks" in text
+
+    assert main(["profiles", "delete", "top4-rerank"]) == 0
+    out = capsys.readouterr().out
+    assert "deleted profile top4-rerank v1" in out and "its partitions, history and versions are kept" in out
+    assert [p.name for p in files.load_configs().profiles] == ["top2", "top4", "hybrid-top3"]
+    assert [v["version"] for v in files.profile_versions().history("top4-rerank")] == [1]  # kept
+    with project_instance(project) as instance:  # its partition stays, with its history
+        assert "top4-rerank" in instance.get_dynamic_partitions("profile")
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["profiles", "create", "top2"], "already has a profile named 'top2'"),
+        (
+            ["profiles", "create", "x", "--set", "top_k=0"],
+            "profiles[2]: retrieval profile 'x': top_k must be an integer >= 1",
+        ),
+        (["profiles", "create", "a|b"], "rename it"),
+        (["profiles", "update", "top2", "--set", "k=3"], "unknown setting 'k'; known:"),
+        (["profiles", "update", "top2"], "nothing to update: give --set KEY=VALUE or --unset KEY"),
+        (["profiles", "update", "nope", "--set", "top_k=3"], "no retrieval profile named 'nope'"),
+        (["profiles", "clone", "top2", "top4"], "already has a profile named 'top4'"),
+        (["profiles", "delete", "nope"], "no retrieval profile named 'nope'"),
+    ],
+)
+def test_profile_edits_on_bad_input_exit_2_and_leave_the_file(
+    project: Path, capsys: pytest.CaptureFixture, argv: list[str], expected: str
+) -> None:
+    profiles = write(project / "data/retrieval_profiles.yaml", COMMENTED_PROFILES)
+    assert main(argv) == 2
+    assert expected in capsys.readouterr().err
+    assert profiles.read_text(encoding="utf-8") == COMMENTED_PROFILES
+
+
+# ---------------------------------------------------------------------------------------------------
+# chunk-configs apply NAME --document DOC
+
+
+def test_apply_to_documents_extends_a_configs_documents_and_counts_the_affected_ones(
+    project: Path, capsys: pytest.CaptureFixture
+) -> None:
+    target = project / "data/chunk_configs.yaml"
+    write(
+        target,
+        COMMENTED_CONFIGS.replace(
+            "    chunk_size: 60      # characters\n",
+            "    chunk_size: 60      # characters\n    documents: [alpha/pumps.md]\n",
+        ),
+    )
+    assert (
+        main(
+            [
+                "chunk-configs",
+                "apply",
+                "fixed-60-0",
+                "--document",
+                "alpha/*.md",
+                "--document",
+                "beta/staff.md",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert out.startswith("affected_documents: 2\n")
+    assert "fixed-60-0 now applies to 3 of 3 documents; added: alpha/valves.md, beta/staff.md" in out
+    configs = {c.name: c for c in load_chunk_configs(target)}
+    assert configs["fixed-60-0"].documents == ("alpha/pumps.md", "alpha/valves.md", "beta/staff.md")
+    assert "# characters" in target.read_text(encoding="utf-8")  # the file's comments are kept
+
+    assert (
+        main(["chunk-configs", "apply", "fixed-60-0", "--document", "beta/staff.md", "--format", "json"]) == 0
+    )
+    (record,) = json.loads(capsys.readouterr().out)
+    assert record == {
+        "chunk_config": "fixed-60-0",
+        "affected_documents": 0,
+        "documents": 3,
+        "of_documents": 3,
+        "added": [],
+    }
+    # a config over every document covers it already: nothing to do
+    assert main(["chunk-configs", "apply", "recursive-120-20", "--document", "beta/staff.md"]) == 0
+    out = capsys.readouterr().out
+    assert "affected_documents: 0" in out and "applies to every document of the corpus already (3)" in out
+
+    assert main(["chunk-configs", "list"]) == 0
+    assert (
+        "applies to 3 documents (alpha/pumps.md, alpha/valves.md, beta/staff.md)" in capsys.readouterr().out
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["fixed-60-0", "--document", "alpha/nope.md"],
+            "--document: 'alpha/nope.md' names no document of the corpus; its 3 documents are: alpha/pumps.md",
+        ),
+        (["fixed-60-0", "--document", "gamma/*.md"], "'gamma/*.md' names no document"),
+        (["nope", "--document", "beta/staff.md"], "no chunk config named 'nope'"),
+        (["fixed-60-0"], "fixed-60-0 is a configured chunk config: give --document DOC_ID"),
+        (["missing.yaml"], "missing.yaml does not exist: give the path of a YAML file of chunk configs"),
+        (["scoped.yaml"], "scoped.yaml: api-only: documents: 'api/auth.md' names no document of the corpus"),
+    ],
+)
+def test_apply_to_documents_on_bad_input_exits_2_naming_what_to_fix(
+    project: Path, capsys: pytest.CaptureFixture, argv: list[str], expected: str
+) -> None:
+    write(
+        project / "scoped.yaml",
+        "- {name: api-only, chunker: fixed, chunk_size: 50, documents: [api/auth.md]}\n",
+    )
+    assert main(["chunk-configs", "apply", *argv]) == 2
+    assert expected in capsys.readouterr().err
+    assert (project / "data/chunk_configs.yaml").read_text(encoding="utf-8") == COMMENTED_CONFIGS

@@ -2,6 +2,7 @@
 a real `dagster dev` for `run --launch`."""
 
 import itertools
+import json
 import os
 import re
 import time
@@ -14,6 +15,7 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.cli import main
+from rag_eval_pipeline.core.project_files import ProjectFiles
 from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
 from rag_eval_pipeline.runner.instance import project_instance
@@ -56,6 +58,20 @@ def test_launch_says_clearly_when_nothing_listens(project: Path, capsys: pytest.
     assert f"nothing answers at {url}" in err and "dagster dev" in err
     assert main(["run", "--sample-size", "3"]) == 2  # a sample needs quick mode
     assert "--mode quick" in capsys.readouterr().err
+
+
+def test_regenerating_an_unknown_document_exits_2_before_any_run(
+    project: Path, capsys: pytest.CaptureFixture
+) -> None:
+    assert main(["regenerate-questions", "--document", "alpha/nope.md"]) == 2
+    err = capsys.readouterr().err
+    assert "--document: 'alpha/nope.md' names no document of the corpus; its 3 documents are:" in err
+    with project_instance(project) as instance:
+        assert instance.get_runs() == []  # refused before any run
+    with pytest.raises(SystemExit) as exit_info:  # one or the other
+        main(["regenerate-questions", "--document", "beta/staff.md", "--all"])
+    assert exit_info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -107,11 +123,32 @@ def test_quick_and_full_runs_are_evaluations_that_status_and_list_report(
     assert main(["status", evaluation_run.run_id[:10]]) == 0
     assert f"part of evaluation {quick_id}" in capsys.readouterr().out
 
+    # the run record: triggered here, by whom, the profile's version at start, questions and sample
+    top2 = ProjectFiles(project).load_configs().profile("top2")
+    assert main(["status", quick_id]) == 0
+    record = capsys.readouterr().out.splitlines()
+    assert record[1] == "status: succeeded"
+    assert record[2].startswith("trigger: cli by ") and "@" in record[2]
+    assert record[3] == f"profiles at start: top2 v{top2.version} {top2.config_hash}"
+    assert record[4] == "questions: 4; sample size: 2"
+    assert main(["status", quick_id, "--format", "json"]) == 0
+    rows = {r["job"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["evaluation_job"]["question_count"] == 4 and rows["evaluation_job"]["sample_size"] == 2
+    assert rows["evaluation_job"]["profiles"] == {"top2": f"v{top2.version} {top2.config_hash}"}
+    assert {r["trigger"] for r in rows.values()} == {"cli"}
+
     assert main(["list", "--limit", "2"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in listed[2:]] == [full_id, quick_id]
     assert listed[2].split()[3:9] == ["full", "3", "2", "1", "0", "2"]
     assert listed[3].split()[3:9] == ["quick", "4", "4", "0", "0", "1"]
+    # then: cancelled, status, trigger, by, questions, sample
+    assert listed[2].split()[9:12] == ["0", "failed", "cli"] and listed[2].split()[13:] == ["4", "-"]
+    assert listed[3].split()[9:12] == ["0", "succeeded", "cli"] and listed[3].split()[13:] == ["4", "2"]
+    assert main(["list", "--limit", "1", "--format", "csv"]) == 0
+    header, row = capsys.readouterr().out.splitlines()
+    assert header.startswith("evaluation_id,started,mode,runs,succeeded,failed,cancelled,in_progress")
+    assert row.startswith(f"{full_id},")
 
 
 @pytest.mark.slow
@@ -132,6 +169,30 @@ def test_regenerate_questions_overrides_the_generator_for_one_run(
     assert f"synthetic_questions (known-item): {accepted} accepted, {rejected} rejected" in out
     assert f"eval_questions: {4 + accepted} questions from the both set" in out
     assert (project / "data/generation.yaml").read_text(encoding="utf-8") == settings
+
+    # one document's questions again, the others kept as they were (the run tagged with it)
+    first_run = str(table["run_id"].iloc[0])
+    argv = [
+        "regenerate-questions",
+        "--generator",
+        "known-item",
+        "--document",
+        "alpha/*.md",
+        "--format",
+        "json",
+    ]
+    assert main(argv) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    assert record["documents"] == ["alpha/pumps.md", "alpha/valves.md"]
+    after = pd.read_parquet(Warehouse.in_project(project).current_path("synthetic_questions"))
+    staff = after[after["source_doc_ids"].map(lambda ids: list(ids) == ["beta/staff.md"])]
+    assert record["kept"] == int((staff["status"] == "accepted").sum()) > 0
+    assert set(staff["generated_run_id"]) == {first_run}  # kept, with the run that made them
+    with project_instance(project) as instance:
+        (tagged,) = instance.get_runs(
+            dg.RunsFilter(tags={"rag_eval/regenerate_documents": '["alpha/pumps.md", "alpha/valves.md"]'})
+        )
+    assert tagged.run_id == record["run_id"] and tagged.tags["rag_eval/trigger"] == "cli"
 
 
 @pytest.mark.slow

@@ -79,3 +79,11 @@ def test_sizes_in_tokens_are_estimated_as_tokens_for_recursive_by_tokens_too():
     token, by_tokens, by_characters = estimate_workload(corpus, configs).stages
     assert token.n_chunks == by_tokens.n_chunks == 25  # 10,000 characters at 4 per token
     assert by_characters.n_chunks == 100
+
+
+def test_a_config_applied_to_some_documents_is_estimated_on_them_alone():
+    texts = {"big.md": "word " * 400_000, "a.md": "small text"}
+    whole = ChunkConfig("whole", "fixed", 60)  # type: ignore[arg-type]
+    scoped = ChunkConfig("scoped", "fixed", 60, documents=("a.md",))  # type: ignore[arg-type]
+    estimate = estimate_workload(corpus_of(**texts), [whole, scoped])
+    assert [s.n_chunks for s in estimate.stages] == [math.ceil(2_000_000 / 60) + 1, 1]

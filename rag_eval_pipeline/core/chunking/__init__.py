@@ -33,9 +33,10 @@ __all__ = [
 
 
 def build_chunker(config: ChunkConfig, embedder: Embedder | None = None, root: Path | None = None) -> Chunker:
-    """The config hash enters each fingerprint, so ground truth names the exact config it was cut with.
-    ``root`` is the workspace a tokenizer.json path is relative to (None: the working directory)."""
-    config_hash = config.config_hash
+    """The config's cutting hash enters each fingerprint, so ground truth names the exact settings it was
+    cut with (not which documents the config covers: a document is cut the same either way). ``root``
+    is the workspace a tokenizer.json path is relative to (None: the working directory)."""
+    config_hash = config.cutting_hash
     if config.chunker == "fixed":
         return FixedSizeChunker(config.chunk_size, config.chunk_overlap, config_hash=config_hash)
     if config.chunker == "recursive":

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -65,13 +65,19 @@ class KnownItemGenerator:
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"noise is a probability, got {self.noise}")
 
-    def generate_token_level(self, corpus: Corpus, n_questions: int) -> GenerationResult[TokenLevelExample]:
-        """One query per selected passage; its reference span is the passage."""
+    def generate_token_level(
+        self, corpus: Corpus, n_questions: int, documents: Collection[str] | None = None
+    ) -> GenerationResult[TokenLevelExample]:
+        """One query per selected passage; its reference span is the passage. With ``documents``, only
+        the passages of those documents among the ones selected over the whole corpus: the questions a
+        full generation would ask about them, and no other."""
         stats = TermStatistics.from_texts(doc.text for doc in corpus)
         noise_model = CollectionModel(stats)
         passages = select_passages(
             corpus, n_questions, self.seed, self.min_chars, self.max_chars, stats=stats
         )
+        if documents is not None:
+            passages = [p for p in passages if p.span.doc_id in documents]
         examples: list[TokenLevelExample] = []
         rejections: list[Rejection] = []
         seen_queries: set[str] = set()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..corpus import Corpus
@@ -143,8 +144,10 @@ class ExcerptFirstGenerator:
         max_chars: int = 600,
         params: CompletionParams | None = None,
         repair_attempts: int = 1,
+        documents: Collection[str] | None = None,
     ) -> None:
         self.client = client
+        self.documents = None if documents is None else frozenset(documents)
         self.n_questions = n_questions
         self.seed = seed
         self.min_chars = min_chars
@@ -153,7 +156,12 @@ class ExcerptFirstGenerator:
         self.repair_attempts = repair_attempts
 
     def passages(self, corpus: Corpus) -> list[Passage]:
-        return select_passages(corpus, self.n_questions, self.seed, self.min_chars, self.max_chars)
+        """The passages asked about: selected over the whole corpus, then (``documents``) those of the
+        documents being regenerated, so the LLM is asked about nothing else."""
+        passages = select_passages(corpus, self.n_questions, self.seed, self.min_chars, self.max_chars)
+        if self.documents is None:
+            return passages
+        return [p for p in passages if p.span.doc_id in self.documents]
 
     def planned_requests(self, corpus: Corpus) -> list[tuple[list[ChatMessage], CompletionParams]]:
         return [(messages_for(p), self.params) for p in self.passages(corpus)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,8 +207,10 @@ class LLMTokenLevelGenerator:
         max_document_chars: int = 12_000,
         params: CompletionParams | None = None,
         repair_attempts: int = 1,
+        documents: Collection[str] | None = None,
     ) -> None:
         self.client = client
+        self.documents = None if documents is None else frozenset(documents)
         self.questions_per_document = questions_per_document
         self.cross_document_pairs = cross_document_pairs
         self.max_document_chars = max_document_chars
@@ -215,9 +218,14 @@ class LLMTokenLevelGenerator:
         self.repair_attempts = repair_attempts
 
     def tasks(self, corpus: Corpus) -> list[Task]:
-        return plan_tasks(
+        """The prompts of a generation over the whole corpus; with ``documents``, those showing one of
+        them (its sections, and the cross-document pairs it is in)."""
+        tasks = plan_tasks(
             corpus, self.questions_per_document, self.cross_document_pairs, self.max_document_chars
         )
+        if self.documents is None:
+            return tasks
+        return [t for t in tasks if self.documents & set(t.doc_ids)]
 
     def planned_requests(self, corpus: Corpus) -> list[tuple[list[ChatMessage], CompletionParams]]:
         """The first request of every task, for the cost estimate before anything is sent."""

@@ -28,20 +28,25 @@ def _sources(example: TokenLevelExample | ChunkLevelExample) -> tuple[str, ...]:
 
 
 def deduplicate(
-    examples: Sequence[ExampleT], embedder: Embedder, threshold: float
+    examples: Sequence[ExampleT], embedder: Embedder, threshold: float, known: Sequence[ExampleT] = ()
 ) -> GenerationResult[ExampleT]:
-    """Keep the first of every group of questions whose embeddings' cosine is at least ``threshold``."""
+    """Keep the first of every group of questions whose embeddings' cosine is at least ``threshold``.
+    ``known`` questions (kept from an earlier generation) come first and are never rejected: a new
+    question too close to one of them is."""
     if not examples:
         return GenerationResult(())
-    vectors = embedder.embed([e.query for e in examples])
-    kept: list[int] = []
+    everything: list[ExampleT] = list(known) + list(examples)
+    vectors = embedder.embed([e.query for e in everything])
+    kept: list[int] = list(range(len(known)))
     rejections = []
-    for i, example in enumerate(examples):
+    for i, example in enumerate(everything):
+        if i < len(known):
+            continue
         if kept:
             similarity = vectors[kept] @ vectors[i]
             best = int(np.argmax(similarity))
             if float(similarity[best]) >= threshold:
-                earlier = examples[kept[best]]
+                earlier = everything[kept[best]]
                 rejections.append(
                     Rejection(
                         "duplicate",
@@ -54,7 +59,8 @@ def deduplicate(
                 )
                 continue
         kept.append(i)
-    return GenerationResult(tuple(examples[i] for i in kept), tuple(rejections))
+    new: tuple[ExampleT, ...] = tuple(everything[i] for i in kept[len(known) :])
+    return GenerationResult(new, tuple(rejections))
 
 
 def _top_n(
@@ -103,14 +109,17 @@ def probe_windows(corpus: Corpus) -> list[PositionAwareChunk]:
 
 
 def quality_texts(
-    examples: Sequence[ExampleT], windows: Sequence[PositionAwareChunk], top_n: int
+    examples: Sequence[ExampleT],
+    windows: Sequence[PositionAwareChunk],
+    top_n: int,
+    known: Sequence[ExampleT] = (),
 ) -> list[str]:
     """Every text ``deduplicate`` and then the retrievability filter embed for ``examples``, each once:
-    the questions, and the passages searched when the filter is on. Announced to a
-    ``PrefetchEmbedder``, they go to the model in one call."""
+    the questions (``known`` ones too: the new ones are compared with them), and the passages searched
+    when the filter is on. Announced to a ``PrefetchEmbedder``, they go to the model in one call."""
     if not examples:
         return []
-    texts = [e.query for e in examples] + ([w.text for w in windows] if top_n > 0 else [])
+    texts = [e.query for e in (*known, *examples)] + ([w.text for w in windows] if top_n > 0 else [])
     return list(dict.fromkeys(texts))
 
 

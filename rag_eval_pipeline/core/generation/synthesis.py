@@ -7,12 +7,12 @@ cache on a re-run, and every rejected question is returned with its reason.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from ..corpus import Corpus
-from ..datasets import ChunkLevelDataset, TokenLevelDataset
+from ..datasets import ChunkLevelDataset, TokenLevelDataset, TokenLevelExample
 from ..embedding.base import Embedder
 from ..embedding.prefetch import PrefetchEmbedder
 from ..errors import ConfigError
@@ -20,7 +20,7 @@ from ..llm.accounting import CostEstimate, check_budget
 from ..llm.base import CompletionParams
 from ..llm.client import LLMClient
 from ..progress import Progress, no_progress
-from ..types import PositionAwareChunk
+from ..types import PositionAwareChunk, QuestionId
 from .base import Rejection
 from .known_item import KnownItemGenerator
 from .llm_chunk_level import LLMChunkLevelGenerator
@@ -50,6 +50,8 @@ class Synthesized(Generic[DatasetT]):
     rejections: tuple[Rejection, ...]
     generator: str
     estimate: CostEstimate | None = None  # the cost estimate checked against the budget (LLM only)
+    # the questions this generation made (all but the kept ones of a per-document regeneration)
+    generated: tuple[QuestionId, ...] | None = None
 
     @property
     def rejected_by_reason(self) -> dict[str, int]:
@@ -64,14 +66,21 @@ def synthesize_token_level(
     llm: LLMSettings | None = None,
     progress: Progress = no_progress,
     name: str = "synthetic",
+    *,
+    documents: Collection[str] | None = None,
+    kept: Sequence[TokenLevelExample] = (),
 ) -> Synthesized[TokenLevelDataset]:
+    """The questions of ``corpus``; with ``documents``, those of these documents only (the generators
+    plan over the whole corpus, then ask about them alone), de-duplicated against the ``kept`` questions
+    of the other documents, which the dataset holds unchanged (``rag-eval regenerate-questions
+    --document``). ``rejections`` and ``generated`` are this generation's."""
     llm = llm or LLMSettings()
     estimate = None
     if settings.generator == "known-item":
         known_item = KnownItemGenerator(
             seed=settings.seed, min_chars=settings.passage_min_chars, max_chars=settings.passage_max_chars
         )
-        result = known_item.generate_token_level(corpus, settings.n_questions)
+        result = known_item.generate_token_level(corpus, settings.n_questions, documents)
     else:
         if client is None:
             raise ConfigError(f"token_level.generator {settings.generator!r} {NO_LLM}")
@@ -84,6 +93,7 @@ def synthesize_token_level(
                 max_document_chars=settings.max_document_chars,
                 params=CompletionParams(llm.temperature, llm.max_tokens, json_mode=True, seed=settings.seed),
                 repair_attempts=llm.repair_attempts,
+                documents=documents,
             )
         else:
             generator = ExcerptFirstGenerator(
@@ -95,6 +105,7 @@ def synthesize_token_level(
                 # a question and its answer: enough for both, small enough for a local model
                 params=CompletionParams(llm.temperature, min(llm.max_tokens, 160), seed=settings.seed),
                 repair_attempts=llm.repair_attempts,
+                documents=documents,
             )
         estimate = client.estimate(generator.planned_requests(corpus))
         check_budget(estimate, llm.budget_usd)
@@ -102,14 +113,15 @@ def synthesize_token_level(
     windows = probe_windows(corpus)
     top_n = settings.retrievability_top_n
     # questions and probe passages in one call to the model (de-duplication, then the probe)
-    model = PrefetchEmbedder(embedder, quality_texts(result.examples, windows, top_n))
-    unique = deduplicate(result.examples, model, settings.dedup_threshold)
+    model = PrefetchEmbedder(embedder, quality_texts(result.examples, windows, top_n, kept))
+    unique = deduplicate(result.examples, model, settings.dedup_threshold, known=kept)
     tied = filter_unretrievable_token_level(unique.examples, corpus, model, top_n, windows)
     return Synthesized(
-        TokenLevelDataset(tied.examples, name=name),
+        TokenLevelDataset((*kept, *tied.examples), name=name),
         result.rejections + unique.rejections + tied.rejections,
         settings.generator,
         estimate,
+        generated=tuple(e.question_id for e in tied.examples),
     )
 
 

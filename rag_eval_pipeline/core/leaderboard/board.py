@@ -127,6 +127,8 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "top_k": int(first["top_k"]),
         "n_questions": len(frame),
         "question_set": question_set(frame),
+        # "" (the whole corpus) also for metrics written before a config could cover some documents
+        "document_scope": str(first.get("document_scope", "") or ""),
         # metrics written before stale questions were counted had none
         "n_stale_questions": int(first.get("n_stale_questions", 0)),
         **duplication_columns(frame),

@@ -13,13 +13,15 @@ Only rows that were measured the same way are ranked together. Every renderer (t
 asset's markdown, the HTML report) shows the others the same way, through ``rank_label``, ``row_note``
 and ``footnotes``:
 
-- **not comparable** (rank ``*``, not ranked): it was evaluated on other questions (``dataset_sha256``,
+- **not comparable** (rank ``*``, not ranked): its chunk set covers other documents (``document_scope``:
+  a chunk config applied to some documents only is evaluated on the questions about them,
+  core/document_scope.py), it was evaluated on other questions (``dataset_sha256``,
   e.g. after a document was deleted and its questions went stale), in another mode (a quick run on a
   sample vs full runs), on another question sample (``question_set``), or before the objective's metric
   existed. Its numbers are that setup's latest measurement, listed after the ranked rows with a note
   saying what differs; re-evaluating it ranks it again. The reference is the value most configured rows
   share (all rows when none is configured); on a tie, the value of the most recently evaluated row:
-  first the dataset, then among the rows on it the mode, then the question set.
+  first the documents, then among the rows over them the dataset, the mode, then the question set.
 - **excluded** (rank ``x``, not ranked): outside a constraint of the objective (``max_context_tokens``:
   its k chunks average more tokens than that, or their size was not measured while other rows' was).
 - **removed** (rank ``-``, not ranked): its chunk config or profile is no longer in the config files. It is
@@ -45,6 +47,7 @@ from typing import cast
 import pandas as pd
 
 from ..costs import CONTEXT_TOKENS_MEAN, LATENCY_P95
+from ..document_scope import WHOLE_CORPUS
 from ..generation.sources import known_item_share
 from ..metrics.reference_copies import RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 from ..monitoring_settings import LeaderboardSettings
@@ -59,7 +62,13 @@ KNOWN_ITEM_CAVEAT = (
 )
 REMOVED_LABEL = "-"
 # Why a row is not ranked with the others, in the order a note names them (see the module docstring).
-COMPARABILITY_COLUMNS = ("other_dataset", "other_mode", "other_question_set", "no_objective")
+COMPARABILITY_COLUMNS = (
+    "other_documents",
+    "other_dataset",
+    "other_mode",
+    "other_question_set",
+    "no_objective",
+)
 # A reference value: a dataset hash, a mode, a question set or a threshold.
 Reference = str | float
 Pair = tuple[str, str]
@@ -135,6 +144,9 @@ def rank_board(
             frame[column] = float("nan")
     if "question_set" not in frame.columns:
         frame["question_set"] = pd.Series([pd.NA] * len(frame), index=frame.index, dtype="string")
+    if "document_scope" not in frame.columns:  # boards of metrics written before scopes: whole corpus
+        frame["document_scope"] = WHOLE_CORPUS
+    frame["document_scope"] = frame["document_scope"].fillna(WHOLE_CORPUS).astype("string")
     frame["_removal"] = [
         configured.removal(str(c), str(p)) if configured is not None else ""
         for c, p in zip(frame["chunk_config"], frame["profile"], strict=True)
@@ -151,12 +163,18 @@ def rank_board(
         else float("nan")
     )
     references = comparison_references(frame, candidates)
-    frame["other_dataset"] = differs(frame["dataset_sha256"].astype("string"), references.dataset)
-    frame["other_mode"] = ~frame["other_dataset"] & differs(
-        frame["evaluation_mode"].astype("string"), references.mode
+    frame["other_documents"] = differs(frame["document_scope"], references.documents)
+    frame["other_dataset"] = ~frame["other_documents"] & differs(
+        frame["dataset_sha256"].astype("string"), references.dataset
+    )
+    frame["other_mode"] = (
+        ~frame["other_documents"]
+        & ~frame["other_dataset"]
+        & differs(frame["evaluation_mode"].astype("string"), references.mode)
     )
     frame["other_question_set"] = (
-        ~frame["other_dataset"]
+        ~frame["other_documents"]
+        & ~frame["other_dataset"]
         & ~frame["other_mode"]
         & differs(frame["question_set"].astype("string"), references.question_set)
     )
@@ -190,6 +208,7 @@ def rank_board(
 class ComparisonReferences:
     """The values a row must share with the reference rows to be ranked with them (None: not known)."""
 
+    documents: Reference | None
     dataset: Reference | None
     mode: Reference | None
     question_set: Reference | None
@@ -199,11 +218,15 @@ class ComparisonReferences:
 
 
 def comparison_references(frame: pd.DataFrame, candidates: pd.DataFrame) -> ComparisonReferences:
-    """The dataset most candidates share, then the mode most candidates on it share, then the question
-    set most candidates on both share; ties go to the most recently evaluated row."""
+    """The documents most candidates cover (a tie goes to the whole corpus), the dataset most of those
+    share, then the mode most candidates on it share, then the question set most candidates on both
+    share; ties go to the most recently evaluated row."""
     when = pd.to_datetime(frame["metrics_created_at"], utc=True)
-    dataset = reference_value(candidates["dataset_sha256"].astype("string"), when)
-    on_dataset = candidates[equals(candidates["dataset_sha256"].astype("string"), dataset)]
+    scopes = candidates["document_scope"].astype("string")
+    documents = reference_value(scopes, when, prefer=WHOLE_CORPUS)
+    over_them = candidates[equals(scopes, documents)]
+    dataset = reference_value(over_them["dataset_sha256"].astype("string"), when)
+    on_dataset = over_them[equals(over_them["dataset_sha256"].astype("string"), dataset)]
     modes = on_dataset["evaluation_mode"].astype("string")
     # a tie between quick and full runs goes to the full runs: they measure every question
     mode = reference_value(modes, when, prefer="full")
@@ -211,6 +234,7 @@ def comparison_references(frame: pd.DataFrame, candidates: pd.DataFrame) -> Comp
     question_set = reference_value(same_mode["question_set"].astype("string"), when)
     threshold = reference_value(thresholds(candidates["answer_threshold"]), when)
     return ComparisonReferences(
+        documents,
         dataset,
         mode,
         question_set,
@@ -290,6 +314,10 @@ def has_column_values(frame: pd.DataFrame, column: str) -> bool:
 
 def row_notes(row: pd.Series, references: ComparisonReferences, metric: str, constraint: Constraints) -> str:
     parts = [str(row["_removal"])] if row["_removal"] else []
+    if row["other_documents"]:
+        parts.append(
+            f"other documents: {scope_label(row['document_scope'])} vs {scope_label(references.documents)}"
+        )
     if row["other_dataset"]:
         parts.append(questions_note(row, references.dataset, references.n_questions))
     if row["other_mode"]:
@@ -393,6 +421,13 @@ def threshold_how_of(frame: pd.DataFrame, threshold: Reference | None) -> str:
     return str(hows.value_counts().index[0]) if len(hows) else ""
 
 
+def scope_label(scope: object) -> str:
+    """A ``document_scope`` as the notes say it: "the whole corpus", or "chunk set of 3 documents ..."."""
+    return (
+        "the whole corpus" if not isinstance(scope, str) or scope == WHOLE_CORPUS else f"chunk set of {scope}"
+    )
+
+
 def questions_note(row: pd.Series, dataset: Reference | None, reference_n: int | None) -> str:
     n = row.get("n_questions")
     quick = row.get("evaluation_mode") == "quick"
@@ -486,8 +521,8 @@ def footnotes(board: pd.DataFrame) -> list[str]:
         )
     if NOT_COMPARABLE_MARK in labels:
         lines.append(
-            f"rank {NOT_COMPARABLE_MARK}: not ranked, not comparable with the ranked rows: evaluated on other "
-            f"questions, in another mode, on another question sample or without {ranked_by(board)} "
+            f"rank {NOT_COMPARABLE_MARK}: not ranked, not comparable with the ranked rows: a chunk set over "
+            f"other documents, evaluated on other questions, in another mode, on another question sample or without {ranked_by(board)} "
             f"({reference_description(board)}); re-evaluate these partitions to rank them"
         )
     if EXCLUDED_LABEL in labels:
@@ -545,7 +580,7 @@ def reference_description(board: pd.DataFrame) -> str:
     """The questions, mode and threshold of the rows the marked ones differ from."""
     parts: list[str] = []
     comparable = [
-        not any(flag(r, c) for c in ("other_dataset", "other_mode", "other_question_set"))
+        not any(flag(r, c) for c in ("other_documents", "other_dataset", "other_mode", "other_question_set"))
         for _, r in board.iterrows()
     ]
     same = board[comparable] if any(comparable) else board

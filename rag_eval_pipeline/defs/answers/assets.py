@@ -225,7 +225,7 @@ def answers(
     settings = answer_settings(project)
     progress = progress_for(context)
     answerer = answerer_for(project, llm, embedder.get(progress), profile, settings)
-    questions = evaluated_questions(project, evaluation, eval_questions)
+    questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
     hits = retrieved_from_frame(retrieval_results)
     items = [AnswerItem(e.question_id, e.query, tuple(hits.get(e.question_id, []))) for e in questions]
     with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
@@ -307,7 +307,7 @@ def answer_metrics(
     budget = generation_settings(project).llm.budget_usd
     progress = progress_for(context)
     model = embedder.get(progress)
-    questions = evaluated_questions(project, evaluation, eval_questions)
+    questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
     answered = {a.question_id: a for a in answers_from_frame(answers)}
     cited = cited_texts_from_frame(answers)
     hits = retrieved_from_frame(retrieval_results)

@@ -5,18 +5,21 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from ...core.chunking import ChunkSet, build_chunker, cut_corpus
+from ...core.chunking import ChunkSet, build_chunker
+from ...core.chunking.reuse import KnownChunks, cut_reusing, known_chunks
 from ...core.chunking.tokenization import cl100k_tokenizer
 from ...core.costs import folder_bytes
+from ...core.document_scope import DocumentScope
 from ...core.embedding.base import Embedder
 from ...core.retrieval.indexes import build_indexes
 from ...core.tables import chunks_from_frame, chunks_to_frame, corpus_from_frame
 from ...core.types import sha256_hex
 from ...lib.freshness import READS_CHUNK_CONFIG
-from ...lib.partitions import chunk_config_partitions
+from ...lib.io_managers import WarehouseResource
+from ...lib.partitions import CHUNK_CONFIG, chunk_config_partitions
 from ...lib.provenance import content_version, with_columns
 from ...lib.resources import EmbedderResource, ProjectResource, QdrantResource
-from ...lib.step_failures import input_errors_fail_the_step
+from ...lib.step_failures import bad_input_failure, input_errors_fail_the_step
 from ...lib.step_inputs import chunk_config_for
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
@@ -33,31 +36,60 @@ def chunks(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
     embedder: EmbedderResource,
+    warehouse: WarehouseResource,
     corpus: pd.DataFrame,
 ) -> dg.MaterializeResult[pd.DataFrame]:
-    """The corpus cut by one chunk config, every chunk with its exact character offsets (step 1 of an
-    evaluation, ``cut_corpus``, as the notebook API runs it)."""
+    """The corpus cut by one chunk config (or the documents it is applied to: ``documents``), every
+    chunk with its exact character offsets (step 1 of an evaluation, ``cut_corpus``, as the notebook API
+    runs it). A document cut before by the same chunker and not changed since keeps its chunks: only
+    the others are cut (``documents_cut``, ``documents_reused``)."""
     config = chunk_config_for(project, context.partition_key)
-    documents = corpus_from_frame(corpus)
+    scope = DocumentScope.of(config)
+    loaded = corpus_from_frame(corpus)
+    missing = scope.missing(loaded)
+    documents = scope.corpus(loaded)
+    if missing:
+        context.log.warning(
+            f"{config.name}: documents {', '.join(missing)} of its documents list are not in the corpus "
+            f"(deleted or renamed): remove them from {project.chunk_configs_file}"
+        )
+    if not len(documents):
+        raise bad_input_failure(
+            f"{config.name} applies to documents none of which is in the corpus ({', '.join(missing)}): "
+            f"fix its documents list in {project.chunk_configs_file}"
+        )
     semantic_embedder: Embedder | None = (
         embedder.get(progress_for(context)) if config.chunker == "semantic" else None
     )
     with input_errors_fail_the_step():  # a tokenizer.json path that names no file
         chunker = build_chunker(config, embedder=semantic_embedder, root=Path(project.root))
-    cut = cut_corpus(chunker, documents, config.name).chunks
+    incremental = cut_reusing(
+        chunker, documents, previous_chunks(warehouse, config.name, chunker.fingerprint)
+    )
+    cut = incremental.chunks
     sizes = pd.Series([c.end - c.start for c in cut], dtype="float64")
+    sha_of = {d.doc_id: d.sha256 for d in documents}
     frame = with_columns(
         chunks_to_frame(cut),
         chunk_config=config.name,
         chunk_config_hash=config.config_hash,
         chunker_fingerprint=chunker.fingerprint,
-        corpus_sha256=documents.sha256,
+        corpus_sha256=loaded.sha256,
     )
-    context.log.info(f"{config.name}: {len(cut)} chunks from {len(documents)} documents")
+    frame["doc_sha256"] = [sha_of[c.doc_id] for c in cut]
+    context.log.info(
+        f"{config.name}: {len(cut)} chunks from {len(documents)} documents"
+        + ("" if scope.is_whole_corpus else f" of {len(loaded)} (the documents it applies to)")
+        + f"; {len(incremental.cut)} cut, {len(incremental.reused)} unchanged since they were last cut"
+    )
     return dg.MaterializeResult(
         value=frame,
         metadata={
             "n_chunks": len(cut),
+            "n_documents": len(documents),
+            "documents_cut": len(incremental.cut),
+            "documents_reused": len(incremental.reused),
+            "document_scope": scope.describe(),
             "mean_chunk_chars": float(sizes.mean()) if len(sizes) else 0.0,
             "max_chunk_chars": int(sizes.max()) if len(sizes) else 0,
             "chunker": chunker.fingerprint,
@@ -65,6 +97,19 @@ def chunks(
         },
         data_version=dg.DataVersion(sha256_hex(f"{documents.sha256}:{config.config_hash}")[:16]),
     )
+
+
+def previous_chunks(
+    warehouse: WarehouseResource, chunk_config: str, fingerprint: str
+) -> dict[str, KnownChunks]:
+    """The chunks this partition stored last time, per document, when the same chunker cut them (tables
+    written before chunks recorded their document's hash give none)."""
+    stored = warehouse.layout().read_current("chunks", {CHUNK_CONFIG: chunk_config})
+    if stored is None or stored.empty or not {"doc_sha256", "chunker_fingerprint"} <= set(stored.columns):
+        return {}
+    stored = stored[stored["chunker_fingerprint"] == fingerprint]
+    hashes = dict(zip(stored["doc_id"].astype(str), stored["doc_sha256"].astype(str), strict=True))
+    return known_chunks(chunks_from_frame(stored), hashes)
 
 
 @dg.asset(group_name="chunking", partitions_def=chunk_config_partitions, kinds={"qdrant", "bm25", "parquet"})

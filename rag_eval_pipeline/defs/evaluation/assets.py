@@ -15,6 +15,7 @@ from ...core.langsmith.experiments import ExperimentRow
 from ...core.leaderboard.board import HEADLINE_METRICS
 from ...core.metrics.aggregate import MetricSummary, summary_columns
 from ...core.metrics.reference_copies import ReferenceDuplication
+from ...core.question_catalog import UNSPECIFIED, question_type_of
 from ...core.retrieval.base import Query, RetrievalRun, RetrievedChunk
 from ...core.retrieval.indexes import ChunkIndexes, open_indexes
 from ...core.retrieval.profile_retriever import retrieve
@@ -22,6 +23,7 @@ from ...core.retrieval.rewrite import LLMQueryRewriter
 from ...core.tables import (
     chunks_from_frame,
     corpus_from_frame,
+    questions_from_frame,
     retrieved_from_frame,
     retrieved_to_frame,
     stale_question_count,
@@ -35,8 +37,15 @@ from ...lib.metric_metadata import metric_value
 from ...lib.partitions import evaluation_key, evaluation_partitions
 from ...lib.provenance import content_version, dataset_hashes, evaluation_columns, now_utc, with_columns
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
+from ...lib.run_record import record_step_facts
 from ...lib.step_failures import input_errors_fail_the_step
-from ...lib.step_inputs import evaluated_questions, generation_settings, profile_for, required_llm_client
+from ...lib.step_inputs import (
+    document_scope,
+    evaluated_questions,
+    generation_settings,
+    profile_for,
+    required_llm_client,
+)
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
 
@@ -71,7 +80,10 @@ def retrieval_results(
     indexes = searched_indexes(context, project, model, qdrant, chunk_index, chunks, profile)
     rewriter = query_rewriter(project, llm, profile)
     with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
-        questions = evaluated_questions(project, evaluation, eval_questions)
+        questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
+        in_scope = document_scope(project, chunk_config).questions(questions_from_frame(eval_questions))
+        sampled = len(questions) if evaluation.checked_mode() == "quick" else None
+        record_step_facts(context, profile, len(in_scope), sampled)  # the run record (rag-eval status)
         run = retrieve(
             profile,
             indexes,
@@ -228,7 +240,7 @@ def retrieval_metrics(
     an evaluation as the notebook API runs it: ``token_level_result``."""
     chunk_config, profile_name = evaluation_key(context)
     profile = profile_for(project, profile_name)
-    questions = evaluated_questions(project, evaluation, eval_questions)
+    questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
     result = token_level_result(
         questions.examples,
         retrieved_from_frame(retrieval_results),
@@ -241,6 +253,8 @@ def retrieval_metrics(
     # what each question cost beside its metrics: its search latency, its tokens, its rewrite's tokens
     costs = question_costs({e.question_id: e.query for e in questions.examples}, retrieval_results)
     per_question = per_question.join(costs, on="question_id")
+    types = {e.question_id: question_type_of(e.metadata) for e in questions}  # `rag-eval results` filters
+    per_question.insert(1, "question_type", [types.get(q, UNSPECIFIED) for q in per_question["question_id"]])
     # references whose text occurs elsewhere in the corpus: position-exact metrics score such a copy 0
     duplication = result.duplication or ReferenceDuplication()
     # golden questions whose excerpt an edited document lost: not scored here (see eval_questions)
@@ -252,6 +266,8 @@ def retrieval_metrics(
         "chunk_config": chunk_config,
         "profile": profile_name,
         "top_k": profile.top_k,
+        # "" for a chunk set over every document: rows of other scopes are not ranked with it
+        "document_scope": document_scope(project, chunk_config).key,
         **{
             column: str(retrieval_results[column].iloc[0]) if len(retrieval_results) else ""
             for column in (

@@ -62,7 +62,7 @@ def retrieval_diagnostics(
     indexes = searched_indexes(context, project, model, qdrant, chunk_index, chunks, profile)
     where = f"{chunk_config} x {profile_name}: "
     with input_errors_fail_the_step(where):
-        questions = evaluated_questions(project, evaluation, eval_questions)
+        questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
         outcomes = answer_outcomes(answers, answer_metrics)
         try:
             diagnosis = diagnose(

@@ -5,11 +5,14 @@ accepted ones as a JSONL dataset in the warehouse (and in LangSmith when configu
 """
 
 import json
+from collections.abc import Sequence
 
 import dagster as dg
 import pandas as pd
 
+from ...core.corpus import Corpus
 from ...core.datasets import TokenLevelDataset
+from ...core.generation.regeneration import GENERATED_RUN_ID, KeptQuestions, questions_to_keep, with_kept_rows
 from ...core.generation.settings import GenerationSettings
 from ...core.generation.synthesis import Synthesized, synthesize_chunk_level, synthesize_token_level
 from ...core.llm.client import LLMClient
@@ -19,7 +22,7 @@ from ...core.tables import (
     corpus_from_frame,
     generated_token_level_to_frame,
 )
-from ...lib.evaluation_runs import COMMAND_TAG, REGENERATE_COMMAND
+from ...lib.evaluation_runs import COMMAND_TAG, REGENERATE_COMMAND, documents_to_regenerate
 from ...lib.freshness import READS_PROJECT_SETTINGS
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import upload
@@ -27,7 +30,7 @@ from ...lib.partitions import CHUNK_CONFIG, chunk_config_partitions
 from ...lib.provenance import now_utc, with_columns
 from ...lib.question_sources import question_sources_for
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource
-from ...lib.step_failures import input_errors_fail_the_step
+from ...lib.step_failures import bad_input_failure, input_errors_fail_the_step
 from ...lib.step_inputs import LLM_POOL, chunk_config_for, generation_settings
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
@@ -75,13 +78,14 @@ def skipped_synthetic_questions(
 ) -> dg.MaterializeResult[pd.DataFrame]:
     """The table with no row (the columns and types of a generated one), and why, as metadata."""
     empty = TokenLevelDataset((), name="synthetic")
-    columns = with_columns(
+    generated = with_columns(
         generated_token_level_to_frame(empty, ()),
         run_id=context.run.run_id,
         created_at=now_utc(),
         generator=settings.token_level.generator,
         corpus_sha256="",
-    ).columns
+    )
+    columns = [*map(str, generated.columns), GENERATED_RUN_ID]
     # a column built from no value is float64: give each the type it has in a generated table
     frame = pd.DataFrame({name: pd.Series([], dtype=GENERATED_TYPES.get(name, "str")) for name in columns})
     context.log.info(f"synthetic_questions {reason}")
@@ -114,17 +118,29 @@ def synthetic_questions(
     """Token-level questions generated from the corpus (data/generation.yaml, token_level), de-duplicated
     and checked for retrievability; rejected ones are kept as rows with their reason. Computed only when
     the evaluation uses it (core/generation/sources.py) or `rag-eval regenerate-questions` asks for it;
-    otherwise an empty table whose metadata says why (no embedding, no LLM call)."""
+    otherwise an empty table whose metadata says why (no embedding, no LLM call). A regenerate run tagged
+    with documents (`--document`) makes those documents' questions and keeps the others' as they were
+    (core/generation/regeneration.py)."""
     settings = generation_settings(project)
     unused = question_sources_for(project, settings).synthetic_unused()
     if unused and context.run.tags.get(COMMAND_TAG) != REGENERATE_COMMAND:
         return skipped_synthetic_questions(context, settings, unused)
     loaded = corpus_from_frame(corpus, root=str(project.corpus_folder()))
+    with input_errors_fail_the_step():
+        documents = documents_to_regenerate(context.run.tags)
+    kept = questions_kept_by(warehouse, loaded, documents) if documents is not None else None
     progress = progress_for(context)
     client = llm_client(llm, settings, settings.token_level.generator)
     with input_errors_fail_the_step():  # the budget cap, or a generator that needs an LLM nobody configured
         synthesized = synthesize_token_level(
-            loaded, settings.token_level, embedder.get(progress), client, settings.llm, progress
+            loaded,
+            settings.token_level,
+            embedder.get(progress),
+            client,
+            settings.llm,
+            progress,
+            documents=documents,
+            kept=kept.examples if kept is not None else (),
         )
     jsonl = warehouse.write_dataset(synthesized.dataset, "synthetic_questions", {}, context.run.run_id)
     frame = with_columns(
@@ -134,9 +150,18 @@ def synthetic_questions(
         generator=synthesized.generator,
         corpus_sha256=loaded.sha256,
     )
+    frame = with_kept_rows(frame, kept, context.run.run_id) if kept is not None else frame
+    frame[GENERATED_RUN_ID] = frame.get(GENERATED_RUN_ID, context.run.run_id)
+    generated = len(synthesized.generated or ()) if kept is not None else len(synthesized.dataset)
     context.log.info(
         f"{len(synthesized.dataset)} synthetic questions ({synthesized.generator}); rejected: "
         f"{json.dumps(synthesized.rejected_by_reason)}"
+        + (
+            f"; regenerated {len(documents or ())} document(s): {generated} new questions, "
+            f"{len(kept.examples)} kept from the other documents"
+            if kept is not None
+            else ""
+        )
     )
     tl = settings.token_level
     if tl.generator != "llm" and not len(synthesized.dataset) + len(synthesized.rejections):
@@ -146,12 +171,39 @@ def synthetic_questions(
             "lower token_level.passage_min_chars in data/generation.yaml"
         )
     metadata = generation_metadata(synthesized, client, str(jsonl))
+    metadata["regenerated_documents"] = (
+        dg.MetadataValue.json(list(documents)) if documents is not None else "all"
+    )
+    metadata["questions_generated"] = generated
+    metadata["questions_kept"] = len(kept.examples) if kept is not None else 0
     metadata.update(
         upload(langsmith, synthesized.dataset, settings.langsmith.dataset("synthetic"), context.log)
     )
     return dg.MaterializeResult(
         value=frame, metadata=metadata, data_version=dg.DataVersion(synthesized.dataset.sha256)
     )
+
+
+def questions_kept_by(
+    warehouse: WarehouseResource, corpus: Corpus, documents: Sequence[str]
+) -> KeptQuestions:
+    """What a regeneration of ``documents`` keeps of the current table: the other documents' questions,
+    still valid against the corpus; a bad-input failure when there is nothing to keep from or a document
+    is not in the corpus."""
+    unknown = [d for d in documents if d not in corpus]
+    if unknown:
+        raise bad_input_failure(
+            f"cannot regenerate the questions of {', '.join(unknown)}: not a document of the corpus ("
+            f"ids are paths relative to the corpus folder, e.g. {next(iter(corpus)).doc_id})"
+        )
+    previous = warehouse.layout().read_current("synthetic_questions")
+    if previous is None or previous.empty or "status" not in previous.columns:
+        raise bad_input_failure(
+            "there are no synthetic questions to keep yet (none were generated, or the evaluation used the "
+            "golden set only): generate them for every document first, `rag-eval regenerate-questions --all`"
+        )
+    with input_errors_fail_the_step():
+        return questions_to_keep(previous, corpus, documents)
 
 
 @dg.asset(

@@ -269,3 +269,15 @@ def test_random_corpora_give_valid_known_item_queries(corpus: Corpus, seed: int,
         assert not a.overlaps(b)
     assert len({e.question_id for e in result.examples}) == len(result.examples)
     assert len(result.examples) + len(result.rejections) <= 6
+
+
+def test_generating_for_some_documents_asks_what_a_whole_generation_asks_about_them(corpus: Corpus) -> None:
+    """`regenerate-questions --document`: the passages are chosen over the whole corpus, then only the
+    chosen documents' are asked about, so their questions are the whole generation's questions."""
+    generator = KnownItemGenerator(seed=13)
+    whole = generator.generate_token_level(corpus, 40)
+    chosen = {"operations/on_call.md", "architecture/platform_overview.md"}
+    some = generator.generate_token_level(corpus, 40, documents=chosen)
+    expected = [e for e in whole.examples if e.relevant_spans[0].doc_id in chosen]
+    assert 0 < len(some.examples) < len(whole.examples)
+    assert list(some.examples) == expected

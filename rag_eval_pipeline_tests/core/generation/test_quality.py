@@ -69,3 +69,16 @@ def test_chunk_level_retrievability_checks_the_source_chunk_ids(minilm: Any) -> 
     result = filter_unretrievable_chunk_level(examples, chunks, minilm, top_n=1)
     assert [e.question_id for e in result.examples] == ["a"]
     assert [r.metadata["question_id"] for r in result.rejections] == ["b"]
+
+
+def test_new_questions_are_compared_with_the_kept_ones_which_are_never_rejected(minilm: Any) -> None:
+    """A per-document regeneration: the kept questions of the other documents stay; a new question that
+    repeats one of them is the duplicate."""
+    kept = [example("k1", "How fast does the main pump run?", *PUMP)]
+    new = [
+        example("n1", "At what speed does the main pump run?", *PUMP),
+        example("n2", "Who leads the night shift?", *SHIFT),
+    ]
+    result = deduplicate(new, minilm, threshold=0.9, known=kept)
+    assert [e.question_id for e in result.examples] == ["n2"]
+    assert [r.reason for r in result.rejections] == ["duplicate"] and "with k1" in result.rejections[0].detail

@@ -131,6 +131,7 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "top_k",
         "n_questions",
         "question_set",
+        "document_scope",
         "n_stale_questions",
         *RUN_DUPLICATION_COLUMNS,
         *(
@@ -155,6 +156,7 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "cost_basis",
         "answer_threshold",
         "removed",
+        "other_documents",
         "other_dataset",
         "other_mode",
         "other_question_set",

@@ -341,3 +341,24 @@ def test_the_ranked_rows_get_tiers_from_their_per_question_values() -> None:
     # without per-question values: no tiers, and nothing else changes
     untiered = rank_board(pd.DataFrame(rows), CONFIGURED)
     assert untiered["tier"].isna().all() and list(untiered["rank"]) == [1, 2, 3]
+
+
+def test_a_chunk_set_over_some_documents_is_not_ranked_with_whole_corpus_setups() -> None:
+    """A config applied to two documents is evaluated on the questions about them: a high score there
+    says nothing about the whole corpus, so it is listed apart, saying which documents it covers."""
+    scoped = {
+        **row("recursive", "top2", 0.95, n=12, question_set="s2"),
+        "document_scope": "2 documents ab12cd34",
+    }
+    board = by_iou([scoped, row("fixed", "top2", 0.4), row("fixed", "top4", 0.3)])
+    assert pairs(board) == [("fixed", "top2", "1"), ("fixed", "top4", "2"), ("recursive", "top2", "*")]
+    assert list(board["other_documents"]) == [False, False, True]
+    # one reason, the first that applies: not also "other question sample"
+    assert list(board["other_question_set"]) == [False, False, False]
+    assert row_note(board.iloc[2]) == "other documents: chunk set of 2 documents ab12cd34 vs the whole corpus"
+    (legend,) = footnotes(board)
+    assert "a chunk set over other documents" in legend
+
+    # boards of metrics written before scopes existed: every row covers the whole corpus
+    old = by_iou([row("fixed", "top2", 0.4), row("fixed", "top4", 0.3)])
+    assert list(old["document_scope"]) == ["", ""] and not old["other_documents"].any()

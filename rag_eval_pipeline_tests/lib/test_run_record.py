@@ -1,0 +1,62 @@
+"""The run record read from a run's tags: who triggered it (rag-eval's own tag, else Dagster's tags for
+schedules, sensors, backfills and the UI), the profiles at start, the questions it evaluated."""
+
+import dagster as dg
+
+from rag_eval_pipeline.core.configs import RetrievalProfile
+from rag_eval_pipeline.core.types import ProfileName
+from rag_eval_pipeline.lib.run_record import RunFacts, cli_trigger_tags, profile_snapshot, trigger_of
+
+
+def test_the_trigger_and_who_come_from_rag_evals_tag_or_dagsters() -> None:
+    cli = cli_trigger_tags()
+    assert cli["rag_eval/trigger"] == "cli" and "@" in cli["rag_eval/triggered_by"]
+    assert trigger_of(cli) == ("cli", cli["rag_eval/triggered_by"])
+    assert trigger_of({"dagster/schedule_name": "nightly_evaluation_schedule"}) == (
+        "schedule",
+        "nightly_evaluation_schedule",
+    )
+    assert trigger_of({"dagster/sensor_name": "document_sensor"}) == ("sensor", "document_sensor")
+    assert trigger_of({"dagster/from_automation_condition": "true"}) == ("sensor", "automation")
+    assert trigger_of({"dagster/backfill": "abcdefgh", "user": "ada@example.com"}) == (
+        "ui",
+        "backfill abcdefgh by ada@example.com",
+    )
+    assert trigger_of({}) == ("ui", "launchpad or GraphQL API")
+
+
+def test_profile_snapshot_and_question_counts_round_trip_through_tags() -> None:
+    profiles = [
+        RetrievalProfile(ProfileName("top2"), top_k=2, version=3),
+        RetrievalProfile(ProfileName("top4"), top_k=4, version=1),
+    ]
+    tags = {**profile_snapshot(profiles), "rag_eval/question_count": "85", "rag_eval/question_sample": "20"}
+    facts = RunFacts.of(tags)
+    assert facts.profiles == {
+        "top2": f"v3 {profiles[0].config_hash}",
+        "top4": f"v1 {profiles[1].config_hash}",
+    }
+    assert (facts.question_count, facts.sample_size) == (85, 20)
+    assert RunFacts.of({"rag_eval/profile_snapshot": "not json"}).profiles == {}
+
+
+def test_an_evaluation_step_tags_the_run_it_executes_in() -> None:
+    """A run started by the UI, a sensor or the schedule gets its record from its first evaluation step."""
+    from rag_eval_pipeline.lib.run_record import record_step_facts
+
+    profile = RetrievalProfile(ProfileName("top2"), top_k=2, version=1)
+
+    @dg.op
+    def step(context: dg.OpExecutionContext) -> None:
+        record_step_facts(context, profile, question_count=4, sampled=2)  # type: ignore[arg-type]
+
+    @dg.job
+    def evaluation() -> None:
+        step()
+
+    with dg.instance_for_test() as instance:
+        result = evaluation.execute_in_process(instance=instance)
+        tags = instance.get_run_by_id(result.run_id).tags  # type: ignore[union-attr]
+    facts = RunFacts.of(tags)
+    assert facts.profiles == {"top2": f"v1 {profile.config_hash}"}
+    assert (facts.question_count, facts.sample_size, facts.trigger) == (4, 2, "ui")
