@@ -12,13 +12,19 @@ from ..core.project_files import ProjectFiles
 
 
 def add_search_command(commands: Any) -> None:
-    commands.add_parser(
+    parser = commands.add_parser(
         "search",
         help="race the chunk configs and profiles of data/search.yaml; a killed search resumes",
         description="Race every candidate of data/search.yaml on a growing sample of the evaluation's "
         "questions, eliminating each as soon as it is significantly worse than the best (paired test, Holm). "
         "Runs search_job in this process on the workspace's instance (the UI shows the race as the "
         "partitions of search_race). Run it again after a kill or a spent budget: it resumes.",
+    )
+    parser.add_argument(
+        "--apply",
+        action="store_true",
+        help="write the winning tier's chunk configs and profiles into data/ (comments kept, within "
+        "max_chunk_configs)",
     )
 
 
@@ -41,4 +47,27 @@ def run_search_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         return 2 if searched.failure.bad_input else 1
     print(searched.text)
     print(f'run {searched.run_id}; every candidate: rag-eval query "select * from search_candidates"')
+    if not args.apply:
+        return 0
+    return _apply(files, searched.winners)
+
+
+def _apply(files: ProjectFiles, winners: list[str]) -> int:
+    from ..core.search.apply import apply_winners
+    from ..core.search.candidates import Candidate, candidates
+
+    if not winners:
+        print("nothing to apply: the search named no winning tier (its budget ran out)", file=sys.stderr)
+        return 1
+    by_key: dict[str, Candidate] = {c.key: c for c in candidates(files.load_search_settings())}
+    try:
+        applied = apply_winners(
+            [by_key[k] for k in winners if k in by_key],
+            files.path(files.chunk_configs_file),
+            files.path(files.profiles_file),
+        )
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(applied.describe(files.chunk_configs_file, files.profiles_file))
     return 0

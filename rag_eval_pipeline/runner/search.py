@@ -29,6 +29,12 @@ class SearchRun:
         """The search's answer as the asset's ``outcome_text`` metadata says it."""
         return str(self.metadata.get("outcome_text", ""))
 
+    @property
+    def winners(self) -> list[str]:
+        """The winning tier's candidates, best first (none when the budget stopped the search)."""
+        named = str(self.metadata.get("winning_tier", "none"))
+        return [] if named == "none" else named.split(", ")
+
 
 def run_search_job(instance: dg.DagsterInstance, resources: Mapping[str, object] | None = None) -> SearchRun:
     """Materialize ``search_outcome`` in this process; ``ingestion_job`` first when ``eval_questions`` has

@@ -81,8 +81,15 @@ def test_a_killed_search_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> N
     eliminated = [line for line in out.splitlines() if "eliminated in round" in line]
     assert eliminated and all("corrected p" in line for line in eliminated)
 
-    again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
-    assert again.returncode == 0 and score_files(root) == after  # finished: the third run scores nothing
+    # finished: the third run scores nothing, and --apply writes the winning tier into the config files
+    again = subprocess.run([*args, "--apply"], env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and score_files(root) == after, again.stderr
+    winners = out.split("winning tier: ", 1)[1].split(": ", 1)[1].splitlines()[0]
+    best_config, best_profile = winners.split(" (")[0].split("--")
+    configs = (root / "data/chunk_configs.yaml").read_text(encoding="utf-8")
+    profiles = (root / "data/retrieval_profiles.yaml").read_text(encoding="utf-8")
+    assert f"name: {best_config}" in configs and f"name: {best_profile}" in profiles, again.stdout[-600:]
+    assert "data/chunk_configs.yaml: added" in again.stdout, again.stdout
     fates = [
         line for line in out.splitlines() if " on " in line and ("tier " in line or "eliminated" in line)
     ]
