@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from chroma_general import DEFAULT_DATA, default_embedder, load_benchmark
 
+from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.leaderboard.tiers import statistical_tiers
 from rag_eval_pipeline.core.search.candidates import Candidate, candidates
@@ -84,7 +85,8 @@ def full_grid(
     return values
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) -> int:
+    """``embedder``: another model than MiniLM (the tests pass a cheap one)."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -95,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--block-chars", type=int, help="racing.block_chars (default: the space's)")
     parser.add_argument("--first-sample", type=int, help="racing.first_sample (default: the space's)")
     parser.add_argument("--work", type=Path, help="folder for the caches, indexes and warehouses (kept)")
+    parser.add_argument("--limit-questions", type=int, help="only the first N questions (by id)")
     args = parser.parse_args(argv)
     settings = SPACES[args.space] if args.space in SPACES else load_search_settings(Path(args.space))
     racing = settings.racing
@@ -104,14 +107,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         racing = replace(racing, first_sample=args.first_sample)
     settings = replace(settings, racing=racing)
     data = load_benchmark(args.data)
-    examples = data.dataset.examples
+    examples = sorted(data.dataset.examples, key=lambda e: e.question_id)[: args.limit_questions]
     found = candidates(settings)
     work = args.work or Path(tempfile.mkdtemp(prefix="rag-eval-search-bench-"))
     print(
         f"chroma_general: {len(data.corpus.documents)} corpora, {sum(len(d.text) for d in data.corpus):,} "
         f"characters, {len(examples)} questions; {len(found)} candidates; objective {OBJECTIVE}; work {work}"
     )
-    model = default_embedder()
+    model = embedder or default_embedder()
 
     # the full grid, with an embedding cache of its own
     grid_embedder = CachedEmbedder(model, EmbeddingCache(work / "grid/embeddings.sqlite"))

@@ -35,6 +35,8 @@ def test_dagster_dev_shows_the_assets(tiny_project: Path):
             ("answer_metrics",): "answers",
             ("answer_judgements",): "answers",
             ("leaderboard",): "reporting",
+            ("search_outcome",): "search",
+            ("search_race",): "search",
             # what the pipeline reads from outside, observed (defs/ingestion/sources.py)
             ("documents",): "ingestion",
             ("project_settings",): "ingestion",

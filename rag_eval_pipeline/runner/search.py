@@ -11,6 +11,7 @@ from typing import Any
 import dagster as dg
 
 from ..lib.evaluation_runs import COMMAND_TAG, SEARCH_COMMAND
+from ..lib.run_record import cli_trigger_tags
 from .in_process import QUIET_LOGS, process_tags, run_warnings
 from .plan import STAGE_JOBS
 from .run_failures import RunFailure, failure_of_result
@@ -42,7 +43,7 @@ def run_search_job(instance: dg.DagsterInstance, resources: Mapping[str, object]
     from ..definitions import build_definitions
 
     defs = build_definitions(resources)
-    tags = {COMMAND_TAG: SEARCH_COMMAND, **process_tags()}
+    tags = {COMMAND_TAG: SEARCH_COMMAND, **process_tags(), **cli_trigger_tags()}
     if instance.get_latest_materialization_event(dg.AssetKey("eval_questions")) is None:
         print("the evaluation's questions were never made: running the ingestion first ...", file=sys.stderr)
         ingestion = defs.resolve_job_def(STAGE_JOBS["ingestion"]).execute_in_process(

@@ -4,6 +4,7 @@ compute saved."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -78,6 +79,11 @@ def test_a_killed_search_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> N
     assert out.startswith("search search-") and "12 candidates" in out
     assert f"resumed: {len(before)} stored scores reused" in out
     assert "winning tier: " in out and "Pareto front" in out and "queries (" in out
+    listed = subprocess.run(
+        [*args[:-1], "list", "--limit", "1", "--format", "json"], env=env, capture_output=True, text=True
+    )
+    (record,) = json.loads(listed.stdout)  # the run record: the search, from the command line
+    assert (record["partitions"], record["trigger"], record["status"]) == ("search_job", "cli", "succeeded")
     eliminated = [line for line in out.splitlines() if "eliminated in round" in line]
     assert eliminated and all("corrected p" in line for line in eliminated)
 

@@ -12,7 +12,7 @@ from rag_eval_pipeline.core.configs import NAME_PATTERN
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.search.candidates import SEPARATOR, candidates, chunk_configs, profiles
-from rag_eval_pipeline.core.search.fidelity import corpus_blocks, rounds, sample_sizes
+from rag_eval_pipeline.core.search.fidelity import Round, corpus_blocks, rounds, sample_sizes
 from rag_eval_pipeline.core.search.settings import (
     ChunkingChoices,
     RacingSettings,
@@ -100,16 +100,20 @@ def test_rounds_grow_nested_samples_of_questions_and_corpus_blocks() -> None:
     references = {
         q: [CharacterSpan(DocumentId(f"d{i % 10}"), 100, 150, "x" * 50)] for i, q in enumerate(questions)
     }
-    planned = rounds(
-        questions,
-        references,
-        corpus(),
-        first_sample=5,
-        growth=2,
-        seed=3,
-        corpus_sampling=True,
-        block_chars=250,
-    )
+
+    def planned_for(order: list[QuestionId], sampling: bool = True) -> list[Round]:
+        return rounds(
+            order,
+            references,
+            corpus(),
+            first_sample=5,
+            growth=2,
+            seed=3,
+            corpus_sampling=sampling,
+            block_chars=250,
+        )
+
+    planned = planned_for(questions)
     assert [len(r.questions) for r in planned] == sample_sizes(50, 5, 2) == [5, 10, 20, 40, 50]
     for earlier, later in itertools.pairwise(planned):
         assert later.questions[: len(earlier.questions)] == earlier.questions  # nested
@@ -124,25 +128,5 @@ def test_rounds_grow_nested_samples_of_questions_and_corpus_blocks() -> None:
     for q in first.questions:  # every question can find its reference
         (span,) = references[q]
         assert first.keeps(span)
-    again = rounds(
-        list(reversed(questions)),
-        references,
-        corpus(),
-        first_sample=5,
-        growth=2,
-        seed=3,
-        corpus_sampling=True,
-        block_chars=250,
-    )
-    assert again == planned  # seeded, whatever order the questions came in
-    off = rounds(
-        questions,
-        references,
-        corpus(),
-        first_sample=5,
-        growth=2,
-        seed=3,
-        corpus_sampling=False,
-        block_chars=250,
-    )
-    assert all(r.full_corpus for r in off)
+    assert planned_for(list(reversed(questions))) == planned  # seeded, whatever order they came in
+    assert all(r.full_corpus for r in planned_for(questions, sampling=False))
