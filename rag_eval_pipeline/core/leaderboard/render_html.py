@@ -529,12 +529,11 @@ def point_chart(
     *,
     staircase: bool = False,
 ) -> str:
-    """One point per row: colour is the profile, shape the chunk config, whiskers the confidence
-    intervals. Only the ``front`` (indexes into ``rows``) is named, where its label fits: sixteen labels
+    """One point per row (each with a value on both axes): colour is the profile, shape the chunk config,
+    whiskers the confidence intervals. Only the ``front`` (indexes into ``rows``) is named, where its label fits: sixteen labels
     on a few pixels overlap; the shapes and colours name the rest, and every point has a tooltip. With
     ``staircase`` the front is joined, cheapest first, by the steps a reader climbs along it."""
     width, height, left, right, top, bottom = 1000, 500, 66, 250, 16, 52
-    rows = [r for r in rows if x.value(r) is not None and y.value(r) is not None]
     xs, ys = x.scale(rows, left, width - right), y.scale(rows, height - bottom, top)
     out = [
         f'<svg id="{e(svg_id)}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '

@@ -31,7 +31,9 @@ from typing import Literal, Protocol
 
 import pandas as pd
 
+from ..costs import LATENCY_MS
 from ..leaderboard.tiers import compare_with_best, statistical_tiers
+from ..metrics.context_budget import CONTEXT_TOKENS
 from ..types import ProfileName, QuestionId
 from .candidates import Candidate, CandidateKey
 from .fidelity import Round
@@ -41,7 +43,8 @@ from .settings import SearchBudget
 Unit = int | Literal["final"]
 FINAL: Unit = "final"
 # The columns of a unit's scores: one row per question.
-VALUE, CONTEXT_TOKENS, LATENCY_MS, FULL_CORPUS = "value", "context_tokens", "latency_ms", "full_corpus"
+# (context_tokens and latency_ms as the evaluation names them: core/metrics, core/costs.py)
+VALUE, FULL_CORPUS = "value", "full_corpus"
 SCORE_COLUMNS = ("question_id", VALUE, CONTEXT_TOKENS, LATENCY_MS, FULL_CORPUS)
 FateStatus = Literal["tier", "eliminated", "unfinished"]
 RaceStatus = Literal["finished", "budget spent"]
@@ -161,6 +164,7 @@ def race(
     """Race ``candidates`` over ``rounds`` (see the module docstring): eliminations at ``alpha`` (split
     over the rounds), the survivors' tiers at ``tier_alpha`` (the leaderboard's; ``alpha`` when None)."""
     started = clock()
+    store = _ReadOnce(store)
     before = store.load_spend()
 
     def spent_so_far() -> Spend:
@@ -244,6 +248,30 @@ def race(
             p_value=None if math.isnan(verdict.p_value) else verdict.p_value,
         )
     return RaceOutcome("finished", fates, reports, spend, final)
+
+
+class _ReadOnce:
+    """The store, each unit read from it once per race: a written unit never changes, and the race asks
+    for the same units every round (is it scored, its values, the spend)."""
+
+    def __init__(self, store: ResultStore) -> None:
+        self.store = store
+        self.read: dict[tuple[CandidateKey, Unit], pd.DataFrame | None] = {}
+
+    def load(self, key: CandidateKey, unit: Unit) -> pd.DataFrame | None:
+        if (key, unit) not in self.read:
+            self.read[(key, unit)] = self.store.load(key, unit)
+        return self.read[(key, unit)]
+
+    def save(self, key: CandidateKey, unit: Unit, frame: pd.DataFrame) -> None:
+        self.store.save(key, unit, frame)
+        self.read[(key, unit)] = frame
+
+    def load_spend(self) -> Spend:
+        return self.store.load_spend()
+
+    def save_spend(self, spend: Spend) -> None:
+        self.store.save_spend(spend)
 
 
 def _score_all(

@@ -17,6 +17,7 @@ import pandas as pd
 from ..chunking import ChunkSet, build_chunker, cut_corpus
 from ..configs import ChunkConfig, RetrievalProfile, Retriever
 from ..corpus import Corpus
+from ..costs import LATENCY_MS
 from ..datasets import TokenLevelExample
 from ..embedding.base import Embedder
 from ..evaluation import token_level_result
@@ -31,7 +32,7 @@ from ..types import PositionAwareChunk, ProfileName, QuestionId, sha256_hex
 from ..vector_store.base import VectorStore, collection_name
 from .candidates import Candidate
 from .fidelity import Round
-from .race import FULL_CORPUS, LATENCY_MS, VALUE, Spend
+from .race import FULL_CORPUS, VALUE, Spend
 
 
 class PipelineScorer:
@@ -63,6 +64,7 @@ class PipelineScorer:
         self.progress = progress
         self.spend = Spend()
         self._chunks: dict[str, tuple[PositionAwareChunk, ...]] = {}
+        self._kept: dict[tuple[str, Round], tuple[PositionAwareChunk, ...]] = {}
         self._indexed: set[str] = set()
 
     def chunks(self, config: ChunkConfig) -> tuple[PositionAwareChunk, ...]:
@@ -72,11 +74,16 @@ class PipelineScorer:
             self._chunks[config.name] = cut_corpus(chunker, self.corpus, config.name).chunks
         return self._chunks[config.name]
 
+    def kept(self, config: ChunkConfig, round: Round) -> tuple[PositionAwareChunk, ...]:
+        """The chunks of ``config`` the round indexes (once per chunk config and round)."""
+        if (config.name, round) not in self._kept:
+            self._kept[(config.name, round)] = tuple(c for c in self.chunks(config) if round.keeps(c))
+        return self._kept[(config.name, round)]
+
     def note_indexed(self, candidates: Sequence[Candidate], round: Round) -> None:
         """The chunk texts the round puts into the dense index of these candidates' chunk config."""
         if any("knn" in c.profile.retrievers for c in candidates):
-            config = candidates[0].chunk_config
-            self._indexed |= {sha256_hex(c.text) for c in self.chunks(config) if round.keeps(c)}
+            self._indexed |= {sha256_hex(c.text) for c in self.kept(candidates[0].chunk_config, round)}
 
     def texts_indexed(self) -> int:
         return len(self._indexed)
@@ -85,7 +92,7 @@ class PipelineScorer:
         self, candidates: Sequence[Candidate], round: Round, questions: Sequence[QuestionId]
     ) -> Mapping[ProfileName, pd.DataFrame]:
         config = candidates[0].chunk_config
-        kept = tuple(c for c in self.chunks(config) if round.keeps(c))
+        kept = self.kept(config, round)
         sides = {side for c in candidates for side in c.profile.retrievers}
         retrievers: tuple[Retriever, ...] = tuple(s for s in ("knn", "bm25") if s in sides)
         indexes = build_indexes(
