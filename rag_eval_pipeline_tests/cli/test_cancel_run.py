@@ -8,12 +8,14 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pytest
 
 from rag_eval_pipeline.cli import main
 from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.defs.answers import assets as answer_assets
 from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
 from rag_eval_pipeline.runner.cancel import request_cancel, wait_until_ended
 from rag_eval_pipeline.runner.instance import project_instance
@@ -22,11 +24,39 @@ from rag_eval_pipeline_tests.cli.test_runs import evaluation_id_in
 pytestmark = pytest.mark.slow
 
 
+def slow_first_answers(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """The first `answers` step answers slowly (in short sleeps, so an interrupt lands between them): the
+    cancel then arrives inside a known step, whatever this machine's speed. The returned event is set
+    once that step is answering."""
+    answering = threading.Event()
+    build = answer_assets.answerer_for
+
+    def answerer_for(*args: Any, **kwargs: Any) -> Any:
+        answerer = build(*args, **kwargs)
+        if answering.is_set():
+            return answerer
+        answer_all = answerer.answer_all
+
+        def slow_answer_all(*a: Any, **k: Any) -> Any:
+            answering.set()
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                time.sleep(0.05)
+            return answer_all(*a, **k)
+
+        answerer.answer_all = slow_answer_all
+        return answerer
+
+    monkeypatch.setattr(answer_assets, "answerer_for", answerer_for)
+    return answering
+
+
 def test_cancelling_an_evaluation_run_in_process_stops_it_and_resume_completes_it(
-    project: Path, capsys: pytest.CaptureFixture
+    project: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     requests = []
     stamps: dict[str, float] = {}
+    answering = slow_first_answers(monkeypatch)
 
     def cancel_once_an_evaluation_run_starts() -> None:
         """Another terminal: `rag-eval cancel EVALUATION` while its first evaluation run executes."""
@@ -36,8 +66,7 @@ def test_cancelling_an_evaluation_run_in_process_stops_it_and_resume_completes_i
                 started = instance.get_runs(
                     dg.RunsFilter(job_name="evaluation_job", statuses=[dg.DagsterRunStatus.STARTED])
                 )
-                if started:
-                    time.sleep(0.5)  # inside a step
+                if started and answering.wait(timeout=0.1):  # inside its answers step
                     stamps["requested"] = time.monotonic()
                     request = request_cancel(instance, started[0].tags[EVALUATION_ID_TAG])
                     requests.append(wait_until_ended(instance, request, timeout_s=120))
@@ -84,7 +113,8 @@ def test_cancelling_an_evaluation_run_in_process_stops_it_and_resume_completes_i
                 cancelled, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
             ).records
         }
-        assert "answer_metrics" not in materialized  # stopped before its last step
+        assert "retrieval_results" in materialized
+        assert not materialized & {"answers", "answer_metrics"}  # stopped inside its answers step
         storage = instance.event_log_storage
         assert all(
             not storage.get_concurrency_info(pool).claimed_slots for pool in storage.get_concurrency_keys()
