@@ -4,30 +4,35 @@ The full grid scores every candidate of the space on every question over the who
 into the leaderboard's tiers; the search (core/search/) races the same candidates. Both run the same
 scoring code (``PipelineScorer``: ``cut_corpus``, ``build_indexes``, ``retrieve``, ``token_level_result``),
 each with an embedding cache of its own, empty at the start, so "texts embedded" counts what each paid.
-Printed: the full grid's best and tier 1; the search's winning tier; whether the search's best is in the
-full grid's tier 1 (the goal) and its score against the full grid's best; chunk texts indexed, texts
-embedded and queries run by each, and their ratios (goal: <= 40 % of the full grid's texts and queries).
+Printed: the full grid's best and tier 1; per search, its winning tier (the race's survivors) and how
+many of them are in the full grid's tier 1, its confirmed winner, whether that is in the full grid's tier 1
+(the goal) and its score against the full grid's best; chunk texts indexed, texts embedded and queries
+run by each, and their ratios (goal: <= 40 % of the full grid's texts and queries). With several
+``--race-seeds``, one search per seed over the same candidates, and a summary.
 
-    python benchmarks/search.py [--space broad|narrow|FILE] [--data DIR] [--block-chars N]
-        [--first-sample N] [--work DIR]
+    python benchmarks/search.py [--space broad|narrow|FILE] [--data DIR]
+        [--racing KEY=VALUE ...] [--race-seeds 7,1,2] [--work DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from chroma_general import DEFAULT_DATA, default_embedder, load_benchmark
+from chroma_general import DEFAULT_DATA, BenchmarkData, default_embedder, load_benchmark
 
+from rag_eval_pipeline.core.datasets import TokenLevelExample
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.leaderboard.tiers import statistical_tiers
@@ -42,7 +47,6 @@ from rag_eval_pipeline.core.search.settings import (
     SearchSettings,
     load_search_settings,
 )
-from rag_eval_pipeline.core.types import sha256_hex
 from rag_eval_pipeline.core.vector_store.engines import open_vector_store
 from rag_eval_pipeline.core.warehouse import Warehouse
 
@@ -94,18 +98,29 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
     parser.add_argument(
         "--space", default="broad", help="broad (64 of 288 candidates), narrow (32), or a search.yaml file"
     )
-    parser.add_argument("--block-chars", type=int, help="racing.block_chars (default: the space's)")
-    parser.add_argument("--first-sample", type=int, help="racing.first_sample (default: the space's)")
+    parser.add_argument(
+        "--racing",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a racing setting other than the space's (repeatable): --racing distractors=0.5 --racing "
+        "max_sample=null",
+    )
     parser.add_argument("--work", type=Path, help="folder for the caches, indexes and warehouses (kept)")
     parser.add_argument("--limit-questions", type=int, help="only the first N questions (by id)")
+    parser.add_argument(
+        "--race-seeds",
+        default="7",
+        help="racing.seed of each search, comma-separated (the questions' and blocks' orders; the "
+        "candidates stay those of the space's seed): one search per seed, each from an empty cache",
+    )
     args = parser.parse_args(argv)
     settings = SPACES[args.space] if args.space in SPACES else load_search_settings(Path(args.space))
-    racing = settings.racing
-    if args.block_chars:
-        racing = replace(racing, block_chars=args.block_chars)
-    if args.first_sample:
-        racing = replace(racing, first_sample=args.first_sample)
-    settings = replace(settings, racing=racing)
+    changed = dict(item.split("=", 1) for item in args.racing)
+    settings = replace(
+        settings, racing=replace(settings.racing, **{k: yaml.safe_load(v) for k, v in changed.items()})
+    )
+    seeds = [int(seed) for seed in args.race_seeds.split(",")]
     data = load_benchmark(args.data)
     examples = sorted(data.dataset.examples, key=lambda e: e.question_id)[: args.limit_questions]
     found = candidates(settings)
@@ -133,9 +148,65 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
     tier_1 = [k for k, t in zip(ranked, tiers, strict=True) if t.tier == 1]
     grid_queries = len(found) * len(examples)
     grid_texts = grid_scorer.texts_indexed()
+    grid_embedded = grid_scorer.spend.texts_embedded
 
-    # the search, with an empty embedding cache of its own
-    search_embedder = CachedEmbedder(model, EmbeddingCache(work / "search/embeddings.sqlite"))
+    print()
+    print(f"full grid: {len(found)} candidates x {len(examples)} questions in {grid_seconds:,.0f} s")
+    print(f"  best: {ranked[0]} {values[ranked[0]].mean():.4f}; tier 1 ({len(tier_1)}): {', '.join(tier_1)}")
+    print(
+        f"  chunk texts indexed {grid_texts:,}, texts embedded {grid_embedded:,} (chunks and questions), "
+        f"queries {grid_queries:,}"
+    )
+    results = []
+    for seed in seeds:
+        seeded = replace(settings, racing=replace(settings.racing, seed=seed))
+        results.append(
+            search_once(seeded, found, data, examples, model, work / f"search-{seed}", values, ranked, tier_1)
+        )
+        results[-1].describe(grid_texts, grid_embedded, grid_queries)
+    if len(results) > 1:
+        texts = [r.texts_embedded / grid_embedded for r in results]
+        queries = [r.queries / grid_queries for r in results]
+        print(
+            f"over {len(results)} race seeds ({', '.join(map(str, seeds))}): the confirmed winner in the full "
+            f"grid's tier 1 {sum(r.in_tier for r in results)} of {len(results)} times; texts embedded median "
+            f"{statistics.median(texts):.0%} (max {max(texts):.0%}), queries median "
+            f"{statistics.median(queries):.0%} (max {max(queries):.0%}) of the full grid's"
+        )
+    return 0
+
+
+@dataclass
+class SearchResult:
+    seed: int
+    lines: list[str]
+    texts_indexed: int
+    texts_embedded: int
+    queries: int
+    in_tier: bool
+
+    def describe(self, grid_texts: int, grid_embedded: int, grid_queries: int) -> None:
+        print("\n".join(self.lines))
+        print(
+            f"  chunk texts indexed {self.texts_indexed:,} ({self.texts_indexed / grid_texts:.0%} of the grid's), "
+            f"texts embedded {self.texts_embedded:,} ({self.texts_embedded / grid_embedded:.0%}), "
+            f"queries {self.queries:,} ({self.queries / grid_queries:.0%})"
+        )
+
+
+def search_once(
+    settings: SearchSettings,
+    found: Sequence[Candidate],
+    data: BenchmarkData,
+    examples: Sequence[TokenLevelExample],
+    model: Embedder,
+    work: Path,
+    values: dict[str, pd.Series],
+    ranked: Sequence[str],
+    tier_1: Sequence[str],
+) -> SearchResult:
+    """The search over ``found`` with ``settings``' racing, from an empty embedding cache of its own."""
+    search_embedder = CachedEmbedder(model, EmbeddingCache(work / "embeddings.sqlite"))
     started = time.perf_counter()
     outcome = run_search(
         data.corpus,
@@ -144,69 +215,44 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
         objective=OBJECTIVE,
         tier_alpha=ALPHA,
         embedder=search_embedder,
-        store=open_vector_store(path=work / "search/qdrant"),
-        warehouse=Warehouse(work / "search/warehouse"),
+        store=open_vector_store(path=work / "qdrant"),
+        warehouse=Warehouse(work / "warehouse"),
+        raced=found,
     )
-    search_seconds = time.perf_counter() - started
-    spend = outcome.race.spend
+    seconds = time.perf_counter() - started
+    race = outcome.race
+    racing = settings.racing
+    lines = [
+        f"search (seed {racing.seed}, {outcome.search_id}): {len(race.rounds)} rounds of "
+        f"{', '.join(str(len(r.round.questions)) for r in race.rounds)} questions in {seconds:,.0f} s",
+        f"  winning tier ({len(outcome.winning_tier)}: no test told them from the best in the race): "
+        f"{', '.join(outcome.winning_tier)}; in the full grid's tier 1: "
+        f"{sum(1 for k in outcome.winning_tier if k in tier_1)} of {len(outcome.winning_tier)}",
+    ]
     best = outcome.winners[0] if outcome.winners else None
-    print()
-    print(f"full grid: {len(found)} candidates x {len(examples)} questions in {grid_seconds:,.0f} s")
-    print(f"  best: {ranked[0]} {values[ranked[0]].mean():.4f}; tier 1 ({len(tier_1)}): {', '.join(tier_1)}")
-    print(
-        f"  chunk texts indexed {grid_texts:,}, texts embedded {grid_scorer.spend.texts_embedded:,} "
-        f"(chunks and questions), queries {grid_queries:,}"
-    )
-    print(f"search ({outcome.search_id}): {len(outcome.race.rounds)} rounds in {search_seconds:,.0f} s")
-    print(f"  winning tier ({len(outcome.winners)}): {', '.join(outcome.winners)}")
+    in_tier = best in tier_1
     if best is not None:
-        in_tier = "yes" if best in tier_1 else "NO"
-        same = "the same setup" if best == ranked[0] else f"full grid's best is {ranked[0]}"
-        print(
-            f"  best: {best} {outcome.race.fates[best].mean:.4f} (full grid {values[best].mean():.4f}; "
-            f"{same}); in the full grid's tier 1: {in_tier}; winners in the full grid's tier 1: "
-            f"{sum(1 for w in outcome.winners if w in tier_1)} of {len(outcome.winners)}"
+        same = "the same setup" if best == ranked[0] else f"the full grid's best is {ranked[0]}"
+        lines.append(
+            f"  confirmed winner: {best} {race.fates[best].mean:.4f} on every question over the whole corpus "
+            f"(full grid {values[best].mean():.4f}; {same}); in the full grid's tier 1: "
+            f"{'yes' if in_tier else 'NO'}"
         )
-    print(
-        f"  chunk texts indexed {spend.texts_indexed:,} ({spend.texts_indexed / grid_texts:.0%} of the grid's), "
-        f"texts embedded {spend.texts_embedded:,} ({spend.texts_embedded / max(1, grid_scorer.spend.texts_embedded):.0%}), "
-        f"queries {spend.queries:,} ({spend.queries / grid_queries:.0%})"
-    )
-    eliminated = [f for f in outcome.race.fates.values() if f.status == "eliminated"]
+    eliminated = [f for f in race.fates.values() if f.status == "eliminated"]
     by_round: dict[int, int] = {}
     for f in eliminated:
         by_round[f.round or 0] = by_round.get(f.round or 0, 0) + 1
-    print(
+    lines.append(
         "  eliminated per round: "
         + ", ".join(
-            f"round {r} ({len(outcome.race.rounds[r].round.questions)} questions): {n}"
+            f"round {r} ({len(race.rounds[r].round.questions)} questions): {n}"
             for r, n in sorted(by_round.items())
         )
     )
-    # what any search that scores its winners on every question over the whole corpus must pay at least
-    by_key = {c.key: c for c in found}
-    winner_configs = {by_key[k].chunk_config.name: by_key[k].chunk_config for k in outcome.winners}
-    floor_texts = len(
-        {
-            sha256_hex(chunk.text)
-            for config in winner_configs.values()
-            if any(
-                by_key[k].chunk_config.name == config.name and "knn" in by_key[k].profile.retrievers
-                for k in outcome.winners
-            )
-            for chunk in grid_scorer.chunks(config)
-        }
-    )
-    floor_queries = len(outcome.winners) * len(examples)
-    print(
-        f"  the least a search confirming its winning tier on the whole corpus pays: the tier's "
-        f"{len(winner_configs)} chunk configs hold {floor_texts:,} texts ({floor_texts / grid_texts:.0%} of the "
-        f"grid's); its {len(outcome.winners)} setups x {len(examples)} questions = {floor_queries:,} queries "
-        f"({floor_queries / grid_queries:.0%})"
-    )
     wrongly = [f.key for f in eliminated if f.key in tier_1]
-    print(f"  eliminated though in the full grid's tier 1: {', '.join(wrongly) or 'none'}")
-    return 0
+    lines.append(f"  eliminated though in the full grid's tier 1: {', '.join(wrongly) or 'none'}")
+    spend = race.spend
+    return SearchResult(racing.seed, lines, spend.texts_indexed, spend.texts_embedded, spend.queries, in_tier)
 
 
 if __name__ == "__main__":

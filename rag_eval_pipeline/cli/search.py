@@ -49,7 +49,7 @@ def run_search_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     print(f'run {searched.run_id}; every candidate: rag-eval query "select * from search_candidates"')
     if not args.apply:
         return 0
-    return _apply(files, searched.winners)
+    return _apply(files, searched.winning_tier)
 
 
 def _apply(files: ProjectFiles, winners: list[str]) -> int:

@@ -31,8 +31,8 @@ class SearchRun:
         return str(self.metadata.get("outcome_text", ""))
 
     @property
-    def winners(self) -> list[str]:
-        """The winning tier's candidates, best first (none when the budget stopped the search)."""
+    def winning_tier(self) -> list[str]:
+        """The race's survivors, the confirmed winner first (none when the budget stopped the search)."""
         named = str(self.metadata.get("winning_tier", "none"))
         return [] if named == "none" else named.split(", ")
 

@@ -90,8 +90,10 @@ def test_a_killed_search_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> N
     # finished: the third run scores nothing, and --apply writes the winning tier into the config files
     again = subprocess.run([*args, "--apply"], env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and score_files(root) == after, again.stderr
-    winners = out.split("winning tier: ", 1)[1].split(": ", 1)[1].splitlines()[0]
-    best_config, best_profile = winners.split(" (")[0].split("--")
+    tier = out.split("winning tier: ", 1)[1].split(": ", 1)[1].splitlines()[0].split(", ")
+    best = out.split("confirmed on every question over the whole corpus: ", 1)[1].split(" (")[0]
+    assert best == tier[0]  # the confirmed winner leads the tier
+    best_config, best_profile = best.split("--")
     configs = (root / "data/chunk_configs.yaml").read_text(encoding="utf-8")
     profiles = (root / "data/retrieval_profiles.yaml").read_text(encoding="utf-8")
     assert f"name: {best_config}" in configs and f"name: {best_profile}" in profiles, again.stdout[-600:]

@@ -1,6 +1,7 @@
-"""What a search found, in the words a reader needs: the winning tier, the Pareto front of quality against
-context among the setups scored on every question, every candidate's fate (when and against whom it was
-eliminated, with the numbers), and the compute saved against the full grid (texts embedded, queries run).
+"""What a search found, in the words a reader needs: the winning tier (the setups no test told apart from
+the best in the race) and its winner confirmed on the whole corpus, the Pareto front of quality against
+context among the tier, every candidate's fate (when and against whom it was eliminated, with the
+numbers), and the compute saved against the full grid (texts embedded, queries run).
 
 The full grid's cost is counted, not run: every distinct chunk text of every candidate's chunk config
 indexed once (embeddings shared through the cache, as `rag-eval run` shares them), and every candidate
@@ -44,13 +45,18 @@ class SearchOutcome:
     def winners(self) -> list[CandidateKey]:
         return self.race.winners
 
+    @property
+    def winning_tier(self) -> list[CandidateKey]:
+        return self.race.winning_tier
+
     def front(self) -> list[CandidateKey]:
-        """The setups scored on every question that no other beats on both the objective and context
-        tokens, cheapest first."""
-        scored = [(k, f) for k, f in self.race.final_scores.items() if len(f)]
-        points = [(float(f[VALUE].mean()), -float(f[CONTEXT_TOKENS].mean())) for _, f in scored]
-        on = [scored[i][0] for i in pareto_front(points)]
-        return sorted(on, key=lambda k: (float(self.race.final_scores[k][CONTEXT_TOKENS].mean()), k))
+        """The winning tier's setups that no other of them beats on both the objective and context
+        tokens, cheapest first: on the race's questions and corpus samples, which all of them answered."""
+        scores = self.race.race_scores
+        scored = [k for k in self.winning_tier if k in scores and len(scores[k])]
+        points = [(float(scores[k][VALUE].mean()), -float(scores[k][CONTEXT_TOKENS].mean())) for k in scored]
+        on = [scored[i] for i in pareto_front(points)]
+        return sorted(on, key=lambda k: (float(scores[k][CONTEXT_TOKENS].mean()), k))
 
     def saved(self) -> tuple[float, float]:
         """The share of the full grid's texts embedded and queries run that the search did not pay."""
@@ -65,7 +71,8 @@ class SearchOutcome:
         front = set(self.front())
         for candidate in self.candidates:
             fate = self.race.fates.get(candidate.key)
-            final = self.race.final_scores.get(candidate.key)
+            # its costs where it was scored last: the whole corpus (confirmed) or the race (a survivor)
+            final = self.race.final_scores.get(candidate.key, self.race.race_scores.get(candidate.key))
             c, p = candidate.chunk_config, candidate.profile
             rows.append(
                 {
@@ -118,16 +125,22 @@ def format_outcome(outcome: SearchOutcome) -> str:
         lines.append(f"stopped: the budget is spent ({race.stopped_because}); the standings so far:")
     winners = outcome.winners
     if winners:
-        names = ", ".join(f"{k} ({race.fates[k].mean:.3f})" for k in winners)
+        tier = outcome.winning_tier
+        raced = [race.fates[k].n_questions for k in tier if race.fates[k].status == "survived"]
         lines.append(
-            f"winning tier: {len(winners)} setup{'s' if len(winners) != 1 else ''} statistically tied on "
-            f"{outcome.objective} over every question and the whole corpus: {names}"
+            f"winning tier: {len(tier)} setup{'s' if len(tier) != 1 else ''} no test told apart from the "
+            f"best on {outcome.objective}"
+            + (f" (the race's {raced[0]} questions)" if raced else "")
+            + ": "
+            + ", ".join(tier)
         )
+        names = ", ".join(f"{k} ({race.fates[k].mean:.3f})" for k in winners)
+        lines.append(f"confirmed on every question over the whole corpus: {names}")
     front = outcome.front()
     if front:
-        scores = race.final_scores
+        scores = race.race_scores
         lines.append(
-            "Pareto front (quality against context tokens, cheapest first): "
+            "Pareto front of the tier (quality against context tokens in the race, cheapest first): "
             + ", ".join(
                 f"{k} ({scores[k][CONTEXT_TOKENS].mean():,.0f} tokens, {scores[k][VALUE].mean():.3f})"
                 for k in front
@@ -145,7 +158,7 @@ def format_outcome(outcome: SearchOutcome) -> str:
     order = sorted(
         race.fates.values(),
         key=lambda f: (
-            {"tier": 0, "unfinished": 1, "eliminated": 2}[f.status],
+            {"tier": 0, "survived": 1, "unfinished": 2, "eliminated": 3}[f.status],
             f.tier or 0,
             -(f.round if f.round is not None else 99),
             -f.mean,

@@ -1,6 +1,7 @@
 """Racing candidates: grow a nested sample of questions and eliminate each candidate as soon as it is
-significantly worse than the current best, until the sample holds every question (what is left is one
-statistical tier), one candidate is left, or the budget is spent.
+significantly worse than the current best, until the sample is as large as it may grow (every question,
+or ``racing.max_sample``: what is left is one statistical tier on that evidence), one candidate is left,
+or the budget is spent.
 
 Round r (fidelity.py says what it scores on): every candidate still racing is scored on the round's new
 questions, then ranked by its mean objective over all the round's questions (ties: the smaller key).
@@ -12,9 +13,12 @@ the whole race, at most alpha (each look is a new test on more data; without the
 times would eliminate tied candidates far more often than alpha). A difference that is not significant
 never eliminates: two equal candidates both survive.
 
-The survivors are then scored again on every question over the whole corpus (only what an earlier round
-scored on a sample of the corpus), and ranked into the leaderboard's tiers at alpha: tier 1 is the
-search's answer, the same test and the same alpha as the leaderboard.
+The survivors, best first by their mean over the race, are then confirmed: the ``confirm`` best (all
+when None) are scored again on every question over the whole corpus (only what an earlier round scored
+on a sample of it), and ranked into the leaderboard's tiers at alpha: tier 1 is the search's answer, the
+same test and the same alpha as the leaderboard, on the same data. The others survived the race (no test
+told them from the best) but are not confirmed: confirming a survivor indexes its chunk config whole,
+the largest cost a race can save.
 
 Everything a round scores is stored per candidate and round before the race moves on (``ResultStore``),
 so a killed race resumes where it stopped and pays for nothing twice: the decisions are recomputed from
@@ -46,7 +50,7 @@ FINAL: Unit = "final"
 # (context_tokens and latency_ms as the evaluation names them: core/metrics, core/costs.py)
 VALUE, FULL_CORPUS = "value", "full_corpus"
 SCORE_COLUMNS = ("question_id", VALUE, CONTEXT_TOKENS, LATENCY_MS, FULL_CORPUS)
-FateStatus = Literal["tier", "eliminated", "unfinished"]
+FateStatus = Literal["tier", "survived", "eliminated", "unfinished"]
 RaceStatus = Literal["finished", "budget spent"]
 NO_LIMIT = SearchBudget()
 
@@ -95,8 +99,9 @@ class ResultStore(Protocol):
 
 @dataclass(frozen=True)
 class Fate:
-    """What became of a candidate. ``tier`` for the survivors (1: the search's answer), with their mean
-    on every question over the whole corpus; ``eliminated`` with the round, the questions it was tested
+    """What became of a candidate. ``tier`` for the survivors scored on every question over the whole
+    corpus (1: the search's answer), with their mean there; ``survived`` for a survivor not among the
+    ``confirm`` best (its mean over the race's corpus samples); ``eliminated`` with the round, the questions it was tested
     on, who beat it and by how much, and the corrected p-value; ``unfinished`` when the budget ran out
     while it raced (its mean so far)."""
 
@@ -113,6 +118,11 @@ class Fate:
     def describe(self) -> str:
         if self.status == "tier":
             return f"tier {self.tier}: {self.mean:.3f} on {self.n_questions} questions, whole corpus"
+        if self.status == "survived":
+            return (
+                f"survived the race: {self.mean:.3f} on {self.n_questions} questions over the corpus "
+                "samples; not among the best scored on the whole corpus (racing.confirm)"
+            )
         if self.status == "unfinished":
             return f"unfinished: {self.mean:.3f} on {self.n_questions} questions when the budget ran out"
         return (
@@ -137,16 +147,30 @@ class RaceOutcome:
     fates: dict[CandidateKey, Fate]
     rounds: list[RoundReport]
     spend: Spend
-    # the survivors' scores on every question over the whole corpus (for the Pareto front of cost)
+    # the confirmed survivors' scores on every question over the whole corpus
     final_scores: dict[CandidateKey, pd.DataFrame] = field(default_factory=dict)
     stopped_because: str = ""
+    # every survivor's scores in the race: the same questions over the same corpus samples, so they
+    # compare fairly (the Pareto front of cost, outcome.py)
+    race_scores: dict[CandidateKey, pd.DataFrame] = field(default_factory=dict)
 
     @property
     def winners(self) -> list[CandidateKey]:
+        """Tier 1 of the survivors confirmed on the whole corpus: the search's answer, best first."""
         return sorted(
             (f.key for f in self.fates.values() if f.status == "tier" and f.tier == 1),
             key=lambda k: (-self.fates[k].mean, k),
         )
+
+    @property
+    def winning_tier(self) -> list[CandidateKey]:
+        """The setups no test told apart from the best: the race's survivors, less any the confirmation
+        on the whole corpus told apart from the winner; the confirmed first (best first), then the
+        others by their mean in the race."""
+        tier = [
+            f for f in self.fates.values() if (f.status == "tier" and f.tier == 1) or f.status == "survived"
+        ]
+        return [f.key for f in sorted(tier, key=lambda f: (f.status != "tier", -f.mean, f.key))]
 
 
 def race(
@@ -156,13 +180,16 @@ def race(
     store: ResultStore,
     *,
     alpha: float,
+    confirm: int | None = None,
+    questions: Sequence[QuestionId] | None = None,
     tier_alpha: float | None = None,
     budget: SearchBudget = NO_LIMIT,
     on_round: Callable[[RoundReport], None] = lambda report: None,
     clock: Callable[[], float] = time.monotonic,
 ) -> RaceOutcome:
     """Race ``candidates`` over ``rounds`` (see the module docstring): eliminations at ``alpha`` (split
-    over the rounds), the survivors' tiers at ``tier_alpha`` (the leaderboard's; ``alpha`` when None)."""
+    over the rounds); the ``confirm`` best survivors (all when None) scored on the whole corpus and
+    ranked into tiers at ``tier_alpha`` (the leaderboard's; ``alpha`` when None)."""
     started = clock()
     store = _ReadOnce(store)
     before = store.load_spend()
@@ -220,12 +247,20 @@ def race(
         spend = _spend(spent_so_far(), scorer, store, candidates, rounds)
         store.save_spend(spend)
         return _unfinished(alive, rounds, store, fates, reports, spend, spent)
-    # the survivors on every question over the whole corpus: what no round scored there yet (the rounds
-    # that indexed a sample of it, and those a race left with one candidate never ran)
+    # the best survivors on every question over the whole corpus: what no round scored there yet (the
+    # rounds that indexed a sample of it, and those a race left with one candidate never ran)
     ran = [report.round for report in reports]
+    raced = {c.key: _race_scores(store, c.key, ran) for c in alive}
+    values = {c.key: _values(store, c.key, ran) for c in alive}
+    standing = sorted(alive, key=lambda c: (-float(values[c.key].mean()), c.key))
+    alive = standing[: len(standing) if confirm is None else confirm]
+    for candidate in standing[len(alive) :]:
+        series = values[candidate.key]
+        fates[candidate.key] = Fate(candidate.key, "survived", float(series.mean()), len(series))
     on_whole = {q for r in ran if r.full_corpus for q in r.new_questions}
-    missing = tuple(q for q in rounds[-1].questions if q not in on_whole)
-    confirmation = Round(len(rounds), rounds[-1].questions, missing, None)
+    everything = tuple(rounds[-1].questions if questions is None else questions)
+    missing = tuple(q for q in everything if q not in on_whole)
+    confirmation = Round(len(rounds), everything, missing, None)
     spent = _score_all(alive, confirmation, missing, FINAL, scorer, store, budget, spent_so_far)
     spend = _spend(spent_so_far(), scorer, store, candidates, rounds)
     store.save_spend(spend)
@@ -247,7 +282,7 @@ def race(
             tier=verdict.tier,
             p_value=None if math.isnan(verdict.p_value) else verdict.p_value,
         )
-    return RaceOutcome("finished", fates, reports, spend, final)
+    return RaceOutcome("finished", fates, reports, spend, final, race_scores=raced)
 
 
 class _ReadOnce:
@@ -338,9 +373,13 @@ def _spent(spend: Spend, budget: SearchBudget) -> str:
 
 def _values(store: ResultStore, key: CandidateKey, rounds: Sequence[Round]) -> pd.Series:
     """The candidate's objective per question over ``rounds`` (indexed by question id)."""
+    return _race_scores(store, key, rounds).set_index("question_id")[VALUE].astype("float64")
+
+
+def _race_scores(store: ResultStore, key: CandidateKey, rounds: Sequence[Round]) -> pd.DataFrame:
+    """The candidate's scores in ``rounds``, one row per question."""
     frames = [store.load(key, r.index) for r in rounds]
-    found = pd.concat([f for f in frames if f is not None], ignore_index=True)
-    return found.set_index("question_id")[VALUE].astype("float64")
+    return pd.concat([f for f in frames if f is not None and len(f)], ignore_index=True)
 
 
 def _final_scores(store: ResultStore, key: CandidateKey, rounds: Sequence[Round]) -> pd.DataFrame:

@@ -45,6 +45,8 @@ def plan_rounds(
         seed=racing.seed,
         corpus_sampling=racing.corpus_sampling,
         block_chars=racing.block_chars,
+        distractors=racing.distractors,
+        max_sample=racing.max_sample,
     )
 
 
@@ -62,12 +64,14 @@ def search_id(
             [
                 list(r.new_questions),
                 sorted((b.doc_id, b.start, b.end) for b in r.blocks) if r.blocks is not None else None,
+                sorted((b.doc_id, b.start, b.end) for b in r.references),
             ]
             for r in planned
         ],
         "corpus": corpus.sha256,
         "embedder": embedder_model_id,
         "objective": objective,
+        "sampling": "references and the middles of blocks",  # how a round keeps a chunk (fidelity.py)
     }
     return "search-" + sha256_hex(json.dumps(described, sort_keys=True))[:12]
 
@@ -88,10 +92,13 @@ def run_search(
     progress: Progress = no_progress,
     on_start: Callable[[str, Sequence[Candidate], Sequence[Round]], None] = lambda *args: None,
     on_round: Callable[[RoundReport], None] = lambda report: None,
+    raced: Sequence[Candidate] | None = None,
 ) -> SearchOutcome:
     """Race the space of ``settings`` on ``examples`` for ``objective`` (a per-question column of the
-    retrieval metrics, ``span_recall_1000t``); the winning tier at ``tier_alpha`` (the leaderboard's)."""
-    found = candidates(settings)
+    retrieval metrics, ``span_recall_1000t``); the winning tier at ``tier_alpha`` (the leaderboard's).
+    ``raced``: these candidates instead of the space's (a benchmark races the same ones with other
+    seeds)."""
+    found = list(candidates(settings) if raced is None else raced)
     planned = plan_rounds(settings, corpus, examples)
     sid = search_id(found, planned, corpus, embedder.model_id, objective)
     results = WarehouseResultStore(warehouse, sid)
@@ -109,12 +116,14 @@ def run_search(
         progress=progress,
     )
     on_start(sid, found, planned)
-    raced = race(
+    outcome = race(
         found,
         planned,
         scorer,
         results,
         alpha=settings.racing.alpha,
+        confirm=settings.racing.confirm,
+        questions=[e.question_id for e in examples],
         tier_alpha=tier_alpha,
         budget=settings.budget,
         on_round=on_round,
@@ -122,4 +131,4 @@ def run_search(
     dense_configs = {c.chunk_config.name: c.chunk_config for c in found if "knn" in c.profile.retrievers}
     texts = [{sha256_hex(chunk.text) for chunk in scorer.chunks(c)} for c in dense_configs.values()]
     grid = grid_cost(texts, len(found), len(examples))
-    return SearchOutcome(sid, objective, len(examples), tuple(found), raced, grid, resumed)
+    return SearchOutcome(sid, objective, len(examples), tuple(found), outcome, grid, resumed)

@@ -23,10 +23,13 @@ chunkers x three sizes x two overlaps, dense and hybrid retrieval). Errors name 
     racing:
       first_sample: 20         # questions in the first round; each round multiplies them by growth
       growth: 2.0
+      max_sample: 80           # the race asks at most this many questions (null: every question)
       alpha: 0.05              # family-wise, over the challengers (Holm) and the rounds (Bonferroni)
       seed: 7                  # the question sample and the corpus blocks: nested, the same every time
-      corpus_sampling: true    # early rounds index a nested sample of the corpus (see race.py)
-      block_chars: 500
+      corpus_sampling: true    # rounds index the chunks of their questions' references and distractors
+      block_chars: 500         # distractors: the chunks whose middle lies in a sampled block of this size
+      distractors: 0.25        # the share of blocks kept, times the share of questions asked
+      confirm: 1               # the best survivors scored on every question over the whole corpus
       max_candidates: 64       # a larger grid is sampled (seeded)
 
 The objective is the leaderboard's (data/monitoring.yaml, ``leaderboard``): the search finds the setups
@@ -40,7 +43,7 @@ from pathlib import Path
 
 from ..configs import CHUNKER_KINDS, TOKENIZER_NAMES, ChunkerKind, LengthUnit
 from ..errors import ConfigError
-from ..settings_file import build_settings, read_settings_file, require_integer
+from ..settings_file import build_settings, read_settings_file, require_integer, require_unit
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,9 @@ class RacingSettings:
     seed: int = 7
     corpus_sampling: bool = True
     block_chars: int = 500
+    distractors: float = 0.25
+    max_sample: int | None = 80
+    confirm: int | None = 1
     max_candidates: int = 64
 
     def __post_init__(self) -> None:
@@ -126,6 +132,11 @@ class RacingSettings:
             raise ConfigError(f"racing.alpha must be in (0, 1), got {self.alpha!r}")
         require_integer("racing.seed", self.seed, 0)
         require_integer("racing.block_chars", self.block_chars, 100)
+        require_unit("racing.distractors", self.distractors)
+        if self.max_sample is not None:
+            require_integer("racing.max_sample", self.max_sample, 2)
+        if self.confirm is not None:
+            require_integer("racing.confirm", self.confirm, 1)
         require_integer("racing.max_candidates", self.max_candidates, 2)
 
 

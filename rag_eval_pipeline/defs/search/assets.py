@@ -6,7 +6,8 @@ when they are eliminated, so the UI's partition view of ``search_race`` shows wh
 each round materializes every racing candidate's partition with its standing (mean, questions, and for
 the eliminated, who beat it and the p-value): the history of an eliminated candidate stays in the event
 log and in the warehouse (``search_scores``, ``search_candidates``) after its partition is gone. The
-winning tier stays in the set when the search ends. The config files' chunk configs and profiles are not
+winning tier (the race's survivors) stays in the set when the search ends; a survivor confirmed on the
+whole corpus in a lower tier than the winner's leaves it. The config files' chunk configs and profiles are not
 touched (their cap holds) until `rag-eval search --apply` writes the winners into them.
 """
 
@@ -130,20 +131,22 @@ def search_outcome(
         )
     race = outcome.race
     for key, fate in race.fates.items():  # the survivors' last standing; only the winning tier stays
-        if fate.status == "tier":
+        if fate.status in ("tier", "survived"):
             context.log_event(
                 dg.AssetMaterialization(
                     "search_race",
                     partition=key,
                     metadata={
-                        "status": f"tier {fate.tier}",
+                        "status": f"tier {fate.tier}"
+                        if fate.status == "tier"
+                        else "survived (not confirmed)",
                         "mean": metric_value(fate.mean),
                         "n_questions": fate.n_questions,
-                        "whole_corpus": True,
+                        "whole_corpus": fate.status == "tier",
                     },
                 )
             )
-            if fate.tier != 1:
+            if fate.status == "tier" and fate.tier != 1:  # told apart from the winner on the whole corpus
                 instance.delete_dynamic_partition(SEARCH_CANDIDATE, key)
     frame = with_columns(outcome.candidates_frame(), run_id=context.run.run_id, created_at=now_utc())
     warehouse.layout().write_history(
@@ -159,7 +162,8 @@ def search_outcome(
             "stopped_because": race.stopped_because,
             "objective": outcome.objective,
             "n_candidates": len(outcome.candidates),
-            "winning_tier": ", ".join(outcome.winners) or "none",
+            "winning_tier": ", ".join(outcome.winning_tier) or "none",
+            "winners": ", ".join(outcome.winners) or "none",
             "pareto_front": ", ".join(outcome.front()) or "none",
             "eliminated": sum(1 for f in race.fates.values() if f.status == "eliminated"),
             "texts_indexed": race.spend.texts_indexed,

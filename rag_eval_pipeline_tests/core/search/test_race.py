@@ -1,5 +1,6 @@
 """Racing with scripted scores: a planted winner is found and the rest eliminated; equal candidates are
-never eliminated; a killed race resumes without scoring anything twice; the budget stops it."""
+never eliminated; only the best survivors are confirmed on the whole corpus; a killed race resumes
+without scoring anything twice; the budget stops it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile
 from rag_eval_pipeline.core.search.candidates import Candidate, CandidateKey
 from rag_eval_pipeline.core.search.fidelity import Block, Round, sample_sizes
+from rag_eval_pipeline.core.search.outcome import GridCost, SearchOutcome
 from rag_eval_pipeline.core.search.race import (
     CONTEXT_TOKENS,
     FULL_CORPUS,
@@ -197,3 +199,61 @@ def test_the_budget_stops_the_race_and_says_where_it_stood() -> None:
     assert scorer.calls == 2  # stopped before the third call (each embeds 10 texts)
     assert {f.status for f in outcome.fates.values()} <= {"unfinished", "eliminated"}
     assert outcome.winners == []
+
+
+def one_better(values: list[float]) -> list[float]:
+    """``values`` with the first miss answered: the better mean, by a difference no test can show."""
+    first = values.index(0.0)
+    return [1.0 if i == first else v for i, v in enumerate(values)]
+
+
+def test_only_the_best_survivors_are_confirmed_and_the_rest_survive() -> None:
+    """confirm=1: of three candidates no test tells apart, the best in the race is scored again on every
+    question over the whole corpus (the questions the race never reached too); the others keep their
+    race scores and are the rest of the winning tier."""
+    same = noisy(0.6, 9)
+    values = {"a--p": same, "b--p": list(same), "c--p": one_better(same)}
+    scorer = ScriptedScorer(values)
+    raced = plan(sampled=True)[:3]  # the race asks 40 questions at most (racing.max_sample)
+    outcome = race(
+        candidates_of(values), raced, scorer, MemoryStore(), alpha=0.05, confirm=1, questions=QUESTIONS
+    )
+    fates = outcome.fates
+    assert outcome.winners == ["c--p"] and fates["c--p"].status == "tier" and fates["c--p"].tier == 1
+    assert fates["c--p"].n_questions == len(QUESTIONS)
+    assert {q for k, q, full in scorer.scored if k == "c--p" and full} == set(QUESTIONS)
+    for key in ("a--p", "b--p"):
+        assert fates[key].status == "survived" and fates[key].n_questions == 40
+        assert not [q for k, q, full in scorer.scored if k == key and full]  # never on the whole corpus
+        assert "not among the best scored on the whole corpus" in fates[key].describe()
+    assert outcome.winning_tier == ["c--p", "a--p", "b--p"]  # the confirmed first
+    assert set(outcome.final_scores) == {"c--p"}
+    assert {k: len(f) for k, f in outcome.race_scores.items()} == {k: 40 for k in values}
+    assert outcome.spend.queries == 3 * 40 + len(QUESTIONS)  # the race, then one confirmation
+
+
+def test_the_front_is_drawn_among_the_survivors_on_the_race_questions() -> None:
+    """The Pareto front of the winning tier compares the survivors where all of them were scored: the
+    race's questions and corpus samples (a confirmed survivor's whole-corpus scores are not mixed in)."""
+    same = noisy(0.6, 9)
+    values = {"cheap--p": same, "dear--p": one_better(same), "mid--p": list(same)}
+    scorer = ScriptedScorer(values)
+    tokens = {"cheap--p": 50.0, "dear--p": 400.0, "mid--p": 200.0}
+    score = scorer.score
+
+    def priced(candidates: Sequence[Candidate], round: Round, questions: Sequence[QuestionId]):  # type: ignore[no-untyped-def]
+        frames = score(candidates, round, questions)
+        for c in candidates:
+            frames[c.profile.name][CONTEXT_TOKENS] = tokens[c.key]
+        return frames
+
+    scorer.score = priced  # type: ignore[method-assign]
+    found = race(candidates_of(values), plan(sampled=True)[:3], scorer, MemoryStore(), alpha=0.05, confirm=1)
+    outcome = SearchOutcome(
+        "s", "recall", len(QUESTIONS), tuple(candidates_of(values)), found, GridCost(1, 1)
+    )
+    # mid--p: the same recall as cheap--p for more tokens, off the front
+    assert outcome.front() == ["cheap--p", "dear--p"]
+    frame = outcome.candidates_frame().set_index("candidate")
+    assert frame.loc["cheap--p", "fate"] == "survived" and frame.loc["cheap--p", "pareto_front"]
+    assert frame.loc["cheap--p", "context_tokens_mean"] == 50.0

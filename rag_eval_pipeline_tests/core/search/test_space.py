@@ -12,7 +12,7 @@ from rag_eval_pipeline.core.configs import NAME_PATTERN
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.search.candidates import SEPARATOR, candidates, chunk_configs, profiles
-from rag_eval_pipeline.core.search.fidelity import Round, corpus_blocks, rounds, sample_sizes
+from rag_eval_pipeline.core.search.fidelity import Block, Round, corpus_blocks, rounds, sample_sizes
 from rag_eval_pipeline.core.search.settings import (
     ChunkingChoices,
     RacingSettings,
@@ -20,7 +20,14 @@ from rag_eval_pipeline.core.search.settings import (
     SearchSettings,
     load_search_settings,
 )
-from rag_eval_pipeline.core.types import CharacterSpan, Document, DocumentId, QuestionId
+from rag_eval_pipeline.core.types import (
+    CharacterSpan,
+    ChunkId,
+    Document,
+    DocumentId,
+    PositionAwareChunk,
+    QuestionId,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -84,6 +91,9 @@ def test_the_settings_file_is_read_and_its_errors_name_the_key(tmp_path: Path) -
         ("racing: {growth: 1}\n", "racing.growth must be > 1"),
         ("budget: {embedded_texts: 0}\n", "budget.embedded_texts must be > 0"),
         ("racing: {speed: 2}\n", "unknown key.*racing.speed"),
+        ("racing: {distractors: 1.5}\n", r"racing.distractors must be a number in \[0, 1\]"),
+        ("racing: {confirm: 0}\n", "racing.confirm must be an integer >= 1"),
+        ("racing: {max_sample: 1}\n", "racing.max_sample must be an integer >= 2"),
     ):
         path.write_text(text)
         with pytest.raises(ConfigError, match=message):
@@ -130,3 +140,52 @@ def test_rounds_grow_nested_samples_of_questions_and_corpus_blocks() -> None:
         assert first.keeps(span)
     assert planned_for(list(reversed(questions))) == planned  # seeded, whatever order they came in
     assert all(r.full_corpus for r in planned_for(questions, sampling=False))
+
+
+def chunk(doc: str, start: int, end: int) -> PositionAwareChunk:
+    return PositionAwareChunk(ChunkId(f"{doc}-{start}"), DocumentId(doc), start, end, "x" * (end - start))
+
+
+def test_a_round_keeps_the_chunks_of_its_references_and_those_whose_middle_lies_in_its_blocks() -> None:
+    d = DocumentId("d")
+    round = Round(
+        0,
+        (QuestionId("q"),),
+        (QuestionId("q"),),
+        blocks=frozenset({Block(d, 500, 1000)}),
+        references=frozenset({Block(d, 120, 140)}),
+    )
+    assert round.keeps(chunk("d", 100, 200))  # holds a reference
+    assert round.keeps(chunk("d", 600, 700)) and round.keeps(chunk("d", 400, 800))  # middle 599 in the block
+    assert not round.keeps(chunk("d", 0, 100))  # neither
+    assert not round.keeps(chunk("d", 300, 600))  # shares 100 characters with the block; its middle does not
+    assert not round.keeps(chunk("e", 600, 700))  # another document
+    assert Round(0, (), (), None).keeps(chunk("d", 0, 100))  # the whole corpus
+
+
+def test_distractors_and_max_sample_shape_the_rounds() -> None:
+    questions = [QuestionId(f"q{i}") for i in range(50)]
+    references = {
+        q: [CharacterSpan(DocumentId(f"d{i % 10}"), 100, 150, "x" * 50)] for i, q in enumerate(questions)
+    }
+
+    def planned(**racing: object) -> list[Round]:
+        settings = {"first_sample": 5, "growth": 2, "seed": 3, "corpus_sampling": True, "block_chars": 250}
+        return rounds(questions, references, corpus(), **{**settings, **racing})  # type: ignore[arg-type]
+
+    # no distractors: only the references, in every round, the last one too
+    bare = planned(distractors=0.0)
+    assert all(r.blocks == frozenset() and not r.full_corpus for r in bare)
+    assert bare[-1].references == {Block(DocumentId(f"d{i}"), 100, 150) for i in range(10)}
+    # a share of the blocks, growing with the questions asked: half of the 40 in the last round
+    half = planned(distractors=0.5)
+    assert [len(r.blocks or ()) for r in half] == [2, 4, 8, 16, 20] and not half[-1].full_corpus
+    assert all(
+        a.blocks is not None and b.blocks is not None and a.blocks <= b.blocks
+        for a, b in itertools.pairwise(half)
+    )
+    # at most 20 questions raced
+    capped = planned(max_sample=20)
+    assert [len(r.questions) for r in capped] == [5, 10, 20]
+    assert [len(r.questions) for r in planned(max_sample=15)] == [5, 10, 15]
+    assert [len(r.questions) for r in planned(max_sample=500)] == [5, 10, 20, 40, 50]

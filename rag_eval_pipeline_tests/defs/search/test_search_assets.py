@@ -60,11 +60,14 @@ def test_the_race_is_partitions_that_leave_when_eliminated(tmp_path: Path) -> No
         fates = frame.set_index("candidate")
         k1, k5, k10 = (f"recursive-200-0-cl100k--k{k}-kw0" for k in (1, 5, 10))
         assert fates.loc[k1, "fate"] == "eliminated" and fates.loc[k1, "beaten_by"] in (k5, k10)
-        assert fates.loc[k1, "n_questions"] < 85 and fates.loc[k1, "p_value"] <= 0.05 / 4
-        winners = sorted(frame.loc[frame["tier"] == 1, "candidate"])
-        assert k10 in winners and k1 not in winners
-        # the partition set is the winning tier: the older search's winner and k1 left it
-        assert sorted(instance.get_dynamic_partitions(SEARCH_CANDIDATE)) == winners
+        # three rounds (20, 40 and 80 questions: racing.max_sample), alpha split over them
+        assert fates.loc[k1, "n_questions"] < 85 and fates.loc[k1, "p_value"] <= 0.05 / 3
+        # k10 is confirmed on every question (racing.confirm: 1, the best of the race); k5 survived
+        assert list(frame.loc[frame["tier"] == 1, "candidate"]) == [k10]
+        assert fates.loc[k10, "n_questions"] == 85 and fates.loc[k5, "fate"] == "survived"
+        assert fates.loc[k5, "n_questions"] == 80
+        # the partition set is the winning tier, the survivors: the older search's winner and k1 left it
+        assert sorted(instance.get_dynamic_partitions(SEARCH_CANDIDATE)) == [k10, k5]
         # k1's race stays in the event log though its partition is gone
         raced = instance.fetch_materializations(
             dg.AssetRecordsFilter(asset_key=dg.AssetKey("search_race"), asset_partitions=[k1]), limit=10
@@ -83,6 +86,12 @@ def test_the_race_is_partitions_that_leave_when_eliminated(tmp_path: Path) -> No
         assert outcome["n_candidates"].value == 3 and outcome["eliminated"].value >= 1
         queries = outcome["queries"].value
         assert "winning tier" in outcome["outcome_text"].value
+        assert outcome["winning_tier"].value == f"{k10}, {k5}" and outcome["winners"].value == k10
+        survivor = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=dg.AssetKey("search_race"), asset_partitions=[k5]), limit=1
+        ).records[0]
+        assert survivor.asset_materialization is not None
+        assert survivor.asset_materialization.metadata["status"].value == "survived (not confirmed)"
     # the scores of every candidate, eliminated ones included, are search history in the warehouse
     warehouse = Warehouse(tmp_path / "warehouse")
     scores = pd.read_parquet(warehouse.history_table_dir(SEARCH_SCORES))
