@@ -245,7 +245,7 @@ def search_once(
     lines.append(
         "  eliminated per round: "
         + ", ".join(
-            f"round {r} ({len(race.rounds[r].round.questions)} questions): {n}"
+            f"round {r} ({len(race.rounds[r - 1].round.questions)} questions): {n}"
             for r, n in sorted(by_round.items())
         )
     )

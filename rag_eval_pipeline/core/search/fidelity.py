@@ -62,6 +62,11 @@ class Round:
     def full_corpus(self) -> bool:
         return self.blocks is None
 
+    @property
+    def number(self) -> int:
+        """The round as people count them (1 for the first); ``index`` names its stored scores."""
+        return self.index + 1
+
     def keeps(self, chunk: SpanLike) -> bool:
         """Whether the round indexes ``chunk``: it shares a character with a reference, or its middle
         character lies in a kept block."""

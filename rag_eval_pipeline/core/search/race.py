@@ -101,9 +101,9 @@ class ResultStore(Protocol):
 class Fate:
     """What became of a candidate. ``tier`` for the survivors scored on every question over the whole
     corpus (1: the search's answer), with their mean there; ``survived`` for a survivor not among the
-    ``confirm`` best (its mean over the race's corpus samples); ``eliminated`` with the round, the questions it was tested
-    on, who beat it and by how much, and the corrected p-value; ``unfinished`` when the budget ran out
-    while it raced (its mean so far)."""
+    ``confirm`` best (its mean over the race's corpus samples); ``eliminated`` with the round (1 for the
+    first), the questions it was tested on, who beat it and by how much, and the corrected p-value;
+    ``unfinished`` when the budget ran out while it raced (its mean so far)."""
 
     key: CandidateKey
     status: FateStatus
@@ -230,7 +230,7 @@ def race(
                         "eliminated",
                         means[challenger.key],
                         n,
-                        round=round.index,
+                        round=round.number,
                         beaten_by=best.key,
                         best_mean=means[best.key],
                         p_value=p,

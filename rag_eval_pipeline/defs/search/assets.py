@@ -88,7 +88,7 @@ def search_outcome(
         for key in report.racing:
             fate = out.get(key)
             metadata: dict[str, dg.RawMetadataValue] = {
-                "round": report.round.index,
+                "round": report.round.number,
                 "n_questions": len(report.round.questions),
                 "mean": metric_value(report.means[key]),
                 "status": "eliminated" if fate else "racing",
@@ -100,7 +100,7 @@ def search_outcome(
         for fate in report.eliminated:
             instance.delete_dynamic_partition(SEARCH_CANDIDATE, fate.key)
         context.log.info(
-            f"round {report.round.index}: {len(report.round.questions)} questions, {len(report.racing)} "
+            f"round {report.round.number}: {len(report.round.questions)} questions, {len(report.racing)} "
             f"racing, {len(report.eliminated)} eliminated"
         )
 

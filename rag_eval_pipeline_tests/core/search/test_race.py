@@ -133,7 +133,14 @@ def test_a_planted_winner_is_found_and_the_rest_eliminated_early() -> None:
     assert all(
         fates[k].status == "eliminated" and fates[k].beaten_by == "good--p" for k in PLANTED if k != "good--p"
     )
-    assert fates["worse--p"].round is not None and fates["worse--p"].round <= 1  # clearly worse: early
+    # clearly worse: eliminated in round 1 or 2
+    assert fates["worse--p"].round is not None and fates["worse--p"].round <= 2
+    # rounds count from 1: a fate's round is the one whose questions it was tested on
+    assert all(
+        f.n_questions == len(outcome.rounds[f.round - 1].round.questions)
+        for f in fates.values()
+        if f.status == "eliminated" and f.round is not None
+    )
     assert all(
         f.p_value is not None and f.p_value <= 0.05 / 5 for f in fates.values() if f.status == "eliminated"
     )
