@@ -21,6 +21,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -239,14 +240,13 @@ def search_once(
             f"{'yes' if in_tier else 'NO'}"
         )
     eliminated = [f for f in race.fates.values() if f.status == "eliminated"]
-    by_round: dict[int, int] = {}
-    for f in eliminated:
-        by_round[f.round or 0] = by_round.get(f.round or 0, 0) + 1
+    by_round = Counter(f.round for f in eliminated)
     lines.append(
         "  eliminated per round: "
         + ", ".join(
-            f"round {r} ({len(race.rounds[r - 1].round.questions)} questions): {n}"
-            for r, n in sorted(by_round.items())
+            f"round {r.number} ({len(r.questions)} questions): {by_round[r.number]}"
+            for r in (report.round for report in race.rounds)
+            if by_round[r.number]
         )
     )
     wrongly = [f.key for f in eliminated if f.key in tier_1]
