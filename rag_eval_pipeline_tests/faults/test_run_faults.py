@@ -6,6 +6,7 @@ exactly what did not succeed. Driven through `rag-eval` subprocesses on the tiny
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -140,7 +141,10 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
     with log.open("w") as out:
         child = subprocess.Popen(
             rag_eval_command("run", *selection),
-            env=rag_eval_env(project, {"PYTHONPATH": str(hooks)}),
+            env=rag_eval_env(
+                project,
+                {"PYTHONPATH": os.pathsep.join(filter(None, [str(hooks), os.environ.get("PYTHONPATH")]))},
+            ),
             stdout=out,
             stderr=subprocess.STDOUT,
             text=True,
