@@ -111,8 +111,8 @@ class ProjectFiles:
         return load_search_settings(self.path(self.search_file))
 
     def question_sources(self, settings: GenerationSettings | None = None) -> QuestionSources:
-        """Which question sets the evaluation uses (core/generation/sources.py). A golden file named
-        explicitly (not the default location) must exist; only the default one may be absent."""
+        """Which question sets the evaluation uses (core/generation/sources.py); a golden file that
+        evaluate_on asks for and that is missing is a ``DatasetError`` naming it and the import."""
         golden = self.path(self.golden_dataset)
         default = self.path(ProjectFiles.golden_dataset)
         return question_sources(
@@ -149,7 +149,7 @@ class ProjectFiles:
 
 
 def _uses_synthetic(files: ProjectFiles, settings: GenerationSettings) -> bool:
-    """Whether synthetic_questions runs (and probes); a named golden file that is missing fails the run
+    """Whether synthetic_questions runs (and probes); a golden file asked for and missing fails the run
     elsewhere, so the estimate counts the probe."""
     try:
         return files.question_sources(settings).synthetic

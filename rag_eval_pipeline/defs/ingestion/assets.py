@@ -82,7 +82,7 @@ def eval_questions(
 ) -> dg.MaterializeResult[pd.DataFrame]:
     """The questions every partition is evaluated on: the golden set, the synthetic set or both
     (``evaluate_on`` in data/generation.yaml), every span checked against the corpus as it is now.
-    Without a golden file, the synthetic set, with a warning (core/generation/sources.py).
+    A golden set asked for and missing fails the step as bad input (core/generation/sources.py).
 
     A golden span in a document edited since the dataset last matched is re-anchored to its excerpt,
     or its question is stale: kept as a row with ``ground_truth_status`` and ``stale_reason``, not
@@ -91,9 +91,7 @@ def eval_questions(
     ledger = anchor_ledger_path(project, warehouse)
     reanchored: ReanchoredDataset | None = None
     settings = generation_settings(project)
-    sources = question_sources_for(project, settings)  # no golden file: synthetic, with a warning
-    if sources.note:
-        context.log.warning(sources.note)
+    sources = question_sources_for(project, settings)  # golden asked for and missing: bad input
     with input_errors_fail_the_step():
         if sources.golden:
             reanchored = read_reanchored_jsonl(sources.golden_file, loaded, read_anchors(ledger))
@@ -152,7 +150,6 @@ def eval_questions(
         "n_stale": len(stale),
         "evaluate_on": sources.name,  # what was evaluated; evaluate_on_configured: what the file says
         "evaluate_on_configured": sources.configured,
-        "questions_note": sources.note or "none",
         "question_generators": question_generators(e.metadata for e in dataset),
         "n_golden": len(golden) if golden else 0,
         "n_synthetic": len(synthetic) if synthetic else 0,
