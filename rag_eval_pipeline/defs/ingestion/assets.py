@@ -5,6 +5,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from ...core.corpus import describe_skipped_links
 from ...core.datasets import TokenLevelDataset
 from ...core.document_formats import count_by_extension, describe_counts, describe_skipped
 from ...core.generation.sources import question_generators
@@ -37,7 +38,8 @@ from ...lib.step_redaction import redacts_secrets
 @redacts_secrets
 def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.MaterializeResult[pd.DataFrame]:
     """Every document of the corpus folder (markdown, text, reST, HTML reduced to its text); doc id =
-    path relative to it. Files with another extension are skipped, counted and named in a warning."""
+    path relative to it. Files with another extension, and links that lead to no document (a loop, a
+    missing target), are skipped, counted and named in a warning."""
     with input_errors_fail_the_step():
         loaded = project.load_corpus()
     frame = corpus_to_frame(loaded)
@@ -49,6 +51,8 @@ def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Ma
     )
     if loaded.skipped:
         context.log.warning(describe_skipped(loaded.skipped))
+    if loaded.skipped_links:
+        context.log.warning(describe_skipped_links(loaded.skipped_links))
     workload = project.workload(corpus=loaded)  # what embedding it will cost: warned of when large
     for warning in workload.warnings():
         context.log.warning(warning)
@@ -59,6 +63,7 @@ def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Ma
             "documents_per_format": dg.MetadataValue.json(per_format),
             "n_skipped_files": len(loaded.skipped),
             "skipped_extensions": describe_counts(count_by_extension(loaded.skipped)) or "none",
+            "n_skipped_links": len(loaded.skipped_links),
             "n_characters": loaded.total_characters,
             "groups": ", ".join(groups),
             "corpus_sha256": loaded.sha256,
