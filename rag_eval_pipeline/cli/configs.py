@@ -36,7 +36,6 @@ from ..core.configs import (
 )
 from ..core.document_scope import DocumentScope, resolve_documents
 from ..core.errors import ConfigError, InputError
-from ..core.files import write_text_atomically
 from ..core.monitoring_settings import EVALUATION_MODES
 from ..core.profile_edits import (
     ProfileEdit,
@@ -48,6 +47,7 @@ from ..core.profile_edits import (
 )
 from ..core.profile_versions import ProfileVersions
 from ..core.project_files import ProjectFiles
+from ..core.settings_file import edit_settings_file
 from ..core.text_table import format_table
 from ..core.yaml_entries import entry_texts
 from .output import add_format_argument, render_records
@@ -286,15 +286,17 @@ def _edit_profile(args: argparse.Namespace, files: ProjectFiles) -> int:
     target = files.path(files.profiles_file)
     settings = parse_assignments(getattr(args, "set", []))
     before: dict[str, RetrievalProfile] = {p.name: p for p in files.load_configs().profiles}
-    if args.action == "create":
-        edit = create_profile(target, args.name, settings)
-    elif args.action == "update":
-        edit = update_profile(target, args.name, settings, args.unset)
-    elif args.action == "delete":
-        edit = delete_profile(target, args.name)
-    else:
-        edit = clone_profile(target, args.name, args.new_name, settings)
-    write_text_atomically(target, edit.text)
+
+    def profile_edit() -> ProfileEdit:
+        if args.action == "create":
+            return create_profile(target, args.name, settings)
+        if args.action == "update":
+            return update_profile(target, args.name, settings, args.unset)
+        if args.action == "delete":
+            return delete_profile(target, args.name)
+        return clone_profile(target, args.name, args.new_name, settings)
+
+    edit = edit_settings_file(target, profile_edit)
     configs = files.load_configs()  # numbers the new settings in the version ledger
     profile = before[edit.name] if edit.action == "deleted" else configs.profile(edit.name)
     with project_instance(files.root) as instance:
@@ -356,9 +358,7 @@ def _apply(args: argparse.Namespace, files: ProjectFiles) -> int:
         for entry in scoped:
             resolve_documents(entry.config.documents or (), corpus_ids, f"{source}: {entry.name}: documents")
     target = files.path(files.chunk_configs_file)
-    merge = merge_chunk_configs(target, entries)
-    if merge.modified:
-        write_text_atomically(target, merge.text)
+    merge = edit_settings_file(target, lambda: merge_chunk_configs(target, entries))
     if args.format == "table":
         print(describe_merge(files.chunk_configs_file, merge))
     else:
@@ -377,9 +377,7 @@ def _apply_to_documents(args: argparse.Namespace, files: ProjectFiles) -> int:
     corpus_ids = [d.doc_id for d in files.load_corpus()]
     documents = resolve_documents(args.document, corpus_ids, "--document")
     target = files.path(files.chunk_configs_file)
-    applied = apply_to_documents(target, args.target, documents)
-    if applied.modified:
-        write_text_atomically(target, applied.text)
+    applied = edit_settings_file(target, lambda: apply_to_documents(target, args.target, documents))
     covered = len(corpus_ids) if applied.after is None else len(applied.after)
     record = {
         "chunk_config": applied.name,

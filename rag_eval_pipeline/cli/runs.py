@@ -81,6 +81,8 @@ def execute_evaluation(
             ingestion = any(r.stage == "ingestion" for r in plan)
             for warning in files.workload(chunking, ingestion).warnings() if chunking or ingestion else ():
                 print(f"warning: {warning}", file=sys.stderr)
+            if ingestion:  # a golden set asked for and missing (or a broken generation.yaml) stops here
+                files.question_sources()
             where = f"submitted to {DagsterWebserver(launch_url).url}" if launch_url else "in process"
             if resume_id is not None:
                 print(

@@ -8,6 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from ..core.corpus import describe_skipped_links
 from ..core.errors import InputError
 from ..core.workspace import WORKSPACE_FILE, CreatedWorkspace, init_workspace
 from ..runner.ui import run_ui, ui_command
@@ -54,6 +55,8 @@ def describe_created(created: CreatedWorkspace) -> str:
     if skipped:
         more = f" (+{len(skipped) - 5} more)" if len(skipped) > 5 else ""
         lines.append(f"  skipped, not a format the corpus reads: {', '.join(skipped[:5])}{more}")
+    if created.corpus.skipped_links:
+        lines.append(f"  {describe_skipped_links(created.corpus.skipped_links)}")
     lines += [
         f"  wrote {', '.join(str(p.relative_to(created.root)) for p in created.written)}",
         "next:",

@@ -1,6 +1,7 @@
 """Changing data/chunk_configs.yaml from the command line (`rag-eval chunk-configs apply`): merging a file
 of configs by name, and applying a configured config to more documents. Edits keep the file's comments
-(core/yaml_entries.py) and are checked as the pipeline will read the file before they are written.
+(core/yaml_entries.py) and are checked as the pipeline will read the file before they are written
+(through ``settings_file.edit_settings_file``, so concurrent edits take turns).
 """
 
 from __future__ import annotations

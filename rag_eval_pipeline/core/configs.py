@@ -39,6 +39,13 @@ TOKENIZER_NAMES: tuple[str, ...] = get_args(TokenizerName)
 DEFAULT_TOKENIZER: TokenizerName = "minilm"
 LengthUnit = Literal["characters", "tokens"]
 LENGTH_UNITS: tuple[str, ...] = get_args(LengthUnit)
+DEFAULT_BREAKPOINT_PERCENTILE = 90.0
+# Settings only some chunkers read (tokenizer and length have their own checks): those chunkers, and the
+# default every other chunker must keep, as any other value would change nothing.
+_CHUNKER_ONLY_SETTINGS: dict[str, tuple[tuple[ChunkerKind, ...], object]] = {
+    "separators": (("recursive", "semantic"), DEFAULT_SEPARATORS),
+    "breakpoint_percentile": (("semantic",), DEFAULT_BREAKPOINT_PERCENTILE),
+}
 # Settings added after configs were first written, left out of the hash while they hold these defaults:
 # a config written before them keeps its hash, so its partitions do not turn stale.
 _LATER_SETTING_DEFAULTS: dict[str, object] = {
@@ -59,7 +66,7 @@ class ChunkConfig:
     chunk_overlap: int = 0
     separators: tuple[str, ...] = DEFAULT_SEPARATORS
     # semantic: split where the cosine distance between neighbouring sentences exceeds this percentile.
-    breakpoint_percentile: float = 90.0
+    breakpoint_percentile: float = DEFAULT_BREAKPOINT_PERCENTILE
     # token, and recursive with length "tokens": which tokens are counted (a TokenizerName, or a
     # tokenizer.json path relative to the workspace root, or absolute).
     tokenizer: str = DEFAULT_TOKENIZER
@@ -93,10 +100,18 @@ class ChunkConfig:
             )
         if not 0 < self.breakpoint_percentile < 100:
             raise ConfigError(f"{where}: breakpoint_percentile must lie in (0, 100)")
-        self._check_token_settings(where)
+        self._check_ignored_settings(where)
 
-    def _check_token_settings(self, where: str) -> None:
-        """A tokenizer or length the chunker would ignore is refused rather than silently doing nothing."""
+    def _check_ignored_settings(self, where: str) -> None:
+        """A setting the chunker would ignore (separators, breakpoint_percentile, tokenizer, length) is
+        refused rather than silently doing nothing."""
+        for setting, (users, default) in _CHUNKER_ONLY_SETTINGS.items():
+            if self.chunker not in users and getattr(self, setting) != default:
+                chunkers = " and ".join(users) + (" chunkers" if len(users) > 1 else " chunker")
+                raise ConfigError(
+                    f"{where}: {setting} is used by the {chunkers} only, so it would change nothing for "
+                    f"{self.chunker}; remove {setting}"
+                )
         if self.length not in LENGTH_UNITS:
             raise ConfigError(
                 f"{where}: length must be one of {', '.join(LENGTH_UNITS)}, got {self.length!r}"

@@ -9,16 +9,19 @@ not looked at. A known file that cannot be read or decoded is an error naming it
 A link whose target lies outside the corpus folder is refused, never followed or skipped: what it
 points at (``/etc/passwd``, a private note) would otherwise go into chunks, vector payloads, LLM prompts
 and LangSmith. A link that stays inside the folder, and a corpus folder that is itself a link, are fine.
+A link that leads to no document (a loop, a missing target, a linked folder the glob does not enter) is
+listed in ``Corpus.skipped_links`` with its reason, never dropped in silence.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from .document_formats import KNOWN_EXTENSIONS, count_by_extension, describe_counts, format_of
 from .errors import WORKSPACE_HINT, CorpusError
@@ -34,6 +37,8 @@ class Corpus:
     root: str = ""
     # Files under the folder matching the glob whose extension no reader knows (relative POSIX paths).
     skipped: tuple[str, ...] = field(default=(), compare=False)
+    # Symbolic links matching the glob that lead to no document, each with its reason.
+    skipped_links: tuple[SkippedLink, ...] = field(default=(), compare=False)
     _by_id: Mapping[DocumentId, Document] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -72,7 +77,7 @@ class Corpus:
             documents.append(
                 Document(DocumentId(rel), read_document_text(file), rel.split("/")[0] if "/" in rel else "")
             )
-        return cls(tuple(documents), root=str(root), skipped=listing.skipped)
+        return cls(tuple(documents), str(root), listing.skipped, listing.skipped_links)
 
     def __getitem__(self, doc_id: str) -> Document:
         try:
@@ -112,22 +117,66 @@ class Corpus:
 
 
 @dataclass(frozen=True)
+class SkippedLink:
+    """A symbolic link the glob matched that leads to no document, and why."""
+
+    path: str  # relative POSIX path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.reason})"
+
+
+def describe_skipped_links(links: Sequence[SkippedLink], shown: int = 10) -> str:
+    """The warning of a load that met such links, naming the first ``shown`` with their reasons."""
+    names = ", ".join(map(str, links[:shown])) + (
+        f" (+{len(links) - shown} more)" if len(links) > shown else ""
+    )
+    return f"skipped {len(links)} symbolic links that lead to no document: {names}; fix or remove them"
+
+
+@dataclass(frozen=True)
 class CorpusFiles:
     # The documents to load, sorted; then the matches with an unknown extension (relative POSIX paths).
     files: tuple[Path, ...]
     skipped: tuple[str, ...]
+    skipped_links: tuple[SkippedLink, ...] = ()
+
+
+def glob_problem(glob: str) -> str | None:
+    """Why ``glob`` cannot select files of the corpus folder (None: it can). It is matched under the
+    folder, so an absolute pattern (which pathlib refuses with a NotImplementedError) or one that climbs
+    out with ``..`` (whose matches are not in the folder) is refused with this reason."""
+    if PurePosixPath(glob).is_absolute() or PureWindowsPath(glob).anchor:
+        return "is absolute"
+    if ".." in PurePosixPath(glob).parts:
+        return "climbs out of the corpus folder with '..'"
+    return None
 
 
 def corpus_files(root: Path, glob: str) -> CorpusFiles:
     """The files under ``root`` matching ``glob``, as ``Corpus.from_folder`` and the document sensor's
     scan see them: those of a known format to load, the others skipped (never read); hidden files and
-    folders are left out. A CorpusError names a symbolic link to a document outside ``root``."""
+    folders are left out. A CorpusError names a symbolic link to a document outside ``root``, and a
+    glob that does not select under ``root``."""
+    problem = glob_problem(glob)
+    if problem:
+        raise CorpusError(
+            f"the glob {glob!r} {problem}: a glob is relative to the corpus folder {root} and selects files "
+            "under it, e.g. '**/*.md' or 'guides/*.md'; to read documents elsewhere, use their folder as "
+            "the corpus"
+        )
     base = Path(os.path.realpath(root))
     files = []
     skipped = []
-    for file in sorted(p for p in root.glob(glob) if p.is_file()):
+    links = []
+    for file in sorted(root.glob(glob)):
         rel = file.relative_to(root)
         if any(part.startswith(".") for part in rel.parts):
+            continue
+        if not file.is_file():  # a folder, or a link that leads to no file (listed with its reason)
+            if file.is_symlink():
+                links.append(SkippedLink(rel.as_posix(), _why_no_document(file, glob)))
             continue
         if format_of(file) is None:
             skipped.append(rel.as_posix())
@@ -143,7 +192,24 @@ def corpus_files(root: Path, glob: str) -> CorpusFiles:
                 f"belongs to the corpus, or remove the link"
             )
         files.append(file)
-    return CorpusFiles(tuple(files), tuple(skipped))
+    return CorpusFiles(tuple(files), tuple(skipped), tuple(links))
+
+
+def _why_no_document(link: Path, glob: str) -> str:
+    """Why the symbolic link ``link`` gives no document."""
+    try:
+        os.stat(link)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a loop of symbolic links"
+        return f"a broken link: its target {os.readlink(link)} does not exist"
+    target = Path(os.path.realpath(link))
+    if not target.is_dir():
+        return "its target is not a regular file"
+    holder = Path(os.path.realpath(link.parent))
+    if target == holder or target in holder.parents:
+        return "a link to a folder that holds it: a loop"
+    return f"a linked folder, which the glob {glob!r} does not enter: link its files, or copy them in"
 
 
 def _first_link(root: Path, file: Path) -> Path:

@@ -15,6 +15,7 @@ launched on its own is an evaluation of one partition.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -41,6 +42,10 @@ EvaluationId = NewType("EvaluationId", str)
 # Tables written once per run and partition; together they say which runs and evaluations exist
 # (summaries outlive per-question rows once retention thins those out).
 RUN_TABLES = (*SUMMARY_TABLES, "retrieval_metrics", "answer_metrics")
+# The statements `rag-eval query` runs: DuckDB parses SHOW, DESCRIBE, SUMMARIZE, FROM ..., VALUES and
+# WITH ... SELECT as SELECT too. Not EXPLAIN (EXPLAIN ANALYZE runs its statement), nor COPY, CREATE,
+# ATTACH, EXPORT, SET, INSTALL, LOAD, PRAGMA or CALL.
+_READING_STATEMENTS = frozenset({duckdb.StatementType.SELECT})
 _SHOWN_CANDIDATES = 8
 
 
@@ -121,6 +126,7 @@ class HistoryStore:
         self._connection.execute("SET TimeZone = 'UTC'")
         self._views: dict[str, list[str]] = {}
         self._tables: tuple[str, ...] | None = None
+        self._locked = False  # ``_read_only`` was applied
 
     def close(self) -> None:
         self._connection.close()
@@ -151,10 +157,41 @@ class HistoryStore:
         return self._views[table]
 
     def query(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
-        """Any DuckDB SQL over the history tables; errors say which tables exist."""
+        """A user's DuckDB SQL over the history tables, read-only (``_read_only``): statements that only
+        read, and files under the history folder only. Errors say which tables exist."""
         for table in self.tables:
             self._view(table)
+        self._read_only()
+        try:
+            statements = self._connection.extract_statements(sql)
+        except duckdb.Error as exc:
+            raise HistoryError(
+                f"DuckDB rejected the SQL: {exc}\nhistory tables: {', '.join(self.tables) or 'none yet'}"
+            ) from None
+        writing = sorted({s.type.name for s in statements if s.type not in _READING_STATEMENTS})
+        if writing:
+            raise HistoryError(
+                f"`rag-eval query` only reads the history: {', '.join(writing)} statements are refused "
+                f"(the pipeline alone writes {self.warehouse.base_dir}); ask with SELECT (or SHOW, "
+                'DESCRIBE, SUMMARIZE), e.g. "select * from retrieval_metrics_summary"'
+            )
         return self._sql(sql, params)
+
+    def _read_only(self) -> None:
+        """From here on, this connection touches no file outside the history folder (DuckDB's own
+        settings: ``allowed_directories``, ``enable_external_access`` off, then ``lock_configuration``,
+        so no statement can undo them; extensions cannot be installed or loaded either). DuckDB does not
+        tell a read from a write inside an allowed folder, so ``query`` also runs only the statement
+        kinds DuckDB's parser calls reading (``_READING_STATEMENTS``)."""
+        if self._locked:
+            return
+        # a trailing separator: "history" must not also allow a sibling "history-old"
+        folders = sorted({os.path.join(str(p), "") for p in (self.root.absolute(), self.root.resolve())})
+        listed = ", ".join("'" + folder.replace("'", "''") + "'" for folder in folders)
+        self._connection.execute(f"SET allowed_directories = [{listed}]")
+        self._connection.execute("SET enable_external_access = false")
+        self._connection.execute("SET lock_configuration = true")
+        self._locked = True
 
     # -- runs and evaluations ------------------------------------------------------------------------
 
@@ -326,6 +363,10 @@ class HistoryStore:
     def _sql(self, sql: str, params: Sequence[Any] | None = None) -> pd.DataFrame:
         try:
             relation = self._connection.sql(sql, params=params)
+        except duckdb.PermissionException as exc:
+            raise HistoryError(
+                f"`rag-eval query` reads only the history under {self.root}: {_first_line(exc)}"
+            ) from None
         except duckdb.CatalogException as exc:
             raise HistoryError(
                 f"{_first_line(exc)}; history tables: {', '.join(self.tables) or 'none yet'}"
@@ -338,6 +379,10 @@ class HistoryStore:
             return pd.DataFrame()
         try:
             return cast(pd.DataFrame, relation.to_arrow_table().to_pandas())
+        except duckdb.PermissionException as exc:  # a file outside the history, found while reading
+            raise HistoryError(
+                f"`rag-eval query` reads only the history under {self.root}: {_first_line(exc)}"
+            ) from None
         except duckdb.Error as exc:  # errors found while reading, e.g. a bad cast
             raise HistoryError(f"DuckDB could not run the SQL: {exc}") from None
 

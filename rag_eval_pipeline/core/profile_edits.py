@@ -2,7 +2,8 @@
 command line (the tech spec's ``POST/PUT/DELETE /eval/profiles`` and ``POST .../{id}/clone``).
 
 Each edit changes the file's text entry by entry (core/yaml_entries.py: comments and layout kept) and is
-checked as the pipeline reads the file before the caller writes it, so a wrong value never reaches the
+checked as the pipeline reads the file before the caller writes it (through
+``settings_file.edit_settings_file``, so concurrent edits take turns), so a wrong value never reaches the
 file. Versions are not set here: the version ledger numbers a profile's settings when the configs load
 (core/profile_versions.py), as for a hand edit. Deleting a profile removes its entry only: its
 partitions, its history and its ledger entries stay, and the leaderboard lists it as removed.

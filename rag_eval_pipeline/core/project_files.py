@@ -23,7 +23,12 @@ from .paths import child_path
 from .profile_versions import ProfileVersions
 from .search.settings import SearchSettings, load_search_settings
 from .workload import Workload, estimate_workload
-from .workspace import load_workspace_settings, locate_workspace
+from .workspace import (
+    WORKSPACE_FILE,
+    check_workspace_outside_corpus,
+    load_workspace_settings,
+    locate_workspace,
+)
 
 GOLDEN_DATASET_ENV = "RAG_EVAL_GOLDEN_DATASET"
 
@@ -87,8 +92,15 @@ class ProjectFiles:
         return replace(configs, profiles=self.profile_versions().assign(configs.profiles))
 
     def corpus_folder(self) -> Path:
-        """The documents' folder: ``corpus_dir``, else rag-eval.yaml's ``corpus`` (relative to root)."""
-        return self.path(self.corpus_dir or load_workspace_settings(self.root).corpus)
+        """The documents' folder: ``corpus_dir``, else rag-eval.yaml's ``corpus`` (relative to root);
+        one that holds the workspace is refused (core/workspace.py)."""
+        if self.corpus_dir:
+            folder, chosen_by = self.path(self.corpus_dir), f"the project's corpus_dir {self.corpus_dir!r}"
+        else:
+            folder = self.path(load_workspace_settings(self.root).corpus)
+            chosen_by = f"{self.root / WORKSPACE_FILE}: corpus"
+        check_workspace_outside_corpus(self.root, folder, chosen_by)
+        return folder
 
     def corpus_pattern(self) -> str | None:
         """Which files of the folder: ``corpus_glob``, else rag-eval.yaml's ``glob`` (None: every file
@@ -111,8 +123,8 @@ class ProjectFiles:
         return load_search_settings(self.path(self.search_file))
 
     def question_sources(self, settings: GenerationSettings | None = None) -> QuestionSources:
-        """Which question sets the evaluation uses (core/generation/sources.py). A golden file named
-        explicitly (not the default location) must exist; only the default one may be absent."""
+        """Which question sets the evaluation uses (core/generation/sources.py); a golden file that
+        evaluate_on asks for and that is missing is a ``DatasetError`` naming it and the import."""
         golden = self.path(self.golden_dataset)
         default = self.path(ProjectFiles.golden_dataset)
         return question_sources(
@@ -149,7 +161,7 @@ class ProjectFiles:
 
 
 def _uses_synthetic(files: ProjectFiles, settings: GenerationSettings) -> bool:
-    """Whether synthetic_questions runs (and probes); a named golden file that is missing fails the run
+    """Whether synthetic_questions runs (and probes); a golden file asked for and missing fails the run
     elsewhere, so the estimate counts the probe."""
     try:
         return files.question_sources(settings).synthetic

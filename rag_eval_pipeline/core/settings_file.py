@@ -1,5 +1,6 @@
 """Reading a YAML settings file under data/: a mapping of known keys, each value checked against the
-annotation of its settings dataclass field, errors naming the file and the key path.
+annotation of its settings dataclass field, errors naming the file and the key path; and editing one in
+place (``edit_settings_file``).
 
 One mechanism for every settings file (chunk configs, profiles, generation, answer evaluation,
 monitoring), so a wrong type is refused the same way everywhere before any ``__post_init__`` range check
@@ -14,11 +15,12 @@ import math
 import types
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
-from typing import Any, Literal, NoReturn, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, NoReturn, Protocol, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
 from .errors import ConfigError
+from .files import locked, write_text_atomically
 
 T = TypeVar("T")
 # Reads a key whose file form differs from its field (raw value, key path) -> field value.
@@ -39,6 +41,30 @@ def read_settings_file(path: Path, known: Collection[str] | None = None) -> dict
     if known is not None:
         check_known_keys(path, "", document, known)
     return document
+
+
+class EditedText(Protocol):
+    """What an edit of a settings file returns: the file's new text (and whatever the caller reports)."""
+
+    @property
+    def text(self) -> str: ...
+
+
+E = TypeVar("E", bound=EditedText)
+
+
+def edit_settings_file(path: Path, edit: Callable[[], E]) -> E:
+    """Every in-place edit of a settings file (`rag-eval profiles create|update|delete|clone`,
+    `chunk-configs apply`, `search --apply`) goes through here: ``edit`` reads ``path`` and returns its
+    new ``text``, under an exclusive lock on the file (``<path>.lock``) held until that text is written,
+    so edits of one file by several processes take turns, each re-reading what the one before wrote:
+    no entry is lost. The file is written (atomically) only when its text changed."""
+    with locked(path):
+        before = path.read_text(encoding="utf-8") if path.exists() else None
+        edited = edit()
+        if edited.text != before:
+            write_text_atomically(path, edited.text)
+    return edited
 
 
 def check_known_keys(path: str | Path, prefix: str, raw: Mapping[Any, Any], known: Collection[str]) -> None:

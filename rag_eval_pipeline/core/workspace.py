@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .corpus import Corpus
-from .errors import InputError
+from .corpus import Corpus, glob_problem
+from .errors import ConfigError, CorpusError, InputError
 from .settings_file import build_settings, read_settings_file
 
 WORKSPACE_FILE = "rag-eval.yaml"
@@ -48,6 +48,34 @@ class WorkspaceSettings:
 
     corpus: str = "data/corpus"  # a folder; relative to the workspace
     glob: str | None = None  # None: every file of a known format
+
+    def __post_init__(self) -> None:
+        problem = glob_problem(self.glob) if self.glob else None
+        if problem:
+            raise ConfigError(
+                f"glob {self.glob!r} {problem}: the glob is relative to the corpus folder (corpus: "
+                f"{self.corpus!r}) and selects files under it, e.g. '**/*.md' or 'guides/*.md'; to read "
+                "documents elsewhere, set corpus to their folder"
+            )
+
+
+def check_workspace_outside_corpus(workspace: Path, corpus_folder: Path, chosen_by: str) -> None:
+    """A workspace inside its own corpus folder would read its reports, tables and settings as documents,
+    and each run would change the corpus the next one evaluates (every score moves): refused, by `init`
+    and whenever the corpus folder is read (``chosen_by`` names what chose it: rag-eval.yaml's
+    ``corpus``, the resource's ``corpus_dir``). A hidden folder there (``docs/.rag-eval``) is fine: the
+    corpus never looks into hidden folders."""
+    root, corpus = Path(os.path.realpath(workspace)), Path(os.path.realpath(corpus_folder))
+    if root != corpus and corpus not in root.parents:
+        return
+    if any(part.startswith(".") for part in root.relative_to(corpus).parts):
+        return
+    raise CorpusError(
+        f"{chosen_by}: the corpus folder {corpus} holds the workspace {root}, so the runs would read the "
+        "workspace's own reports and tables as documents and change the corpus they evaluate; put the "
+        f"workspace outside {corpus} (or in a hidden folder in it, such as {corpus / '.rag-eval'}), or "
+        "choose a corpus folder that does not hold it"
+    )
 
 
 def load_workspace_settings(root: Path) -> WorkspaceSettings:
@@ -100,6 +128,7 @@ def init_workspace(target: Path, corpus_folder: Path, glob: str | None = None) -
     """A workspace at ``target`` over the documents in ``corpus_folder`` (loaded first, so a folder
     without a readable document fails before anything is written). Refuses to overwrite a file."""
     target, corpus_folder = target.resolve(), corpus_folder.resolve()
+    check_workspace_outside_corpus(target, corpus_folder, f"rag-eval init {target} --corpus {corpus_folder}")
     corpus = Corpus.from_folder(corpus_folder, glob)
     planned = {target / WORKSPACE_FILE: _workspace_file(target, corpus_folder, glob)}
     for template, location in _SETTINGS_TEMPLATES.items():

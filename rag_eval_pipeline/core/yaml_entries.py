@@ -5,7 +5,8 @@ create|update|delete|clone` change the YAML text entry by entry and leave every 
 replaced entry is written where it was, in the style of its neighbours (block or flow), an added one after
 the last entry, a removed one disappears with its lines. Only where that cannot be done safely (a flow
 list, block scalars, an entry without a name) is the file written again in normalized form, and the
-caller says so. Every edit is checked by the caller's ``reads_as`` before it is kept.
+caller says so. Every edit is checked by the caller's ``reads_as`` before it is kept, and written by
+``settings_file.edit_settings_file``, which holds the file's lock from the reading to the writing.
 """
 
 from __future__ import annotations

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 
 import dagster as dg
 
-from ..core.files import make_folder, write_text_atomically
+from ..core.errors import StorageError
+from ..core.files import locked, make_folder, write_text_atomically
 
 
 @contextmanager
@@ -28,5 +29,12 @@ def project_instance(root: Path) -> Iterator[dg.DagsterInstance]:
     config_dir = root if (root / "dagster.yaml").is_file() else home
     if config_dir == home and not (home / "dagster.yaml").exists():
         write_text_atomically(home / "dagster.yaml", "telemetry:\n  enabled: false\n")
-    with dg.DagsterInstance.from_config(str(config_dir)) as instance:
+    # the first opening creates the storage's databases and stamps their schema: two processes doing it
+    # at once (three `rag-eval profiles create` on a new workspace) break it, so openings take turns
+    with ExitStack() as turn:
+        # a read-only .dagster/ takes no lock file: no storage can be created there, nothing to wait for
+        with suppress(StorageError):
+            turn.enter_context(locked(home / "instance"))
+        instance = dg.DagsterInstance.from_config(str(config_dir))
+    with instance:
         yield instance

@@ -1,4 +1,5 @@
-"""A project without golden questions, through `rag-eval run` in process: it says so in one line and
+"""A project without golden questions, through `rag-eval run` in process: asking for the golden set
+(the default) exits 2 before any run, naming the file and the import; with evaluate_on: synthetic it
 evaluates on known-item questions (leaderboard printed, with the keyword caveat, no traceback); a broken
 golden file is still bad input (exit 2, file and line); questions imported into the golden location are
 then what it evaluates, and synthetic_questions computes nothing."""
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.slow
 
 CAVEAT = "questions: known-item (bags of salient terms, which favour keyword retrieval)"
 ONE_PARTITION = ["run", "--chunk-configs", "recursive-120-20", "--profiles", "top2"]
+SMALL = "token_level: {n_questions: 6, passage_min_chars: 40}\n"
 
 
 @pytest.fixture
@@ -26,25 +28,27 @@ def project(project: Path) -> Path:
     """The shared tiny project (cli/conftest.py) with no golden file, and passages small enough for its
     short documents."""
     (project / "data/datasets/golden_token_level.jsonl").unlink()
-    (project / "data/generation.yaml").write_text(
-        "token_level: {n_questions: 6, passage_min_chars: 40}\n", encoding="utf-8"
-    )
+    (project / "data/generation.yaml").write_text(SMALL, encoding="utf-8")
     return project
 
 
-def test_a_project_without_golden_questions_runs_on_known_item_ones_and_says_so(
+def test_a_project_without_golden_questions_asks_for_them_or_runs_on_known_item_ones(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     golden = project / "data/datasets/golden_token_level.jsonl"
+    generation = project / "data/generation.yaml"
+    # evaluate_on: golden (the default here) without the file: bad input before any run
+    assert main(ONE_PARTITION) == 2
+    out, err = capsys.readouterr()
+    assert f"asks for the golden dataset {golden}, which does not exist" in err
+    assert f"`rag-eval dataset import FILE --out {golden}`" in err and "Traceback" not in out + err
+    assert "evaluation " not in out
+
+    # evaluate_on: synthetic, as `rag-eval init` writes it: known-item questions, said in the board
+    generation.write_text("evaluate_on: synthetic\n" + SMALL, encoding="utf-8")
     assert main(ONE_PARTITION) == 0
     out, err = capsys.readouterr()
-    notes = [line for line in err.splitlines() if "no golden dataset" in line]
-    assert notes == [
-        f"warning: corpus and questions: eval_questions: no golden dataset at {golden}: evaluating on "
-        "synthetic questions (known-item generator, token_level in data/generation.yaml) instead of the "
-        f"golden set; to evaluate on your own questions, `rag-eval dataset import FILE --out {golden}`, "
-        "or set evaluate_on: synthetic to silence this"
-    ]
+    assert "golden dataset" not in err
     assert "Traceback" not in out + err and "FAILED" not in err
     assert "rank  tier  chunk_config" in out and "recursive-120-20" in out  # the leaderboard
     assert sum(line.startswith(CAVEAT) for line in out.splitlines()) == 1
@@ -53,6 +57,7 @@ def test_a_project_without_golden_questions_runs_on_known_item_ones_and_says_so(
         assert latest_metadata(instance, "synthetic_questions")["n_questions"] > 0
 
     # a golden file that is there but broken: bad input naming it and its line, as before
+    generation.write_text("evaluate_on: golden\n" + SMALL, encoding="utf-8")
     golden.write_text("{not json\n", encoding="utf-8")
     assert main(ONE_PARTITION) == 2
     out, err = capsys.readouterr()
@@ -75,7 +80,7 @@ def test_a_project_without_golden_questions_runs_on_known_item_ones_and_says_so(
     monkeypatch.chdir(project)
     assert main(ONE_PARTITION) == 0
     out, err = capsys.readouterr()
-    assert "no golden dataset" not in err and CAVEAT not in out and "Traceback" not in out + err
+    assert "golden dataset" not in err and CAVEAT not in out and "Traceback" not in out + err
     with project_instance(project) as instance:
         assert latest_metadata(instance, "eval_questions")["evaluate_on"] == "golden"
         assert latest_metadata(instance, "eval_questions")["n_questions"] == 1

@@ -5,15 +5,15 @@ golden_token_level.jsonl``, or the file ``RAG_EVAL_GOLDEN_DATASET`` names):
 
 | evaluate_on | golden file present        | golden file missing                                        |
 |-------------|----------------------------|------------------------------------------------------------|
-| golden      | golden only                | synthetic only, with a warning naming the file and the fix |
-| both        | golden + synthetic         | synthetic only, saying so                                  |
+| golden      | golden only                | bad input (``DatasetError``): the file and the import      |
+| both        | golden + synthetic         | bad input (``DatasetError``): the file and the import      |
 | synthetic   | synthetic only             | synthetic only                                             |
 
-A project's own documents rarely come with labelled questions, so a missing golden file at the default
-location is not an error: the run evaluates on questions from the configured generator and says how to
-bring real ones. A golden file named explicitly (``RAG_EVAL_GOLDEN_DATASET``, or the project resource's
-``golden_dataset``) that does not exist is an error: a typo must not silently switch the questions. A
-golden file that exists but is broken is an error naming its file and line (core/datasets.py).
+Asking for the golden set (``golden``, the default, or ``both``) and not having it is bad input, said
+before any run: evaluating on other questions than the ones asked for would give a board that looks
+like an answer to the wrong question. A workspace made by `rag-eval init` starts with ``evaluate_on:
+synthetic`` (no golden questions yet), and the error names the command that brings them. A golden
+file that exists but is broken is an error naming its file and line (core/datasets.py).
 
 The synthetic set is computed only when it is used (``QuestionSources.synthetic``): its retrievability
 probe embeds the whole corpus, which is hours on a large document.
@@ -45,7 +45,6 @@ class QuestionSources:
     golden: bool
     synthetic: bool
     golden_file: Path
-    note: str = ""  # why the sets differ from ``configured`` ("" when they do not): warned of once
 
     @property
     def name(self) -> DatasetChoice:
@@ -68,8 +67,9 @@ class QuestionSources:
 def question_sources(
     settings: GenerationSettings, golden_file: Path, *, golden_file_named: bool = False
 ) -> QuestionSources:
-    """The rule of the module docstring. ``golden_file_named``: the golden file was named explicitly
-    (not the default location), so its absence is an error (``DatasetError``)."""
+    """The rule of the module docstring: a ``DatasetError`` naming the golden file, how it was chosen
+    (``golden_file_named``: by RAG_EVAL_GOLDEN_DATASET or the project's golden_dataset, not the
+    default location) and the import that makes it, when evaluate_on asks for it and it is missing."""
     configured = settings.evaluate_on
     if configured == "synthetic":
         return QuestionSources(configured, golden=False, synthetic=True, golden_file=golden_file)
@@ -82,15 +82,15 @@ def question_sources(
             f"the golden dataset {golden_file} (named by RAG_EVAL_GOLDEN_DATASET or the project's "
             "golden_dataset) does not exist: fix the path, or unset it to use the default location"
         )
-    generator = settings.token_level.generator
-    instead = "instead of the golden set" if configured == "golden" else "only (evaluate_on: both)"
-    note = (
-        f"no golden dataset at {golden_file}: evaluating on synthetic questions ({generator} generator, "
-        f"token_level in data/generation.yaml) {instead}; to evaluate on your own questions, "
-        f"`rag-eval dataset import FILE --out {golden_file}`, or set evaluate_on: synthetic to "
-        "silence this"
+    written = settings.source != GenerationSettings().source  # read from a file, not the defaults
+    generation = settings.source if written else "data/generation.yaml"
+    where = f"in {generation}" if written else f"the default, as there is no {generation}"
+    raise DatasetError(
+        f"evaluate_on: {configured} ({where}) asks for the golden dataset {golden_file}, which does not "
+        f"exist: import your questions with `rag-eval dataset import FILE --out {golden_file}` (JSONL or "
+        f"CSV, checked against the corpus), or set evaluate_on: synthetic in {generation} to evaluate on "
+        f"generated questions ({settings.token_level.generator} generator)"
     )
-    return QuestionSources(configured, golden=False, synthetic=True, golden_file=golden_file, note=note)
 
 
 def question_generators(metadata: Iterable[Mapping[str, Any]]) -> str:

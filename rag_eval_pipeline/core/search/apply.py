@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +25,8 @@ from ..configs import (
     load_chunk_configs,
     load_profiles,
 )
-from ..files import write_text_atomically
 from ..profile_edits import create_profile
-from ..settings_file import read_settings_file
+from ..settings_file import edit_settings_file, read_settings_file
 from .candidates import Candidate, CandidateKey
 
 
@@ -97,14 +97,14 @@ def apply_winners(
         kept.append(winner)
     if new_configs:
         entries = [ChunkConfigEntry(chunk_config_entry(c), c) for c in new_configs.values()]
-        write_text_atomically(chunk_configs_file, merge_chunk_configs(chunk_configs_file, entries).text)
+        edit_settings_file(chunk_configs_file, lambda: merge_chunk_configs(chunk_configs_file, entries))
     added_profiles: list[str] = []
     for winner in kept:
         profile = winner.profile
         if profile.name in profiles or profile.name in added_profiles:
             continue
-        edit = create_profile(profiles_file, profile.name, profile_settings(profile))
-        write_text_atomically(profiles_file, edit.text)
+        create = partial(create_profile, profiles_file, profile.name, profile_settings(profile))
+        edit_settings_file(profiles_file, create)
         added_profiles.append(profile.name)
     already = sorted(
         {w.chunk_config.name for w in kept if w.chunk_config.name in configured}

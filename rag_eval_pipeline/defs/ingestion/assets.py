@@ -5,6 +5,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from ...core.corpus import describe_skipped_links
 from ...core.datasets import TokenLevelDataset
 from ...core.document_formats import count_by_extension, describe_counts, describe_skipped
 from ...core.generation.sources import question_generators
@@ -37,7 +38,8 @@ from ...lib.step_redaction import redacts_secrets
 @redacts_secrets
 def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.MaterializeResult[pd.DataFrame]:
     """Every document of the corpus folder (markdown, text, reST, HTML reduced to its text); doc id =
-    path relative to it. Files with another extension are skipped, counted and named in a warning."""
+    path relative to it. Files with another extension, and links that lead to no document (a loop, a
+    missing target), are skipped, counted and named in a warning."""
     with input_errors_fail_the_step():
         loaded = project.load_corpus()
     frame = corpus_to_frame(loaded)
@@ -49,6 +51,8 @@ def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Ma
     )
     if loaded.skipped:
         context.log.warning(describe_skipped(loaded.skipped))
+    if loaded.skipped_links:
+        context.log.warning(describe_skipped_links(loaded.skipped_links))
     workload = project.workload(corpus=loaded)  # what embedding it will cost: warned of when large
     for warning in workload.warnings():
         context.log.warning(warning)
@@ -59,6 +63,7 @@ def corpus(context: dg.AssetExecutionContext, project: ProjectResource) -> dg.Ma
             "documents_per_format": dg.MetadataValue.json(per_format),
             "n_skipped_files": len(loaded.skipped),
             "skipped_extensions": describe_counts(count_by_extension(loaded.skipped)) or "none",
+            "n_skipped_links": len(loaded.skipped_links),
             "n_characters": loaded.total_characters,
             "groups": ", ".join(groups),
             "corpus_sha256": loaded.sha256,
@@ -82,7 +87,7 @@ def eval_questions(
 ) -> dg.MaterializeResult[pd.DataFrame]:
     """The questions every partition is evaluated on: the golden set, the synthetic set or both
     (``evaluate_on`` in data/generation.yaml), every span checked against the corpus as it is now.
-    Without a golden file, the synthetic set, with a warning (core/generation/sources.py).
+    A golden set asked for and missing fails the step as bad input (core/generation/sources.py).
 
     A golden span in a document edited since the dataset last matched is re-anchored to its excerpt,
     or its question is stale: kept as a row with ``ground_truth_status`` and ``stale_reason``, not
@@ -91,9 +96,7 @@ def eval_questions(
     ledger = anchor_ledger_path(project, warehouse)
     reanchored: ReanchoredDataset | None = None
     settings = generation_settings(project)
-    sources = question_sources_for(project, settings)  # no golden file: synthetic, with a warning
-    if sources.note:
-        context.log.warning(sources.note)
+    sources = question_sources_for(project, settings)  # golden asked for and missing: bad input
     with input_errors_fail_the_step():
         if sources.golden:
             reanchored = read_reanchored_jsonl(sources.golden_file, loaded, read_anchors(ledger))
@@ -152,7 +155,6 @@ def eval_questions(
         "n_stale": len(stale),
         "evaluate_on": sources.name,  # what was evaluated; evaluate_on_configured: what the file says
         "evaluate_on_configured": sources.configured,
-        "questions_note": sources.note or "none",
         "question_generators": question_generators(e.metadata for e in dataset),
         "n_golden": len(golden) if golden else 0,
         "n_synthetic": len(synthetic) if synthetic else 0,

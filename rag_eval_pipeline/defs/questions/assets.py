@@ -122,9 +122,10 @@ def synthetic_questions(
     with documents (`--document`) makes those documents' questions and keeps the others' as they were
     (core/generation/regeneration.py)."""
     settings = generation_settings(project)
-    unused = question_sources_for(project, settings).synthetic_unused()
-    if unused and context.run.tags.get(COMMAND_TAG) != REGENERATE_COMMAND:
-        return skipped_synthetic_questions(context, settings, unused)
+    if context.run.tags.get(COMMAND_TAG) != REGENERATE_COMMAND:  # regenerating makes them whatever is used
+        unused = question_sources_for(project, settings).synthetic_unused()
+        if unused:
+            return skipped_synthetic_questions(context, settings, unused)
     loaded = corpus_from_frame(corpus, root=str(project.corpus_folder()))
     with input_errors_fail_the_step():
         documents = documents_to_regenerate(context.run.tags)

@@ -17,42 +17,52 @@ from rag_eval_pipeline.core.generation.sources import (
 
 
 @pytest.mark.parametrize(
-    ("evaluate_on", "present", "golden", "synthetic", "name"),
+    ("evaluate_on", "golden", "synthetic", "name"),
     [
-        ("golden", True, True, False, "golden"),
-        ("golden", False, False, True, "synthetic"),
-        ("both", True, True, True, "both"),
-        ("both", False, False, True, "synthetic"),
-        ("synthetic", True, False, True, "synthetic"),
-        ("synthetic", False, False, True, "synthetic"),
+        ("golden", True, False, "golden"),
+        ("both", True, True, "both"),
+        ("synthetic", False, True, "synthetic"),
     ],
 )
-def test_the_rule_for_every_evaluate_on_with_and_without_the_golden_file(
-    tmp_path: Path, evaluate_on: str, present: bool, golden: bool, synthetic: bool, name: str
+def test_the_rule_for_every_evaluate_on_with_the_golden_file(
+    tmp_path: Path, evaluate_on: str, golden: bool, synthetic: bool, name: str
 ) -> None:
     golden_file = tmp_path / "golden.jsonl"
-    if present:
-        golden_file.write_text("{}\n", encoding="utf-8")  # broken, but present: the loader says so later
+    golden_file.write_text("{}\n", encoding="utf-8")  # broken, but present: the loader says so later
     settings = GenerationSettings(evaluate_on=evaluate_on)  # type: ignore[arg-type]
     sources = question_sources(settings, golden_file)
     assert (sources.golden, sources.synthetic, sources.name) == (golden, synthetic, name)
-    fell_back = evaluate_on != "synthetic" and not present
-    assert bool(sources.note) == fell_back
     assert bool(sources.synthetic_unused()) == (not synthetic)
-    if fell_back:
-        assert str(golden_file) in sources.note and "rag-eval dataset import FILE --out" in sources.note
-        assert "\n" not in sources.note  # one line in the step log and the terminal
     if not synthetic:
         assert "evaluate_on: synthetic or both" in sources.synthetic_unused()
 
 
-def test_the_note_names_the_generator_and_what_evaluate_on_both_loses(tmp_path: Path) -> None:
+@pytest.mark.parametrize("evaluate_on", ["golden", "both"])
+def test_a_golden_set_asked_for_and_missing_is_bad_input_naming_the_file_and_the_import(
+    tmp_path: Path, evaluate_on: str
+) -> None:
+    missing = tmp_path / "missing.jsonl"
+    generation = tmp_path / "generation.yaml"
     settings = GenerationSettings(
-        evaluate_on="both", token_level=TokenLevelSettings(generator="excerpt-first")
+        evaluate_on=evaluate_on,  # type: ignore[arg-type]
+        token_level=TokenLevelSettings(generator="excerpt-first"),
+        source=str(generation),
     )
-    note = question_sources(settings, tmp_path / "missing.jsonl").note
-    assert note.startswith(f"no golden dataset at {tmp_path / 'missing.jsonl'}: evaluating on synthetic")
-    assert "(excerpt-first generator" in note and "only (evaluate_on: both)" in note
+    with pytest.raises(DatasetError) as refused:
+        question_sources(settings, missing)
+    message = str(refused.value)
+    assert message.startswith(
+        f"evaluate_on: {evaluate_on} (in {generation}) asks for the golden dataset {missing}, which does "
+        "not exist"
+    )
+    assert f"`rag-eval dataset import FILE --out {missing}`" in message
+    assert f"set evaluate_on: synthetic in {generation}" in message and "(excerpt-first generator)" in message
+    assert "\n" not in message
+    # the default (no generation.yaml) asks for it too, and says it is the default
+    with pytest.raises(DatasetError, match=r"evaluate_on: golden \(the default, as there is no data/gen"):
+        question_sources(GenerationSettings(), missing)
+    # synthetic never reads it
+    assert question_sources(GenerationSettings(evaluate_on="synthetic"), missing).synthetic
 
 
 def test_a_golden_file_named_explicitly_must_exist(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """synthetic_questions and eval_questions run with frames: the synthetic set is computed only when the
-evaluation uses it (no embedding otherwise), and without a golden file the evaluation falls back to it
-with a note; a broken golden file is still bad input naming its line."""
+evaluation uses it (no embedding otherwise); a golden file asked for and missing is bad input in both
+steps, naming the file and the import, and so is a broken one, naming its line."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_synthetic_questions_is_skipped_when_the_evaluation_uses_only_the_golden
     settings(tiny_project, "evaluate_on: golden\n" + SMALL)
     questions, evaluated = evaluate(tiny_project, tmp_path / "a", skipped)
     assert evaluated["evaluate_on"] == "golden" and evaluated["n_golden"] == len(questions) == 4
-    assert evaluated["questions_note"] == "none" and evaluated["question_generators"] == "provided"
+    assert evaluated["question_generators"] == "provided"
 
 
 def test_regenerate_questions_generates_them_even_when_unused(tiny_project: Path, tmp_path: Path) -> None:
@@ -98,19 +98,21 @@ def test_generation_embeds_in_one_model_call_and_its_rerun_in_none(
 
 
 @pytest.mark.parametrize("evaluate_on", ["golden", "both"])
-def test_without_a_golden_file_the_synthetic_questions_are_evaluated_with_a_note(
+def test_a_golden_file_asked_for_and_missing_fails_both_steps_as_bad_input(
     tiny_project: Path, tmp_path: Path, evaluate_on: str
 ) -> None:
+    """What the ingestion job started from the UI does: no silent switch to other questions."""
     settings(tiny_project, f"evaluate_on: {evaluate_on}\n" + SMALL)
     (tiny_project / GOLDEN).unlink()
-    synthetic, generated = generate(tiny_project, tmp_path)
-    assert EMBED_CALLS and generated["n_questions"] > 0  # used, so computed
-    questions, meta = evaluate(tiny_project, tmp_path, synthetic)
-    assert meta["evaluate_on"] == "synthetic" and meta["evaluate_on_configured"] == evaluate_on
-    assert meta["n_golden"] == 0 and meta["n_synthetic"] == len(questions) == generated["n_questions"]
-    assert str(meta["questions_note"]).startswith(f"no golden dataset at {tiny_project / GOLDEN}")
-    assert meta["question_generators"] == "known-item-simulation"
-    assert set(questions["dataset"]) == {"synthetic"}
+    expected = f"asks for the golden dataset {tiny_project / GOLDEN}, which does not exist"
+    with pytest.raises(dg.Failure, match=expected) as generating:
+        generate(tiny_project, tmp_path)
+    assert EMBED_CALLS == []  # refused before anything was generated
+    with pytest.raises(dg.Failure, match=expected) as evaluating:
+        evaluate(tiny_project, tmp_path, pd.DataFrame())
+    for failure in (generating.value, evaluating.value):
+        assert failure.metadata[BAD_INPUT_METADATA].value is True
+        assert "rag-eval dataset import FILE --out" in str(failure)
 
 
 def test_a_broken_golden_file_is_bad_input_naming_its_line(tiny_project: Path, tmp_path: Path) -> None:
