@@ -4,8 +4,10 @@ The real `openai` client talks to it; nothing leaves the machine. Routes: ``/emb
 ``/chat/completions``. Faults are served in order before real replies: ``(status, headers)`` answers
 with that HTTP status, ``Slow(seconds)`` delays the next reply (past a client's timeout, say),
 ``RawReply(status, content_type, body)`` answers those bytes as they are (a truncated JSON body, a
-gateway's HTML page, an empty body) and ``EchoKey()`` answers 401 quoting the request's bearer key, as
-some gateways do. ``script.fault_for(body)``, when set, picks a fault per request (after the queue).
+gateway's HTML page, an empty body), ``EchoKey()`` answers 401 quoting the request's bearer key, as
+some gateways do, and ``EchoKeyInReply()`` answers 200 with a completion that quotes the
+``Authorization`` header and names the key as its model (a debugging proxy's echo: what a reply holds
+reaches the caches). ``script.fault_for(body)``, when set, picks a fault per request (after the queue).
 Chat replies come from ``script.chat_contents`` (popped in order) and then from ``script.responder``.
 ``scripted_client`` builds the project's LLMClient on it.
 """
@@ -47,6 +49,11 @@ class EchoKey:
     status: int = 401
 
 
+@dataclass(frozen=True)
+class EchoKeyInReply:
+    pass
+
+
 # Replies a misbehaving gateway sends with status 200.
 TRUNCATED_JSON = RawReply(200, "application/json", b'{"id": "chatcmpl-1", "object": "chat.completion", "choi')
 HTML_PAGE = RawReply(
@@ -55,7 +62,7 @@ HTML_PAGE = RawReply(
 EMPTY_BODY = RawReply(200, "application/json", b"")
 BROKEN_REPLIES = (TRUNCATED_JSON, HTML_PAGE, EMPTY_BODY)
 
-Fault = tuple[int, dict[str, str]] | Slow | RawReply | EchoKey
+Fault = tuple[int, dict[str, str]] | Slow | RawReply | EchoKey | EchoKeyInReply
 
 
 def echo_responder(body: dict[str, Any]) -> str:
@@ -118,6 +125,12 @@ def openai_server() -> Iterator[tuple[str, ScriptedOpenAI]]:
                 message = f"Incorrect API key provided: {key}. You can find your API key in your account."
                 self._reply(fault.status, {"error": {"message": message, "type": "invalid_request_error"}})
                 return
+            elif isinstance(fault, EchoKeyInReply):
+                header = self.headers.get("Authorization", "")
+                self._completion(
+                    body, f"Your request carried Authorization: {header}", header.removeprefix("Bearer ")
+                )
+                return
             elif fault is not None:
                 status, headers = fault
                 self._reply(status, {"error": {"message": "scripted fault", "type": "server_error"}}, headers)
@@ -137,31 +150,34 @@ def openai_server() -> Iterator[tuple[str, ScriptedOpenAI]]:
                 except Exception as exc:  # a broken script must fail its test, not hang it
                     self._reply(500, {"error": {"message": f"script failed: {exc!r}"}})
                     return
-                prompt_tokens = sum(len(str(m["content"]).split()) for m in body["messages"])
-                completion_tokens = len(content.split())
-                self._reply(
-                    200,
-                    {
-                        "id": f"chatcmpl-{len(script.requests)}",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body["model"],
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": content},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {
-                            "prompt_tokens": prompt_tokens,
-                            "completion_tokens": completion_tokens,
-                            "total_tokens": prompt_tokens + completion_tokens,
-                        },
-                    },
-                )
+                self._completion(body, content, body["model"])
                 return
             self._reply(404, {"error": {"message": f"no route {self.path}"}})
+
+        def _completion(self, body: dict[str, Any], content: str, model: str) -> None:
+            prompt_tokens = sum(len(str(m["content"]).split()) for m in body["messages"])
+            completion_tokens = len(content.split())
+            self._reply(
+                200,
+                {
+                    "id": f"chatcmpl-{len(script.requests)}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": prompt_tokens + completion_tokens,
+                    },
+                },
+            )
 
         def _reply(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
             self._send(status, json.dumps(payload).encode(), "application/json", headers)

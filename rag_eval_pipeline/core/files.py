@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -46,6 +47,28 @@ def storage_error(
         return error
     remedy = _REMEDIES.get(error.errno or 0, "")
     return StorageError(path, operation, os_reason(error) + note, remedy, error.errno)
+
+
+def file_system_type(path: Path) -> str | None:
+    """The type of the file system holding ``path`` or its nearest existing folder ("ext4", "tmpfs",
+    ...), from /proc/self/mountinfo: the mount with the longest mount point above it, the last one of
+    a stack. None where that cannot be told (no /proc)."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    place = next((p for p in (path, *path.parents) if p.exists()), path).resolve()
+    found, depth = None, -1
+    for line in lines:
+        fields, _, tail = line.partition(" - ")
+        parts, kinds = fields.split(" "), tail.split(" ")
+        if len(parts) < 5 or not kinds[0]:
+            continue
+        # spaces, tabs, newlines and backslashes in a mount point are written as octal escapes
+        mount = Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), parts[4]))
+        if (place == mount or mount in place.parents) and len(mount.parts) >= depth:
+            found, depth = kinds[0], len(mount.parts)
+    return found
 
 
 def make_folder(folder: Path) -> Path:

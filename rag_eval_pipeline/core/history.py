@@ -16,6 +16,7 @@ launched on its own is an evaluation of one partition.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,6 +48,8 @@ RUN_TABLES = (*SUMMARY_TABLES, "retrieval_metrics", "answer_metrics")
 # ATTACH, EXPORT, SET, INSTALL, LOAD, PRAGMA or CALL.
 _READING_STATEMENTS = frozenset({duckdb.StatementType.SELECT})
 _SHOWN_CANDIDATES = 8
+# A file DuckDB names in an error ("No magic bytes found at end of file '<path>'")
+_QUOTED_PARQUET = re.compile(r"'([^']+\.parquet)'")
 
 
 class HistoryError(InputError):
@@ -372,6 +375,7 @@ class HistoryStore:
                 f"{_first_line(exc)}; history tables: {', '.join(self.tables) or 'none yet'}"
             ) from None
         except duckdb.Error as exc:
+            self._raise_if_damaged(exc)
             raise HistoryError(
                 f"DuckDB rejected the SQL: {exc}\nhistory tables: {', '.join(self.tables) or 'none yet'}"
             ) from None
@@ -384,6 +388,7 @@ class HistoryStore:
                 f"`rag-eval query` reads only the history under {self.root}: {_first_line(exc)}"
             ) from None
         except duckdb.Error as exc:  # errors found while reading, e.g. a bad cast
+            self._raise_if_damaged(exc)
             raise HistoryError(f"DuckDB could not run the SQL: {exc}") from None
 
     def _view(self, table: str) -> None:
@@ -398,6 +403,7 @@ class HistoryStore:
         try:
             described = self._connection.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()
         except duckdb.Error as exc:
+            self._raise_if_damaged(exc)
             raise HistoryError(
                 f"cannot read the history of {table} under "
                 f"{self.warehouse.history_partition_dir(table, self._dimensions)}: {exc}"
@@ -405,6 +411,19 @@ class HistoryStore:
         select = evaluation_defaults_sql([str(row[0]) for row in described])
         self._connection.execute(f'CREATE OR REPLACE VIEW "{table}" AS SELECT {select} FROM {source}')
         self._views[table] = [str(row[0]) for row in self._connection.sql(f'DESCRIBE "{table}"').fetchall()]
+
+    def _raise_if_damaged(self, exc: duckdb.Error) -> None:
+        """A warehouse file DuckDB could not read (cut short, overwritten): a ``StorageError`` naming it
+        and what to do (``Warehouse.unreadable``), not an error in the SQL."""
+        if not isinstance(exc, duckdb.InvalidInputException | duckdb.IOException):
+            return
+        base = self.warehouse.base_dir.absolute()
+        for quoted in _QUOTED_PARQUET.findall(str(exc)):
+            path = Path(quoted).absolute()
+            if path.is_relative_to(base) and path.is_file():
+                raise self.warehouse.unreadable(
+                    self.warehouse.base_dir / path.relative_to(base), exc
+                ) from None
 
     def _runs_frame(self, tables: Sequence[str] = RUN_TABLES) -> pd.DataFrame:
         """run_id, evaluation_id, evaluation_mode, chunk_config, profile, created_at (the run's first

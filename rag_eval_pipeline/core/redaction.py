@@ -1,5 +1,6 @@
-"""Secrets never leave the process in clear: every text bound for a table, metadata, a log line or the
-terminal goes through ``redact`` (or ``redact_value`` / ``redact_frame`` / ``redact_exception``).
+"""Secrets never leave the process in clear: every text bound for a table, a cache database
+(core/sqlite_store.py), metadata, a log line or the terminal goes through ``redact`` (or ``redact_value``
+/ ``redact_frame`` / ``redact_exception``).
 
 Which secrets: the values of the variables the project reads credentials from (``SECRET_VARIABLES``)
 and the password inside a URL variable (``https://user:password@host``), read from the environment at

@@ -34,7 +34,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
-from .files import write_files_atomically
+from .errors import StorageError
+from .files import os_reason, write_files_atomically
 from .paths import child_path
 from .redaction import redact_frame
 
@@ -229,11 +230,11 @@ class Warehouse:
     def read_current(self, table: str, partition: Partition = NO_PARTITION) -> pd.DataFrame | None:
         """The table's current version, or None before its first materialization."""
         path = self.current_path(table, partition)
-        return pd.read_parquet(path) if path.exists() else None
+        return self.read_file(path) if path.exists() else None
 
     def read_history(self, table: str, columns: Sequence[str]) -> HistoryRead:
         """The wanted columns of every history file of ``table`` (see ``_read_history_folder``)."""
-        return _read_history_folder(self.history_table_dir(table), columns)
+        return _read_history_folder(self, self.history_table_dir(table), columns)
 
     def read_runs(self, table: str, runs: Iterable[tuple[str, Partition]]) -> pd.DataFrame:
         """The rows each (run id, partition) wrote to ``table`` (runs without a file add none), with
@@ -242,10 +243,48 @@ class Warehouse:
         for run_id, partition in runs:
             path = self.history_path(table, partition, run_id)
             if path.exists():
-                frames.append(pd.read_parquet(path))
+                frames.append(self.read_file(path))
         if not frames:
             return pd.DataFrame()
         return with_evaluation_defaults(pd.concat(frames, ignore_index=True))
+
+    def read_file(self, path: Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """One Parquet file of the warehouse (``columns`` of it, when given). A damaged file (cut short
+        by a crash or a full disk, overwritten) raises ``StorageError`` naming it and what to do."""
+        try:
+            return pd.read_parquet(path, columns=None if columns is None else list(columns))
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid on a damaged file is a ValueError
+            raise self.unreadable(path, exc) from exc
+
+    def unreadable(self, path: Path, error: Exception) -> StorageError:
+        """The error for a warehouse file that cannot be read: the file, the reader's words and what to
+        do, which depends on what the file is (a run's history file cannot be made again; a current
+        version is, by the next run of its asset)."""
+        reason = os_reason(error) if isinstance(error, OSError) and error.errno else _first_line(error)
+        reason = reason.rstrip(".")
+        for named in dict.fromkeys((str(path), str(path.absolute()))):  # the message names it already
+            reason = reason.replace(f" '{named}'", "").replace(f"'{named}'", "it")
+        return StorageError(path, "read", reason, self.if_damaged(path))
+
+    def if_damaged(self, path: Path) -> str:
+        """What to do about a damaged warehouse file at ``path``."""
+        if path.is_relative_to(self.history_dir):
+            return (
+                f"it holds one run's rows of {self.table_of(path)} and cannot be made again: move it out "
+                f"of the warehouse (the history then lacks that run's rows) or restore it from a backup"
+            )
+        if path.is_relative_to(self.current_dir):
+            return (
+                "it is the current version of a table, which the next run of its asset writes anew "
+                "(`rag-eval run --force` runs them all); its history files keep every earlier run"
+            )
+        return "move it out of the warehouse or restore it from a backup"
+
+
+def _first_line(error: Exception) -> str:
+    """``ArrowInvalid: Parquet magic bytes not found in footer. ...``: the class and the first line."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
 
 
 def write_parquet_files(frame: pd.DataFrame, path: Path, *copies: Path) -> None:
@@ -271,7 +310,7 @@ def write_parquet_files(frame: pd.DataFrame, path: Path, *copies: Path) -> None:
     write_files_atomically([(target, write) for target in (path, *copies)])
 
 
-def _read_history_folder(folder: Path, columns: Sequence[str]) -> HistoryRead:
+def _read_history_folder(warehouse: Warehouse, folder: Path, columns: Sequence[str]) -> HistoryRead:
     """The wanted columns of every history file under a table's ``folder``, one row per stored row.
 
     Missing folder -> empty frame. A file without a column gets NaN there; a file without a partition
@@ -285,7 +324,7 @@ def _read_history_folder(folder: Path, columns: Sequence[str]) -> HistoryRead:
             present = set(pq.read_schema(path).names)
             frame = pq.read_table(path, columns=[c for c in columns if c in present]).to_pandas()
         except (OSError, ValueError) as exc:  # pyarrow raises ArrowInvalid (a ValueError) on a corrupt file
-            unreadable.append(f"{path}: {exc}")
+            unreadable.append(str(warehouse.unreadable(path, exc)).removeprefix("cannot read "))
             continue
         for part in path.relative_to(folder).parts[:-1]:
             name, _, value = part.partition("=")

@@ -15,6 +15,7 @@ import pytest
 
 from rag_eval_pipeline.core.errors import StorageError
 from rag_eval_pipeline.core.files import (
+    file_system_type,
     make_folder,
     replace_folder_atomically,
     write_atomically,
@@ -159,3 +160,34 @@ def test_every_writer_on_a_real_full_and_read_only_disk(tmp_path: Path):
             assert any(word in result["message"].lower() for word in words), where
             assert result["leftovers"] == [], where
             assert result["intact"] is (True if reader is not None else None), where
+
+
+def test_the_file_system_of_a_path_is_that_of_its_nearest_mount(tmp_path: Path):
+    """From /proc/self/mountinfo: the longest mount point above the path (or above its nearest existing
+    folder), its escaped spaces read back."""
+    assert file_system_type(Path("/proc/self/status")) == "proc"
+    require_private_mounts()
+    folder = tmp_path / "a mount"  # mountinfo writes the space as \040
+    folder.mkdir()
+    probe = (
+        "import sys; from pathlib import Path; from rag_eval_pipeline.core.files import file_system_type; "
+        "print(file_system_type(Path(sys.argv[1]) / 'not' / 'made'), file_system_type(Path(sys.argv[1]).parent))"
+    )
+    done = subprocess.run(
+        [
+            *UNSHARE,
+            "sh",
+            "-c",
+            'mount -t tmpfs tmpfs "$1" && exec "$2" -c "$3" "$1"',
+            "sh",
+            str(folder),
+            sys.executable,
+            probe,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["tmpfs", str(file_system_type(tmp_path))]

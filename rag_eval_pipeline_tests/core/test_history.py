@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.errors import StorageError
 from rag_eval_pipeline.core.history import HistoryError, HistoryStore, PartitionKey
 from rag_eval_pipeline.core.metrics.aggregate import summarize_table, summary_columns
 from rag_eval_pipeline.core.metrics.reference_copies import ReferenceDuplication
@@ -259,8 +260,12 @@ def test_a_store_of_one_partition_reads_only_that_partition_s_files(warehouse: P
         "retrieval_metrics", {"chunk_config": "fixed-1", "profile": "10"}, "bad"
     )
     damaged.write_bytes(b"not parquet")
-    with HistoryStore(warehouse) as everything, pytest.raises(HistoryError, match="cannot read the history"):
+    with HistoryStore(warehouse) as everything, pytest.raises(StorageError) as unreadable:
         everything.runs()
+    assert str(unreadable.value).startswith(f"cannot read {damaged}: ")  # which file, and what to do
+    assert str(unreadable.value).endswith(
+        "move it out of the warehouse (the history then lacks that run's rows) or restore it from a backup"
+    )
     # ... but a store of this partition never opens it
     with HistoryStore(warehouse, partition=top5) as history:
         assert history.partition == top5

@@ -1,4 +1,5 @@
-"""The caches' SQLite database: a full disk or a read-only database names the file, other errors pass."""
+"""The caches' SQLite database: a full disk, a read-only or a damaged database names the file and what to
+do, other errors pass; what a cache stores holds no configured secret."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def test_a_full_database_names_its_file_and_keeps_what_it_had(tmp_path: Path):
     with pytest.raises(StorageError) as failed:
         cache.put_many("model", [f"t{i}" for i in range(200)], np.ones((200, 384), dtype=np.float32))
     assert str(failed.value) == (
-        f"cannot write cache database {path}: database or disk is full (SQLITE_FULL): free space on that disk"
+        f"cannot write embedding cache {path}: database or disk is full (SQLITE_FULL): free space on that disk"
     )
     assert cache.count() == 1
     cache.close()
@@ -36,7 +37,7 @@ def test_a_read_only_database_names_its_file(tmp_path: Path):
     with pytest.raises(StorageError) as failed:
         cache.put("key", "model", Completion("text", 1, 1, "model"))
     assert str(failed.value).startswith(
-        f"cannot write cache database {path}: attempt to write a readonly database (SQLITE_READONLY): "
+        f"cannot write LLM response cache {path}: attempt to write a readonly database (SQLITE_READONLY): "
     )
     cache.close()
 
@@ -46,3 +47,87 @@ def test_other_sqlite_errors_pass_unchanged(tmp_path: Path):
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
         cache._db.execute("SELECT * FROM missing")
     cache.close()
+
+
+def _damage(database: Path) -> None:
+    """Every page but the header page overwritten: SQLite finds the damage on the first read."""
+    size = database.stat().st_size
+    with database.open("r+b") as file:
+        file.seek(4096)
+        file.write(bytes(range(256)) * ((size - 4096) // 256 + 1))
+
+
+@pytest.mark.parametrize(
+    ("make", "fill", "read", "cost"),
+    [
+        (
+            EmbeddingCache,
+            lambda c: c.put_many("m", [f"t{i}" for i in range(300)], np.ones((300, 384), dtype=np.float32)),
+            lambda c: c.get_many("m", [f"t{i}" for i in range(300)]),
+            "embedding cache {path}: database disk image is malformed (SQLITE_CORRUPT); the file is damaged: "
+            "delete it (with its -wal and -shm files, if any): that costs only re-embedding the texts, which "
+            "the next run does by itself",
+        ),
+        (
+            ResponseCache,
+            lambda c: [c.put(f"k{i}", "m", Completion("x" * 500, 1, 1, "m")) for i in range(100)],
+            lambda c: c.get("k50"),
+            "LLM response cache {path}: database disk image is malformed (SQLITE_CORRUPT); the file is "
+            "damaged: delete it (with its -wal and -shm files, if any): that costs only asking the LLM again "
+            "(paid calls for a paid model), which the next run does by itself",
+        ),
+    ],
+)
+def test_a_damaged_cache_names_its_file_and_what_deleting_it_costs(
+    tmp_path: Path, make: type, fill: object, read: object, cost: str
+):
+    path = tmp_path / "cache.sqlite"
+    cache = make(path)
+    fill(cache)  # type: ignore[operator]
+    cache.close()  # checkpointed: the rows are in the file
+    _damage(path)
+    with pytest.raises(StorageError) as failed:
+        reopened = make(path)
+        read(reopened)  # type: ignore[operator]
+    assert str(failed.value) == "cannot read " + cost.format(path=path)
+
+
+def test_a_file_that_is_no_database_is_named_too(tmp_path: Path):
+    path = tmp_path / "embeddings.sqlite"
+    path.write_bytes(b"not a database at all, " * 300)
+    with pytest.raises(StorageError, match=rf"cannot read embedding cache {path}: file is not a database"):
+        EmbeddingCache(path)
+
+
+def test_damage_found_while_iterating_rows_names_the_file(tmp_path: Path):
+    """A lookup reads a table page by page as its rows are iterated: the damage may show only then."""
+    path = tmp_path / "embeddings.sqlite"
+    cache = EmbeddingCache(path)
+    cache.put_many("m", [f"t{i}" for i in range(2000)], np.ones((2000, 384), dtype=np.float32))
+    cursor = cache._db.execute("SELECT vector FROM embeddings")
+    cursor.fetchone()
+    with path.open("r+b") as file:  # the rows after the first page, damaged under the open cursor
+        file.seek(4096 * 40)
+        file.write(b"\xff" * 4096 * 200)
+    with pytest.raises(StorageError, match=rf"cannot read embedding cache {path}: "):
+        for _ in cursor:
+            pass
+    cache.close()
+
+
+KEY = "sk-proj-Hx83JqWv5Nc2Lr7Tb4Kz9Df1Gs6Ym0Pa3Ue8Oi"
+
+
+def test_a_secret_in_what_a_cache_stores_is_stored_as_its_marker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    path = tmp_path / "llm_responses.sqlite"
+    cache = ResponseCache(path)
+    cache.put("key", "openai:gpt-4o-mini", Completion(f"the server says: Bearer {KEY}", 3, 4, KEY))
+    stored = cache.get("key")
+    cache.close()
+    assert stored == Completion(
+        "the server says: Bearer [redacted OPENAI_API_KEY]", 3, 4, "[redacted OPENAI_API_KEY]"
+    )
+    assert not any(KEY[:12].encode() in p.read_bytes() for p in tmp_path.iterdir())

@@ -339,6 +339,36 @@ def test_a_history_read_fills_missing_columns_takes_partitions_from_folders_and_
     assert frame.loc["new", "span_iou_mean"] == pytest.approx(0.5)
 
 
+def test_a_damaged_file_is_named_by_every_reader_with_what_to_do(tmp_path: Path):
+    """A run's history file cannot be made again; a current version is, by its asset's next run."""
+    w = Warehouse(tmp_path)
+    pair = {"chunk_config": "fixed-60-0", "profile": "top2"}
+    w.write_table(pd.DataFrame({"run_id": ["run-1"], "x": [1.0]}), "retrieval_metrics", pair, "run-1")
+    for path in (
+        w.current_path("retrieval_metrics", pair),
+        w.history_path("retrieval_metrics", pair, "run-1"),
+    ):
+        path.write_bytes(path.read_bytes()[:40])  # cut short
+    with pytest.raises(StorageError) as current:
+        w.read_current("retrieval_metrics", pair)
+    with pytest.raises(StorageError) as history:
+        w.read_runs("retrieval_metrics", [("run-1", pair)])
+    damaged = w.history_path("retrieval_metrics", pair, "run-1")
+    assert str(history.value) == (
+        f"cannot read {damaged}: ArrowInvalid: Could not open Parquet input source: Parquet magic bytes not "
+        "found in footer. Either the file is corrupted or this is not a parquet file: it holds one run's "
+        "rows of retrieval_metrics and cannot be made again: move it out of the warehouse (the history "
+        "then lacks that run's rows) or restore it from a backup"
+    )
+    assert str(current.value).startswith(f"cannot read {w.current_path('retrieval_metrics', pair)}: ")
+    assert str(current.value).endswith(
+        ": it is the current version of a table, which the next run of its asset writes anew (`rag-eval run "
+        "--force` runs them all); its history files keep every earlier run"
+    )
+    (listed,) = w.read_history("retrieval_metrics", ("run_id", "x")).unreadable  # listed, not raised
+    assert listed.startswith(f"{damaged}: ArrowInvalid: ") and listed.endswith("or restore it from a backup")
+
+
 def test_no_configured_secret_reaches_a_table_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     key = "sk-proj-Tq7Wm2Xc9Vb4Nz1Lk8Jh5Gf3Ds6Ap0"
     monkeypatch.setenv("OPENAI_API_KEY", key)

@@ -14,7 +14,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..progress import Progress, no_progress
-from ..sqlite_store import open_shared_db
+from ..sqlite_store import cache_file, open_shared_db
 from ..types import sha256_hex
 from .base import Embedder, Vectors
 from .prefetch import PrefetchEmbedder
@@ -27,7 +27,7 @@ class EmbeddingCache:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._db = open_shared_db(
-            self.path,
+            cache_file(self.path, "embedding cache", "re-embedding the texts"),
             "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 TEXT NOT NULL, "
             "dimension INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model_id, text_sha256))",
         )

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..sqlite_store import open_shared_db
+from ..sqlite_store import cache_file, open_shared_db
 from ..types import sha256_hex
 from .base import ChatMessage, Completion, CompletionParams
 
@@ -29,7 +29,7 @@ class ResponseCache:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._db = open_shared_db(
-            self.path,
+            cache_file(self.path, "LLM response cache", "asking the LLM again (paid calls for a paid model)"),
             "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model_id TEXT NOT NULL, "
             "text TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, "
             "model TEXT NOT NULL, created_at TEXT NOT NULL)",

@@ -46,7 +46,7 @@ from qdrant_edge import (
 
 from ..embedding.base import Vectors
 from ..errors import StorageError
-from ..files import make_folder, storage_error, write_text_atomically
+from ..files import file_system_type, make_folder, storage_error, write_text_atomically
 from ..paths import child_path
 from ..progress import Progress, no_progress
 from ..types import PositionAwareChunk
@@ -61,6 +61,9 @@ _OS_ERROR = re.compile(r"os error (\d+)")
 _WRITE = "write Qdrant collection folder"
 _PAYLOAD_BYTES = 2048  # a chunk's text and place, generously
 _MARGIN_BYTES = 1024 * 1024  # a new shard's own files take about 200 KB
+# File systems whose storage is memory (tmpfs, /dev/shm): a page of a memory-mapped file takes room
+# there as soon as it is read, even inside a hole of a sparse file.
+_MEMORY_FILE_SYSTEMS = frozenset({"tmpfs", "ramfs"})
 
 
 class EdgeVectorStore:
@@ -310,9 +313,29 @@ def _dimension(shard_folder: Path) -> int | None:
 
 
 def _load(folder: Path) -> EdgeShard:
-    _check_room(folder, 0, 0, "open Qdrant collection folder")  # opening writes to the write-ahead log
+    # opening writes to the write-ahead log, and on tmpfs it fills the vector files' holes
+    _check_room(folder, 0, 0, "open Qdrant collection folder", _opening_bytes(folder))
     with _edge_errors(folder):
         return EdgeShard.load(str(folder / SHARD))
+
+
+def _opening_bytes(folder: Path) -> int:
+    """The room opening the shard takes beyond what its files hold. qdrant-edge keeps vectors in
+    memory-mapped files of 32 MB (``chunk_0.mmap``, sparse: only the written vectors take room) and
+    reads them whole into memory on opening; on a file system whose storage is memory (tmpfs) that
+    fills every hole: a collection of 56 points then takes 33.5 MB, not 1.4 MB. Elsewhere (ext4,
+    xfs, btrfs) a read takes no room: 0."""
+    if file_system_type(folder) not in _MEMORY_FILE_SYSTEMS:
+        return 0
+    holes = 0
+    for path in (folder / SHARD / "segments").glob("*/vector_storage/**/*"):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # gone meanwhile: it takes no room
+        if path.is_file():
+            holes += max(0, stat.st_size - stat.st_blocks * 512)
+    return holes
 
 
 def _stored_hashes(shard: EdgeShard) -> dict[str, str | None]:
@@ -344,27 +367,30 @@ def _keep_state(folder: Path, state: dict[str, str]) -> None:
         raise StorageError(folder, _WRITE, exc.reason, exc.remedy, exc.errno) from exc
 
 
-def _check_room(folder: Path, points: int, dimension: int, operation: str = _WRITE) -> None:
+def _check_room(folder: Path, points: int, dimension: int, operation: str = _WRITE, opening: int = 0) -> None:
     """qdrant-edge writes through memory-mapped files that grow sparsely: on a full disk a write into
     them, even the one opening a shard makes, kills the process (SIGBUS) instead of raising. So a shard
     is opened, and written, only when the disk has room for it (the vectors and payloads twice,
-    write-ahead log and segment, plus a margin for new files); a disk filled by someone else meanwhile
-    is beyond this check."""
-    needed = points * (4 * dimension + _PAYLOAD_BYTES) * 2 + _MARGIN_BYTES
+    write-ahead log and segment, plus a margin for new files, plus ``opening``: what opening takes,
+    see ``_opening_bytes``); a disk filled by someone else meanwhile is beyond this check."""
+    needed = points * (4 * dimension + _PAYLOAD_BYTES) * 2 + _MARGIN_BYTES + opening
     try:
         stats = os.statvfs(folder)
     except OSError:
         return  # cannot tell: the write reports what it meets
+    if stats.f_flag & os.ST_RDONLY:
+        return  # nothing can fill it: the write reports that it is read-only
     free = stats.f_bavail * stats.f_frsize
     if free < needed:
         reason = f"[Errno {errno_codes.ENOSPC}] {os.strerror(errno_codes.ENOSPC)}: {free:,} bytes free, "
-        raise StorageError(
-            folder,
-            operation,
-            reason + f"about {needed:,} needed",
-            "free space on that disk",
-            errno_codes.ENOSPC,
-        )
+        if opening:
+            reason += (
+                f"about {needed:,} needed ({opening:,} of them because opening reads its vector files "
+                f"whole into memory-mapped pages, which take room on a memory file system)"
+            )
+        else:
+            reason += f"about {needed:,} needed"
+        raise StorageError(folder, operation, reason, "free space on that disk", errno_codes.ENOSPC)
 
 
 @contextmanager
