@@ -207,6 +207,11 @@ def format_comparison(comparison: Comparison) -> str:
     lines.append(format_table(rows[0], rows[1:]))
     for run in comparison.runs:
         r = run.result
+        if run.difference:  # the leaderboard would not rank the two together either
+            lines.append(
+                f"{run.label}: B was not measured like A ({run.difference}): its deltas pair only the "
+                f"{r.n_shared} questions both runs answered, and the leaderboard would not rank the two together"
+            )
         if r.n_shared < max(r.n_a, r.n_b):
             lines.append(
                 f"{run.label}: {r.n_shared} questions in both runs (A has {r.n_a}, B has {r.n_b}); only those are compared"
@@ -219,7 +224,9 @@ def format_comparison(comparison: Comparison) -> str:
 
 
 def format_trend(frame: pd.DataFrame, metric: str, table: str) -> str:
-    rows = [["partition", "created_at", "evaluation_id", "run_id", "mode", "n", metric, "CI"]]
+    """One row per run; a run measured otherwise than the partition's run before it (core/comparability.py)
+    starts a new line, and its note says what changed."""
+    rows = [["partition", "created_at", "evaluation_id", "run_id", "mode", "n", metric, "CI", "note"]]
     for r in frame.to_dict("records"):
         ci = (
             "n/a"
@@ -236,6 +243,13 @@ def format_trend(frame: pd.DataFrame, metric: str, table: str) -> str:
                 cell(r["n"]),
                 format_number(float(r["mean"])) if not pd.isna(r["mean"]) else "n/a",
                 ci,
+                f"new line: {r['break']}" if r.get("break") else "",
             ]
         )
-    return f"{metric} from {table}\n" + format_table(rows[0], rows[1:])
+    lines = [f"{metric} from {table}", format_table(rows[0], rows[1:])]
+    if frame.get("break", pd.Series(dtype="object")).astype(bool).any():
+        lines.append(
+            "new line: this run was measured otherwise than the partition's run before it (other documents, "
+            "questions, mode or question sample), so its mean does not continue the trend before it"
+        )
+    return "\n".join(lines)

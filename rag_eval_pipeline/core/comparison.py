@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from .comparability import Basis
 from .history import HistoryError, HistoryStore, PartitionKey, ResolvedRef, RunRecord
 from .metrics.aggregate import summarize
 
@@ -163,6 +164,9 @@ class RunComparison:
     run_a: RunRecord
     run_b: RunRecord
     result: FrameComparison
+    # how B was measured otherwise than A ("" when alike; core/comparability.py): the deltas then pair
+    # only the questions both answered, and do not say how the setup changed
+    difference: str = ""
 
     @property
     def label(self) -> str:
@@ -238,5 +242,6 @@ def compare(
             seed=seed,
             names=(f"{table} of run {run_a.run_id}", f"{table} of run {run_b.run_id}"),
         )
-        compared.append(RunComparison(run_a, run_b, result))
+        difference = Basis.of_questions(frame_b).difference(Basis.of_questions(frame_a))
+        compared.append(RunComparison(run_a, run_b, result, difference))
     return Comparison(a, b, table, tuple(compared), only_a, only_b)

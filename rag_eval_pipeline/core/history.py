@@ -26,6 +26,7 @@ from typing import Any, Literal, NewType, cast
 import duckdb
 import pandas as pd
 
+from .comparability import BASIS_COLUMNS, series_breaks
 from .errors import InputError
 from .monitoring_settings import EvaluationMode
 from .warehouse import (
@@ -333,7 +334,10 @@ class HistoryStore:
         self, metric: str, table: str = RETRIEVAL_SUMMARY, partition: PartitionKey | None = None
     ) -> pd.DataFrame:
         """The metric's mean per run, per partition over time: partition, created_at, evaluation and run,
-        mode, n (questions it averages over) and its confidence interval where the table has one."""
+        mode, n (questions it averages over), its confidence interval where the table has one, what the
+        run was measured on (``BASIS_COLUMNS``, NULL where a file predates one) and ``break``: how it
+        differs from the partition's run before it ("" when made alike: one line through them;
+        core/comparability.py)."""
         columns = self.columns(table)
         if f"{metric}_mean" not in columns:
             raise HistoryError(
@@ -348,13 +352,21 @@ class HistoryStore:
                 "WHERE chunk_config = $1 AND profile = $2",
                 [partition.chunk_config, partition.profile],
             )
+        basis = ", ".join(
+            f'"{c}"' if c in columns else f"NULL AS {c}" for c in BASIS_COLUMNS if c != "evaluation_mode"
+        )
         frame = self._sql(
             f"""SELECT chunk_config, profile, created_at, evaluation_id, run_id, evaluation_mode,
-                       {n}::BIGINT AS n, "{metric}_mean" AS mean, {ci_low} AS ci_low, {ci_high} AS ci_high
+                       {n}::BIGINT AS n, "{metric}_mean" AS mean, {ci_low} AS ci_low, {ci_high} AS ci_high,
+                       {basis}
                 FROM "{table}" {where}
                 ORDER BY chunk_config, profile, created_at, run_id""",
             params,
         )
+        breaks: dict[object, str] = {}
+        for _, runs in frame.groupby(["chunk_config", "profile"], sort=False):
+            breaks.update(zip(runs.index, series_breaks(runs), strict=True))
+        frame["break"] = [breaks[i] for i in frame.index]
         if partition is not None and frame.empty:
             known = self._sql(f'SELECT DISTINCT chunk_config, profile FROM "{table}" ORDER BY ALL')
             names = [f"{c}|{p}" for c, p in zip(known["chunk_config"], known["profile"], strict=True)]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rag_eval_pipeline.cli.history import HISTORY_COMMANDS, add_history_commands, run_history_command
-from rag_eval_pipeline_tests.history_files import at, retrieval_rows, write_run
+from rag_eval_pipeline_tests.history_files import at, constant, retrieval_rows, write_run
 
 QUESTIONS = [f"q{i:02d}" for i in range(20)]
 BASE = np.linspace(0.3, 0.9, len(QUESTIONS))
@@ -168,6 +168,45 @@ def test_history_shows_the_trend_per_partition(warehouse: Path, capsys: pytest.C
     assert first[1:4] == ["2026-01-01", "03:00:00+00:00", "eval-a"] and second[3] == "eval-b"
     assert (first[5], first[6], first[7]) == ("full", "20", "0.6000")
     assert second[7] == "0.5000" and second[8].startswith("[0.4")
+
+
+def test_history_and_compare_say_where_the_questions_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Issue 30: runs on 30, 29 and 8 questions read as one trend. A run measured otherwise than the
+    partition's run before it starts a new line, and says why in the leaderboard's words; compare says
+    when B was not measured like A. Files without question_set (written before it) still break where
+    the dataset, the mode or the number of questions differ."""
+    base = tmp_path / "warehouse"
+    for evaluation, hour, n, dataset, mode in (
+        ("eval-30", 1, 30, "data-1", "full"),
+        ("eval-29", 2, 29, "data-2", "full"),
+        ("eval-8", 3, 8, "data-2", "quick"),
+        ("eval-8-again", 4, 8, "data-2", "quick"),
+    ):
+        values = {"span_recall": constant(0.7 if n > 8 else 0.2, n), "mrr": constant(0.5, n)}
+        frame = retrieval_rows(
+            f"{evaluation}-run",
+            "c",
+            "p",
+            values,
+            at(hour),
+            dataset=dataset,
+            evaluation_id=evaluation,
+            mode=mode,
+        )
+        write_run(base, frame)
+    code, out, _ = run(base, "history", "span_recall", capsys=capsys)
+    assert code == 0
+    rows = out.splitlines()[3:7]
+    notes = [row.split("new line: ", 1)[1] if "new line: " in row else "" for row in rows]
+    assert notes == ["", "other questions: 29 vs 30", "quick run on 8 questions vs full runs", ""]
+    assert "so its mean does not continue the trend before it" in out.splitlines()[-1]
+
+    code, out, _ = run(base, "compare", "eval-30", "eval-29", "--metrics", "span_recall", capsys=capsys)
+    assert code == 0 and "c|p: B was not measured like A (other questions: 29 vs 30)" in out
+    code, out, _ = run(base, "compare", "eval-8", "eval-8-again", "--metrics", "span_recall", capsys=capsys)
+    assert code == 0 and "not measured like" not in out  # the same sample, the same mode: alike
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,17 @@ import pytest
 
 from rag_eval_pipeline.core.search.store import SEARCH_SCORES
 from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline_tests.conftest import write_tiny_project
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
+# two candidates on the tiny project: 4 questions raced over corpus samples, then the best confirmed
+TINY_SPACE = """\
+chunking: {chunker: [fixed], chunk_size: [60], overlap: [0], length: characters}
+retrieval: {top_k: [2, 4], keyword_weight: [0]}
+racing: {first_sample: 2, growth: 2.0, max_sample: null, confirm: 1, block_chars: 100}
+"""
 SPACE = """\
 chunking: {chunker: [recursive], chunk_size: [100, 200], overlap: [0], length: tokens}
 retrieval: {top_k: [1, 3, 5], keyword_weight: [0, 1]}
@@ -78,7 +85,7 @@ def test_a_killed_search_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> N
     out = done.stdout
     assert out.startswith("search search-") and "12 candidates" in out
     assert f"resumed: {len(before)} stored scores reused" in out
-    assert "winning tier: " in out and "Pareto front" in out and "queries (" in out
+    assert "winning tier: " in out and "Pareto front" in out and "  queries: " in out
     listed = subprocess.run(
         [*args[:-1], "list", "--limit", "1", "--format", "json"], env=env, capture_output=True, text=True
     )
@@ -110,3 +117,54 @@ def test_a_broken_space_exits_2_naming_the_key(tmp_path: Path) -> None:
     args, env = command(root)
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "search.yaml: racing.growth must be > 1" in done.stderr
+
+
+def test_the_output_keeps_the_two_bases_apart_and_says_when_the_search_paid_more(tmp_path: Path) -> None:
+    """Issue 30: the confirmed winner's whole-corpus score and the survivors' race-sample scores shared
+    one column (0.772 above 0.949), and the compute line read "750 of 720 queries (-4 % saved)". On the
+    tiny project two candidates both survive the race over corpus samples, and the best is confirmed on
+    every question over the whole corpus: 12 queries where the full grid asks 8."""
+    root = write_tiny_project(tmp_path / "tiny")
+    (root / "data/search.yaml").write_text(TINY_SPACE, encoding="utf-8")
+    args, env = command(root)
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("candidate "))
+    assert header.split() == [
+        "candidate",
+        "whole",
+        "corpus",
+        "questions",
+        "race",
+        "sample",
+        "questions",
+        "fate",
+    ]
+    start = {name: header.index(name) for name in ("whole corpus", "race sample", "fate")}
+    rows = {line.split()[0]: line for line in lines[lines.index(header) + 2 :] if "--k" in line.split()[0]}
+    winner = out.split("confirmed on every question over the whole corpus: ", 1)[1].split(" (")[0]
+    (survivor,) = set(rows) - {winner}
+
+    def cell(key: str, column: str) -> str:
+        line = rows[key]
+        following = min((s for s in start.values() if s > start[column]), default=len(line))
+        return line[start[column] : following].split()[0] if line[start[column] : following].strip() else ""
+
+    assert cell(winner, "whole corpus") and cell(winner, "race sample")  # both bases, apart
+    assert cell(survivor, "whole corpus") == "" and cell(survivor, "race sample")  # never on the whole corpus
+    assert "survived the race" in rows[survivor] and "tier 1" in rows[winner]
+
+    compute = lines[lines.index(next(line for line in lines if line.startswith("compute, "))) :][:4]
+    assert compute[0].startswith(
+        "compute, the search against the full grid (every candidate on every question"
+    )
+    assert "8 queries" in compute[0]
+    queries = next(line for line in compute if line.strip().startswith("queries: "))
+    assert (
+        "queries: 12 (8 in the race, 4 confirming on the whole corpus), 4 more than the grid's 8 (+50%)"
+        in queries
+    )
+    assert "the confirmation asked again, over the whole corpus" in queries
+    assert "saved)" not in queries

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from ..answers.tables import ok_mean
+from ..comparability import question_set
 from ..costs import COST_BASIS, CostAssumptions, setup_costs
 from ..llm.accounting import PriceTable
 from ..metrics.aggregate import summarize, summarize_table, summary_columns
@@ -20,7 +21,6 @@ from ..metrics.names import TOKEN_LEVEL_METRICS
 from ..metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 from ..monitoring_settings import LeaderboardSettings
 from ..tables import records
-from ..types import sha256_hex
 from ..warehouse import with_evaluation_defaults
 from .pareto import mark_front
 from .ranking import ConfiguredNames, Pair, rank_board
@@ -149,13 +149,6 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "question_generators": first.get("question_generators", ""),
         "experiment_url": first.get("experiment_url", ""),
     }
-
-
-def question_set(frame: pd.DataFrame) -> str:
-    """Which questions the partition was evaluated on (a quick run's sample, or all of them): rows are
-    ranked together only on the same set (ranking.py)."""
-    ids = sorted(str(q) for q in frame["question_id"]) if "question_id" in frame.columns else []
-    return sha256_hex("\n".join(ids))[:16]
 
 
 def duplication_columns(frame: pd.DataFrame) -> dict[str, object]:

@@ -46,11 +46,13 @@ from typing import cast
 
 import pandas as pd
 
+from ..comparability import Aspect, Basis
 from ..costs import CONTEXT_TOKENS_MEAN, LATENCY_P95
 from ..document_scope import WHOLE_CORPUS
 from ..generation.sources import known_item_share
 from ..metrics.reference_copies import RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 from ..monitoring_settings import LeaderboardSettings
+from ..tables import records
 from .tiers import TEST_NAME, statistical_tiers
 
 NOT_COMPARABLE_MARK = "*"
@@ -69,6 +71,13 @@ COMPARABILITY_COLUMNS = (
     "other_question_set",
     "no_objective",
 )
+# The columns that flag a row measured otherwise than the reference, by what differs.
+ASPECT_COLUMNS: dict[Aspect, str] = {
+    "documents": "other_documents",
+    "dataset": "other_dataset",
+    "mode": "other_mode",
+    "question_set": "other_question_set",
+}
 # A reference value: a dataset hash, a mode, a question set or a threshold.
 Reference = str | float
 Pair = tuple[str, str]
@@ -163,21 +172,10 @@ def rank_board(
         else float("nan")
     )
     references = comparison_references(frame, candidates)
-    frame["other_documents"] = differs(frame["document_scope"], references.documents)
-    frame["other_dataset"] = ~frame["other_documents"] & differs(
-        frame["dataset_sha256"].astype("string"), references.dataset
-    )
-    frame["other_mode"] = (
-        ~frame["other_documents"]
-        & ~frame["other_dataset"]
-        & differs(frame["evaluation_mode"].astype("string"), references.mode)
-    )
-    frame["other_question_set"] = (
-        ~frame["other_documents"]
-        & ~frame["other_dataset"]
-        & ~frame["other_mode"]
-        & differs(frame["question_set"].astype("string"), references.question_set)
-    )
+    # what each row does not share with the reference (core/comparability.py: the one rule)
+    aspects = [Basis.of(row).first_difference(references.basis) for row in records(frame)]
+    for aspect, column in ASPECT_COLUMNS.items():
+        frame[column] = pd.Series([a == aspect for a in aspects], index=frame.index, dtype=bool)
     frame["no_objective"] = frame["_score"].isna()
     frame["other_threshold"] = differs(thresholds(frame["answer_threshold"]), references.threshold)
     constraint = Constraints.of(objective, candidates)
@@ -215,6 +213,21 @@ class ComparisonReferences:
     threshold: Reference | None
     n_questions: int | None
     threshold_how: str
+
+    @property
+    def basis(self) -> Basis:
+        """What the reference rows were measured on (core/comparability.py)."""
+        return Basis(
+            str(self.documents) if self.documents is not None else WHOLE_CORPUS,
+            _text(self.dataset),
+            _text(self.mode),
+            _text(self.question_set),
+            self.n_questions,
+        )
+
+
+def _text(value: Reference | None) -> str | None:
+    return str(value) if value is not None else None
 
 
 def comparison_references(frame: pd.DataFrame, candidates: pd.DataFrame) -> ComparisonReferences:
@@ -314,20 +327,9 @@ def has_column_values(frame: pd.DataFrame, column: str) -> bool:
 
 def row_notes(row: pd.Series, references: ComparisonReferences, metric: str, constraint: Constraints) -> str:
     parts = [str(row["_removal"])] if row["_removal"] else []
-    if row["other_documents"]:
-        parts.append(
-            f"other documents: {scope_label(row['document_scope'])} vs {scope_label(references.documents)}"
-        )
-    if row["other_dataset"]:
-        parts.append(questions_note(row, references.dataset, references.n_questions))
-    if row["other_mode"]:
-        parts.append(
-            f"{row['evaluation_mode']} run on {int(row['n_questions'])} questions vs {references.mode} runs"
-        )
-    if row["other_question_set"]:
-        parts.append(
-            f"other question sample: set {str(row['question_set'])[:8]} vs {str(references.question_set)[:8]}"
-        )
+    for aspect, column in ASPECT_COLUMNS.items():
+        if row[column]:
+            parts.append(Basis.of({str(k): v for k, v in row.items()}).describe(aspect, references.basis))
     if row["no_objective"]:
         parts.append(f"no {metric} (metrics written before it existed): re-evaluate to rank it")
     if row["excluded"]:
@@ -419,21 +421,6 @@ def threshold_how_of(frame: pd.DataFrame, threshold: Reference | None) -> str:
     same = thresholds(frame["answer_threshold"]).eq(threshold).fillna(False).astype(bool)
     hows = frame[same]["answer_threshold_how"].dropna()
     return str(hows.value_counts().index[0]) if len(hows) else ""
-
-
-def scope_label(scope: object) -> str:
-    """A ``document_scope`` as the notes say it: "the whole corpus", or "chunk set of 3 documents ..."."""
-    return (
-        "the whole corpus" if not isinstance(scope, str) or scope == WHOLE_CORPUS else f"chunk set of {scope}"
-    )
-
-
-def questions_note(row: pd.Series, dataset: Reference | None, reference_n: int | None) -> str:
-    n = row.get("n_questions")
-    quick = row.get("evaluation_mode") == "quick"
-    if reference_n is not None and not quick and pd.notna(n) and int(n) != reference_n:
-        return f"other questions: {int(n)} vs {reference_n}"
-    return f"other questions: dataset {str(row['dataset_sha256'])[:8]} vs {str(dataset)[:8]}"
 
 
 def threshold_note(row: pd.Series, threshold: Reference | None, reference_how: str) -> str:

@@ -18,6 +18,7 @@ from html import escape
 
 import pandas as pd
 
+from ..comparability import series_breaks
 from ..costs import (
     CONTEXT_TOKENS_MEAN,
     COST_BASIS,
@@ -55,6 +56,10 @@ HISTORY_COLUMNS = (
     "evaluation_id",
     "evaluation_mode",
     "n_questions",
+    # what each run was measured on: a line breaks where it changes (core/comparability.py)
+    "document_scope",
+    "dataset_sha256",
+    "question_set",
 )
 
 
@@ -159,8 +164,10 @@ def render_report(
         scatter_svg(board),
         "</section>",
         '<section><h2>Trends over runs</h2><p class="hint">The mean of each metric per evaluation of a '
-        "partition, oldest left, a line per partition evaluated at least twice. Filled points are full "
-        "evaluations; hollow points are quick evaluations on a sample of the questions.</p>",
+        "partition, oldest left, a line per partition evaluated at least twice, broken (a dashed mark) "
+        "where a run was measured on other questions, another sample of them or other documents than the "
+        "run before it. Filled points are full evaluations; hollow points are quick evaluations on a "
+        "sample of the questions.</p>",
         trends,
         "</section>",
     ]
@@ -761,6 +768,10 @@ def trends_svg(
         p: (colour, MARKERS[i % len(MARKERS)])
         for i, (p, colour) in enumerate(zip(drawn, series_colours(len(drawn)), strict=True))
     }
+    # how each run differs from its partition's run before it: the line breaks there
+    frame = frame.assign(_break="")
+    for _, runs in frame.groupby(["chunk_config", "profile"], sort=False):
+        frame.loc[runs.index, "_break"] = series_breaks(runs)
     times = [t.value for t in frame["when"]]
     t_low, t_high = float(min(times)), float(max(times))
     if t_high == t_low:  # evaluations at one instant: a day either side
@@ -786,35 +797,52 @@ def trends_svg(
         for chunk_config, profile in drawn:
             colour, shape = style[(chunk_config, profile)]
             mask = (frame["chunk_config"] == chunk_config) & (frame["profile"] == profile)
-            points = [
-                (x(float(w.value)), y(v), v, str(run), str(mode), w)
-                for w, v, run, mode in zip(
-                    frame.loc[mask, "when"],
-                    values[mask],
-                    frame.loc[mask, "run_id"],
-                    frame.loc[mask, "evaluation_mode"],
-                    strict=True,
-                )
-                if v is not None
-            ]
+            points: list[tuple[float, float, float, str, str, pd.Timestamp, str]] = []
+            pending = ""  # a break at a run without a value breaks the line at the next one
+            for w, v, run, mode, why in zip(
+                frame.loc[mask, "when"],
+                values[mask],
+                frame.loc[mask, "run_id"],
+                frame.loc[mask, "evaluation_mode"],
+                frame.loc[mask, "_break"],
+                strict=True,
+            ):
+                pending = str(why) or pending
+                if v is None:
+                    continue
+                points.append((x(float(w.value)), y(v), v, str(run), str(mode), w, pending if points else ""))
+                pending = ""
             if not points:
                 continue
             out.append(
                 f'<g class="series" data-chunk-config="{e(chunk_config)}" data-profile="{e(profile)}" '
                 f'data-metric="{e(metric)}" data-shape="{shape}" stroke="{colour}">'
             )
-            if len(points) > 1:
-                path = " ".join(f"{px},{py}" for px, py, *_ in points)
-                out.append(f'<polyline class="line" points="{path}" fill="none"/>')
-            for px, py, v, run, mode, when in points:
+            segments: list[list[tuple[float, float]]] = [[]]
+            for px, py, *_, why in points:
+                if why:
+                    segments.append([])
+                    out.append(
+                        f'<line class="break" data-break="{e(why)}" x1="{px}" x2="{px}" y1="{y.start}" '
+                        f'y2="{y.end}">'
+                        f"<title>{e(chunk_config)} &times; {e(profile)}: a new line, {e(why)}</title></line>"
+                    )
+                segments[-1].append((px, py))
+            for index_of_segment, segment in enumerate(segments):
+                if len(segment) > 1:
+                    path = " ".join(f"{px},{py}" for px, py in segment)
+                    out.append(
+                        f'<polyline class="line" data-segment="{index_of_segment}" points="{path}" fill="none"/>'
+                    )
+            for px, py, v, run, mode, when, why in points:
                 fill = "#fff" if mode == "quick" else colour
                 attrs = (
                     f'class="point" fill="{fill}" data-run-id="{e(run)}" data-mode="{e(mode)}" '
-                    f'data-value="{v:.6f}"'
+                    f'data-value="{v:.6f}"' + (f' data-break="{e(why)}"' if why else "")
                 )
                 title = (
                     f"{e(chunk_config)} &times; {e(profile)}, {e(when.strftime('%Y-%m-%d %H:%M'))} "
-                    f"({e(mode)}): {e(label(metric))} {v:.3f}"
+                    f"({e(mode)}): {e(label(metric))} {v:.3f}" + (f"; a new line, {e(why)}" if why else "")
                 )
                 out.append(marker(shape, px, py, 4, attrs, title))
             out.append("</g>")
@@ -827,7 +855,24 @@ def trends_svg(
     entries = [(f"{c} × {p}", style[(c, p)][0], "", f"line-{style[(c, p)][1]}") for c, p in drawn]
     out += legend(width - right + 44, top, entries, "chunk config × profile")
     out.append("</svg>")
-    return "\n".join(out) + single, notes
+    return "\n".join(out) + breaks_hint(frame) + single, notes
+
+
+def breaks_hint(frame: pd.DataFrame) -> str:
+    """The sentence under the chart naming every break of a line: where and why ("" without one)."""
+    broken = frame[frame["_break"] != ""]
+    if broken.empty:
+        return ""
+    said = "; ".join(
+        f"{c} × {p} from {when.strftime('%Y-%m-%d %H:%M')}: {why}"
+        for c, p, when, why in zip(
+            broken["chunk_config"], broken["profile"], broken["when"], broken["_break"], strict=True
+        )
+    )
+    return (
+        '<p class="hint" id="trends-breaks">A line breaks (dashed mark) where a run was not measured like '
+        f"the run before it, so its means do not continue the line: {e(said)}.</p>"
+    )
 
 
 SECOND = 10**9  # nanoseconds, as pandas counts them
@@ -907,6 +952,7 @@ svg text.empty { fill: var(--muted); font-size: 13px; }
 .series .point { stroke: #fff; stroke-width: 1.5; }
 #trends .series .point { stroke: inherit; stroke-width: 1.5; }
 #trends .line { stroke-width: 2; }
+#trends .break { stroke: #8a4b00; stroke-width: 1.2; stroke-dasharray: 3 3; }
 svg text.point-label { font-size: 11px; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
 #notes li { color: #8a4b00; }
 .front-line { stroke: #9aa5b1; stroke-width: 1.5; stroke-dasharray: 4 3; }

@@ -1,7 +1,8 @@
 """What a search found, in the words a reader needs: the winning tier (the setups no test told apart from
 the best in the race) and its winner confirmed on the whole corpus, the Pareto front of quality against
 context among the tier, every candidate's fate (when and against whom it was eliminated, with the
-numbers), and the compute saved against the full grid (texts embedded, queries run).
+numbers), and the compute against the full grid's (texts embedded, queries run: the confirmation on the
+whole corpus can make a search ask more than the grid would).
 
 The full grid's cost is counted, not run: every distinct chunk text of every candidate's chunk config
 indexed once (embeddings shared through the cache, as `rag-eval run` shares them), and every candidate
@@ -10,6 +11,7 @@ asked every question.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,7 +22,7 @@ from ..leaderboard.pareto import pareto_front
 from ..metrics.context_budget import CONTEXT_TOKENS
 from ..text_table import format_table
 from .candidates import Candidate, CandidateKey
-from .race import VALUE, RaceOutcome
+from .race import VALUE, Fate, RaceOutcome
 
 
 @dataclass(frozen=True)
@@ -113,10 +115,10 @@ class SearchOutcome:
 
 
 def format_outcome(outcome: SearchOutcome) -> str:
-    """The search's answer for the terminal: the winning tier, the front, the compute saved, then every
-    candidate's fate (the winners first, then by how long each raced)."""
+    """The search's answer for the terminal: the winning tier, the front, the compute against the full
+    grid's, then every candidate's scores on each basis and its fate (the winners first, then by how long
+    each raced)."""
     race = outcome.race
-    spend = race.spend
     lines = [
         f"search {outcome.search_id}: {len(outcome.candidates)} candidates, {outcome.objective}, "
         f"{outcome.n_questions} questions"
@@ -146,14 +148,7 @@ def format_outcome(outcome: SearchOutcome) -> str:
                 for k in front
             )
         )
-    texts, queries = outcome.saved()
-    lines.append(
-        f"compute: {spend.texts_indexed:,} of the full grid's {outcome.grid.texts:,} chunk texts indexed "
-        f"({texts:.0%} saved; {spend.texts_embedded:,} sent to the embedding model, the rest from the "
-        f"cache), {spend.queries:,} of {outcome.grid.queries:,} queries ({queries:.0%} saved), "
-        f"${spend.llm_usd:.4f} of LLM calls, {spend.seconds:,.0f} s"
-        + (f"; resumed: {outcome.resumed_units} stored scores reused" if outcome.resumed_units else "")
-    )
+    lines += compute_lines(outcome)
     lines.append("")
     order = sorted(
         race.fates.values(),
@@ -165,9 +160,70 @@ def format_outcome(outcome: SearchOutcome) -> str:
             f.key,
         ),
     )
-    rows = [[f.key, f"{f.mean:.3f}", str(f.n_questions), f.describe()] for f in order]
-    lines.append(format_table(["candidate", outcome.objective, "questions", "fate"], rows))
+    lines.append(
+        f"{outcome.objective}: 'whole corpus' on every question over the whole corpus (the confirmed); 'race "
+        "sample' on the race's questions over its corpus samples, where each raced last (fewer distractors: "
+        "scores run higher there, so the two columns do not compare)"
+    )
+    rows = [[f.key, *score_cells(outcome, f), f.describe()] for f in order]
+    lines.append(
+        format_table(["candidate", "whole corpus", "questions", "race sample", "questions", "fate"], rows)
+    )
     return "\n".join(lines)
+
+
+def score_cells(outcome: SearchOutcome, fate: Fate) -> list[str]:
+    """A candidate's objective and questions on the whole corpus and in the race ("" where it was not
+    scored on that basis)."""
+    whole = [f"{fate.mean:.3f}", str(fate.n_questions)] if fate.status == "tier" else ["", ""]
+    if fate.status != "tier":
+        raced = [mean_text(fate.mean), str(fate.n_questions)]
+    elif fate.key in outcome.race.race_scores and len(outcome.race.race_scores[fate.key]):
+        scores = outcome.race.race_scores[fate.key][VALUE]
+        raced = [f"{scores.mean():.3f}", str(len(scores))]
+    else:
+        raced = ["", ""]
+    return [*whole, *raced]
+
+
+def mean_text(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.3f}"
+
+
+def compute_lines(outcome: SearchOutcome) -> list[str]:
+    """What the search paid against what the full grid would have (every candidate asked every question
+    over the whole corpus), saying where the search paid more and why."""
+    spend, grid = outcome.race.spend, outcome.grid
+    confirmed = spend.confirmation_queries
+    queries = f"queries: {spend.queries:,}"
+    if confirmed:
+        queries += (
+            f" ({spend.queries - confirmed:,} in the race, {confirmed:,} confirming on the whole corpus)"
+        )
+    queries += against(spend.queries, grid.queries)
+    if spend.queries > grid.queries and confirmed:
+        queries += (
+            ": the confirmation asked again, over the whole corpus, questions the race had asked over "
+            "corpus samples, and the race eliminated too few candidates early to pay for that"
+        )
+    return [
+        "compute, the search against the full grid (every candidate on every question over the whole "
+        f"corpus: {grid.queries:,} queries, {grid.texts:,} chunk texts):",
+        f"  chunk texts indexed: {spend.texts_indexed:,}{against(spend.texts_indexed, grid.texts)}; "
+        f"{spend.texts_embedded:,} texts sent to the embedding model, the rest from the cache",
+        f"  {queries}",
+        f"  LLM calls: ${spend.llm_usd:.4f}; time: {spend.seconds:,.0f} s"
+        + (f"; resumed: {outcome.resumed_units} stored scores reused" if outcome.resumed_units else ""),
+    ]
+
+
+def against(spent: int, grid: int) -> str:
+    """``spent`` against the full grid's ``grid``: the share saved, or how much more."""
+    if not grid:
+        return ""
+    if spent <= grid:
+        return f" of the grid's {grid:,} ({1 - spent / grid:.0%} saved)"
+    return f", {spent - grid:,} more than the grid's {grid:,} (+{spent / grid - 1:.0%})"
 
 
 def grid_cost(texts_by_config: Sequence[set[str]], n_candidates: int, n_questions: int) -> GridCost:

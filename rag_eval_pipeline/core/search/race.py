@@ -66,6 +66,9 @@ class Spend:
     queries: int = 0
     llm_usd: float = 0.0
     seconds: float = 0.0
+    # of ``queries``, those the confirmation asked over the whole corpus (counted from the stored scores,
+    # like ``queries``): questions the race had asked the same candidates over corpus samples
+    confirmation_queries: int = 0
 
 
 class Scorer(Protocol):
@@ -355,9 +358,17 @@ def _spend(
     the texts indexed as the scorer noted them and the queries as the stored scores count them (both the
     same for a resumed search as for one that ran through)."""
     units: list[Unit] = [*(r.index for r in rounds), FINAL]
-    frames = (store.load(c.key, unit) for c in candidates for unit in units)
-    queries = sum(len(f) for f in frames if f is not None)
-    return Spend(so_far.texts_embedded, scorer.texts_indexed(), queries, so_far.llm_usd, so_far.seconds)
+    counts = {
+        unit: sum(len(f) for c in candidates if (f := store.load(c.key, unit)) is not None) for unit in units
+    }
+    return Spend(
+        so_far.texts_embedded,
+        scorer.texts_indexed(),
+        sum(counts.values()),
+        so_far.llm_usd,
+        so_far.seconds,
+        counts[FINAL],
+    )
 
 
 def _spent(spend: Spend, budget: SearchBudget) -> str:

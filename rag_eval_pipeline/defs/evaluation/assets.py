@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from ...core.chunking import ChunkSet
+from ...core.comparability import question_set
 from ...core.configs import RetrievalProfile
 from ...core.costs import INDEX_COLUMNS, index_columns, latency_percentiles, question_costs
 from ...core.embedding.cache import CachedEmbedder
@@ -306,6 +307,8 @@ def retrieval_metrics(
             {
                 **provenance,
                 "n_questions": len(per_question),
+                # the questions' sample: runs on other questions are not one trend (core/comparability.py)
+                "question_set": question_set(per_question),
                 **duplication.run_columns(),
                 **summary_columns(summaries),
                 **latency_percentiles(per_question),

@@ -221,17 +221,23 @@ def test_the_report_shows_the_table_the_scatter_and_the_trends_in_chromium(tmp_p
             assert [float(c.attrs["data-value"]) for c in circles] == pytest.approx(
                 [trend_value(metric, run) for _, run, _ in runs]
             )
+            if pair == ("fixed-60-0", "top2"):
+                continue  # below: not measured alike, so not one line
             # one line through every point, oldest first
             xs = [float(x.split(",")[0]) for x in line.find("polyline").attrs["points"].split()]
             assert xs == sorted(xs) and len(set(xs)) == len(xs) == len(circles)
-        quick = lines[("fixed-60-0", "top2")]  # a full run and a quick one (hollow), joined
+        quick = lines[("fixed-60-0", "top2")]  # a full run and a quick one (hollow) on a sample: no line
         assert [c.attrs["data-mode"] for c in quick.find_all(class_="point")] == ["full", "quick"]
         assert [c.attrs["fill"] for c in quick.find_all(class_="point")][1] == "#fff"
+        assert not quick.find_all("polyline")
+        assert quick.find(class_="break").attrs["data-break"] == "quick run on 4 questions vs full runs"
         three = lines[("recursive-120-20", "top2")]  # the old file counts as a full evaluation
         assert len(three.find("polyline").attrs["points"].split()) == 3
         assert len({s.attrs["stroke"] for s in lines.values()}) == len(lines)  # a colour each
     single = dom.find("p", id="trends-single").text()
     assert "recursive-120-20 × top4" in single and "fixed-60-0 × top2" not in single
+    breaks = dom.find("p", id="trends-breaks").text()
+    assert "fixed-60-0 × top2 from " in breaks and "quick run on 4 questions vs full runs" in breaks
 
     notes = dom.find("section", id="notes").text()
     assert "ghost-config x top2" in notes and "broken.parquet" in notes
@@ -331,3 +337,57 @@ def test_without_chromium_the_browser_tests_skip_locally_and_fail_in_ci(monkeypa
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="chromium is required in CI"):
         chromium_module.chromium()
+
+
+def test_a_trend_line_breaks_where_the_questions_changed(tmp_path: Path):
+    """Issue 30: evaluations on 30, 29 and 8 questions were one line ("falls from 0.74 to 0.19"). The line
+    breaks where a run was measured otherwise than the run before it (core/comparability.py), marked and
+    said under the chart; runs measured alike stay one line."""
+    pair = ("fixed-60-0", "top2")
+    # (hours ago, run, questions, dataset, mode, question set, mean)
+    runs = [
+        (4, "on-30", 30, "d1", "full", "set-30", 0.74),
+        (3, "on-29", 29, "d2", "full", "set-29", 0.70),
+        (2, "quick-a", 8, "d2", "quick", "set-8", 0.19),
+        (1, "quick-b", 8, "d2", "quick", "set-8", 0.21),
+        (0, "sample-c", 8, "d2", "quick", "set-8c", 0.25),  # another sample of 8
+    ]
+    w = Warehouse(tmp_path)
+    for hours, run, n, dataset, mode, questions, mean in runs:
+        row = {
+            "run_id": run,
+            "evaluation_id": f"eval-{run}",
+            "evaluation_mode": mode,
+            "created_at": NOW - timedelta(hours=hours),
+            "chunk_config": pair[0],
+            "profile": pair[1],
+            "n_questions": n,
+            "dataset_sha256": dataset,
+            "question_set": questions,
+            **{f"{m}_mean": mean for m in TREND_METRICS},
+        }
+        w.write_history(
+            pd.DataFrame([row]), RETRIEVAL_SUMMARY, {"chunk_config": pair[0], "profile": pair[1]}, run
+        )
+    history = w.read_history(RETRIEVAL_SUMMARY, (*HISTORY_COLUMNS, *(f"{m}_mean" for m in TREND_METRICS)))
+    dom = parse_dom(render_report(board_frame([(*pair, 0.25, 0.3)]), history.frame, generated_at=NOW))
+    why = [
+        "other questions: 29 vs 30",
+        "quick run on 8 questions vs full runs",
+        "other question sample: set set-8c vs set-8",
+    ]
+    for panel in dom.find("svg", id="trends").find_all("g", class_="panel"):
+        series = series_of(panel)[pair]
+        points = series.find_all(class_="point")
+        assert [p.attrs["data-run-id"] for p in points] == [r[1] for r in runs]
+        assert [p.attrs.get("data-break", "") for p in points] == ["", *why[:2], "", why[2]]
+        assert [b.attrs["data-break"] for b in series.find_all("line", class_="break")] == why
+        # one line only: through the two quick runs on the same sample
+        (line,) = series.find_all("polyline")
+        xs = [float(x.split(",")[0]) for x in line.attrs["points"].split()]
+        assert xs == [float(p.attrs["data-cx"]) for p in points[2:4]]
+    said = dom.find("p", id="trends-breaks").text()
+    assert all(
+        f"fixed-60-0 × top2 from {(NOW - timedelta(hours=h)):%Y-%m-%d %H:%M}" in said for h in (3, 2, 0)
+    )
+    assert all(reason in said for reason in why)

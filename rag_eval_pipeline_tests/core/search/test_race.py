@@ -13,7 +13,7 @@ import pytest
 from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile
 from rag_eval_pipeline.core.search.candidates import Candidate, CandidateKey
 from rag_eval_pipeline.core.search.fidelity import Block, Round, sample_sizes
-from rag_eval_pipeline.core.search.outcome import GridCost, SearchOutcome
+from rag_eval_pipeline.core.search.outcome import GridCost, SearchOutcome, format_outcome
 from rag_eval_pipeline.core.search.race import (
     CONTEXT_TOKENS,
     FULL_CORPUS,
@@ -264,3 +264,48 @@ def test_the_front_is_drawn_among_the_survivors_on_the_race_questions() -> None:
     frame = outcome.candidates_frame().set_index("candidate")
     assert frame.loc["cheap--p", "fate"] == "survived" and frame.loc["cheap--p", "pareto_front"]
     assert frame.loc["cheap--p", "context_tokens_mean"] == 50.0
+
+
+def test_the_outcome_keeps_the_two_bases_apart_and_counts_the_confirmation() -> None:
+    """Two equal candidates survive a race over corpus samples; the best is confirmed on the whole
+    corpus. Its whole-corpus score and the survivor's race score are in separate columns; the compute
+    says the search asked more than the grid, and why."""
+    same = noisy(0.6, 9)
+    values = {"a--p": same, "b--p": list(same)}
+    found = race(
+        candidates_of(values),
+        plan(sampled=True),
+        ScriptedScorer(values),
+        MemoryStore(),
+        alpha=0.05,
+        confirm=1,
+    )
+    grid = GridCost(texts=1000, queries=len(values) * len(QUESTIONS))
+    outcome = SearchOutcome("s", "recall", len(QUESTIONS), tuple(candidates_of(values)), found, grid)
+    # the race asked both every question (the last round over the whole corpus); the confirmation asked the
+    # winner again the 80 it had answered over samples
+    assert (found.spend.queries, found.spend.confirmation_queries) == (2 * 120 + 80, 80)
+    text = format_outcome(outcome)
+    assert (
+        "  queries: 320 (240 in the race, 80 confirming on the whole corpus), 80 more than the grid's 240 (+33%): the confirmation asked again"
+        in text
+    )
+    indexed = found.spend.texts_indexed
+    assert f"  chunk texts indexed: {indexed} of the grid's 1,000 ({1 - indexed / 1000:.0%} saved)" in text
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("candidate"))
+    assert header.split() == [
+        "candidate",
+        "whole",
+        "corpus",
+        "questions",
+        "race",
+        "sample",
+        "questions",
+        "fate",
+    ]
+    rows = {line.split()[0]: line.split() for line in lines[lines.index(header) + 2 :]}
+    winner, survivor = found.winners[0], next(k for k in values if k not in found.winners)
+    assert rows[winner][1:5] == [f"{found.fates[winner].mean:.3f}", "120", f"{np.mean(same):.3f}", "120"]
+    assert rows[survivor][1:3] == [f"{np.mean(same):.3f}", "120"]  # no whole-corpus score: not confirmed
+    assert rows[survivor][3] == "survived"
