@@ -19,7 +19,7 @@ from rag_eval_pipeline.core.errors import DatasetError
 from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.metrics.span_metrics import span_metrics
 from rag_eval_pipeline.core.progress import no_progress
-from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
+from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, PositionAwareChunk, QuestionId
 from rag_eval_pipeline_tests.fakes import HashingEmbedder
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "chroma_general.py"
@@ -130,7 +130,7 @@ def test_tiny_slice_reports_every_metric_per_profile(tiny_report: str) -> None:
     for words in ("chunks/s", "passages/s", "warm/cold", "questions/s", "tracemalloc peak", "BM25: "):
         assert words in report
     assert "(0 embedded, " in report  # the warm pass is all cache hits
-    assert "same top-5 set as numpy for 10/10 queries" in _section(report, "dense-top5")
+    assert "same top-5 list as numpy for 10/10 queries" in _section(report, "dense-top5")
     for profile in ("hybrid-top5", "keyword-top5"):  # compared question by question with dense-top5
         cells = _table_row(report, "Paired differences against dense-top5", "recursive-800-100", profile)
         assert len(cells) == 3 * len(bench.PAIRED_METRICS)  # mean, [low, high] per metric
@@ -252,6 +252,23 @@ def test_numpy_top_k_is_exact_and_best_first() -> None:
     expected = np.argsort(-(matrix @ query))[:5]
     assert bench.numpy_top_k(matrix, query, 5).tolist() == expected.tolist()
     assert len(bench.numpy_top_k(matrix, query, 80)) == 50
+
+
+def test_numpy_top_k_breaks_ties_in_document_order_as_the_engines_do() -> None:
+    """Six copies of one vector straddle the cut at k = 3: the earliest copies in the document win,
+    whichever rows hold them (the chunk set's rows are given here in reverse document order)."""
+    rng = np.random.default_rng(1)
+    matrix = rng.standard_normal((40, 8)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    copies = [3, 11, 17, 25, 30, 38]
+    matrix[copies] = matrix[3]
+    chunks = [
+        PositionAwareChunk(ChunkId(f"c{i:02d}"), DocumentId("d.md"), 10 * (40 - i), 10 * (40 - i) + 1, "x")
+        for i in range(40)
+    ]
+    positions = bench.document_positions(chunks)
+    assert bench.numpy_top_k(matrix, matrix[3], 3, positions).tolist() == [38, 30, 25]
+    assert bench.numpy_top_k(matrix, matrix[3], 3).tolist() == [3, 11, 17]  # rows in document order
 
 
 def _two_corpora(root: Path) -> tuple[Path, Path]:
