@@ -85,7 +85,9 @@ def _default_data() -> Path:
 DEFAULT_DATA = _default_data()
 DEFAULT_CHUNK_CONFIGS = PROJECT_ROOT / "data/chunk_configs.yaml"
 DEFAULT_PROFILES = PROJECT_ROOT / "data/retrieval_profiles.yaml"
-DEFAULT_QUESTIONS = "questions.csv"  # in --data
+# The questions in --data, first that exists: this subset's name, then the public benchmark's own
+# (chunking_evaluation's general_evaluation_data/questions_df.csv), so its folder works as it ships.
+QUESTION_FILES = ("questions.csv", "questions_df.csv")
 # Each run writes its Parquet files into a fresh folder here unless --out names one (git ignores it).
 DEFAULT_OUT_ROOT = PROJECT_ROOT / "benchmarks/results/chroma_general"
 QUESTIONS_PARQUET = "questions.parquet"
@@ -97,6 +99,7 @@ REPORTED_METRICS = (
     "precision_chroma",
     "iou_chroma",
     "precision_omega",
+    "precision_omega_chroma",
     "recall_at_k",
     "mrr",
 )
@@ -107,6 +110,7 @@ SHORT_NAMES = {
     "precision_chroma": "prec_chr",
     "iou_chroma": "iou_chr",
     "precision_omega": "prec_omg",
+    "precision_omega_chroma": "omg_chr",
     "recall_at_k": "recall@k",
     "mrr": "mrr",
 }
@@ -284,11 +288,21 @@ def corpus_name(doc_id: str) -> str:
 
 
 def load_benchmark(data: Path, questions: Path | None = None, corpora: str | None = None) -> BenchmarkData:
-    """``<data>/corpora`` and a questions CSV (default ``<data>/questions.csv``) as questions
-    ``chroma-<row>``. Every reference is checked against its corpus; then, when ``corpora`` (names,
-    comma-separated) is given, only those corpora and the questions about them are kept."""
+    """``<data>/corpora`` and a questions CSV (default ``<data>/questions.csv``, else the public
+    benchmark's ``<data>/questions_df.csv``) as questions ``chroma-<row>``. Every reference is checked
+    against its corpus; then, when ``corpora`` (names, comma-separated) is given, only those corpora and
+    the questions about them are kept."""
     corpus = Corpus.from_folder(data / "corpora")
-    path = questions or data / DEFAULT_QUESTIONS
+    if questions is None:
+        found = [data / name for name in QUESTION_FILES if (data / name).is_file()]
+        if not found:
+            raise DatasetError(
+                f"{data} holds no questions file ({' or '.join(QUESTION_FILES)}); pass --questions FILE "
+                f"or --data DIR"
+            )
+        path = found[0]
+    else:
+        path = questions
     if not path.is_file():
         raise DatasetError(f"question file {path} does not exist; pass --questions FILE or --data DIR")
     name = "chroma_general" if questions is None else path.stem
@@ -1104,14 +1118,18 @@ def main_published(args: argparse.Namespace, embedder: Embedder | None, out: Tex
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help="folder with corpora/ and questions.csv"
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="folder with corpora/ and questions.csv (or the public benchmark's questions_df.csv)",
     )
     parser.add_argument(
         "--questions",
         type=Path,
         default=None,
         metavar="FILE",
-        help="questions CSV (question, references, corpus_id); default: questions.csv in --data",
+        help="questions CSV (question, references, corpus_id); default: questions.csv, else "
+        "questions_df.csv, in --data",
     )
     parser.add_argument(
         "--corpora",

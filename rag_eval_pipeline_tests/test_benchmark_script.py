@@ -138,6 +138,42 @@ def test_tiny_slice_reports_every_metric_per_profile(tiny_report: str) -> None:
     assert "total runtime" in report
 
 
+def test_both_precision_omegas_are_printed_the_projects_and_chromas(tiny_run: tuple[str, Path]) -> None:
+    """The published tables use Chroma's precision omega, which only questions.parquet held."""
+    report, out_dir = tiny_run
+    header = report[report.index("\nQuality") :].splitlines()[2].split()
+    assert header[header.index("prec_omg") + 1] == "omg_chr"
+    questions = pd.read_parquet(out_dir / bench.QUESTIONS_PARQUET)
+    for profile, group in questions.groupby("profile"):
+        cells = dict(
+            zip(header[2:], _table_row(report, "Quality", "recursive-800-100", str(profile)), strict=False)
+        )
+        assert abs(group["precision_omega_chroma"].mean() - float(cells["omg_chr"])) <= 0.0005 + 1e-12
+        assert abs(group["precision_omega"].mean() - float(cells["prec_omg"])) <= 0.0005 + 1e-12
+    section = _section(report, "dense-top5")
+    assert len(_metric_line(section, "precision_omega_chroma")) == 1
+
+
+def test_the_public_benchmarks_questions_df_csv_is_read_when_there_is_no_questions_csv(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, questions = _two_corpora(tmp_path)
+    (data / "questions_df.csv").write_bytes(questions.read_bytes())  # as chunking_evaluation ships it
+    loaded = bench.load_benchmark(data)
+    assert loaded.questions_file == data / "questions_df.csv" and len(loaded.dataset) == 3
+    (data / "questions.csv").write_text(
+        "question,references,corpus_id\n" + _question_row("What moves oil?", "pumps", 31, 40, "moves oil"),
+        encoding="utf-8",
+    )
+    assert bench.load_benchmark(data).questions_file == data / "questions.csv"  # this subset's name first
+
+    (data / "questions.csv").unlink()
+    (data / "questions_df.csv").unlink()
+    argv = ["--data", str(data), "--out", str(tmp_path / "o")]
+    assert bench.main(argv, embedder=HashingEmbedder(), out=io.StringIO()) == 2
+    assert f"{data} holds no questions file (questions.csv or questions_df.csv)" in capsys.readouterr().err
+
+
 def test_a_profile_that_needs_a_reranker_is_skipped_with_a_note(tiny_report: str) -> None:
     assert "reranked-top5: skipped, needs a reranker (models/no-such-cross-encoder)" in tiny_report
     assert "-- reranked-top5" not in tiny_report
