@@ -1,13 +1,18 @@
 """Numbers that must not depend on accidents (issue 30), through `rag-eval` on the tiny project: a k no
-chunk set can fill is refused with its reason, and does not hang the diagnostics."""
+chunk set can fill is refused with its reason, and does not hang the diagnostics; synthetic questions
+are made from prose, never markup, and editing one document leaves the other documents' questions as
+they were."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from rag_eval_pipeline_tests.core.generation.docs_site import markup_lines, write_docs_site
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
 
 pytestmark = pytest.mark.slow
@@ -45,3 +50,54 @@ def test_a_top_k_beyond_the_chunks_is_refused_naming_profile_field_and_count(tin
     assert (
         "retrieval profile 'huge': top_k is 100000, but chunk config 'fixed-60-0' has 9 chunks" in run.stderr
     )
+
+
+SYNTHETIC = "data/warehouse/datasets/synthetic_questions/current.jsonl"
+
+
+def synthetic_questions(project: Path) -> dict[str, list[dict[str, object]]]:
+    """The accepted synthetic questions `rag-eval regenerate-questions` wrote, by document."""
+    by_document: dict[str, list[dict[str, object]]] = {}
+    for line in (project / SYNTHETIC).read_text(encoding="utf-8").splitlines():
+        example = json.loads(line)
+        spans = example["outputs"]["relevant_spans"]
+        by_document.setdefault(spans[0]["doc_id"], []).append(
+            {"id": example["metadata"]["question_id"], "query": example["inputs"]["query"], "spans": spans}
+        )
+    return by_document
+
+
+def test_questions_come_from_prose_and_one_edit_changes_one_documents_questions(tiny_project: Path):
+    """A documentation site with include directives, admonition blocks, HTML and release notes: no
+    reference holds a markup line; then tutorial/static-files.md is edited and the questions regenerated:
+    every other document's questions are what they were (a new question about deployment/https.md had
+    appeared)."""
+    corpus = tiny_project / "data" / "corpus"
+    shutil.rmtree(corpus)
+    write_docs_site(corpus)
+    (tiny_project / "data" / "generation.yaml").write_text(
+        "evaluate_on: synthetic\ntoken_level: {n_questions: 10, passage_min_chars: 120, seed: 1}\n",
+        encoding="utf-8",
+    )
+    first = rag_eval(tiny_project, "regenerate-questions", "--all")
+    assert first.returncode == 0, first.stderr
+    before = synthetic_questions(tiny_project)
+    assert len(before) == 4 and "release-notes.md" not in before
+    for questions in before.values():
+        for question in questions:
+            for span in question["spans"]:  # type: ignore[union-attr]
+                assert markup_lines(span["text"]) == [], span["text"]  # type: ignore[index]
+
+    page = corpus / "tutorial" / "static-files.md"
+    page.write_text(
+        page.read_text(encoding="utf-8").replace(
+            "images and style sheets need no handler",
+            "images, fonts, scripts and style sheets need no handler",
+        ),
+        encoding="utf-8",
+    )
+    second = rag_eval(tiny_project, "regenerate-questions", "--all")
+    assert second.returncode == 0, second.stderr
+    after = synthetic_questions(tiny_project)
+    others = (set(before) | set(after)) - {"tutorial/static-files.md"}
+    assert {d: before.get(d) for d in others} == {d: after.get(d) for d in others}
