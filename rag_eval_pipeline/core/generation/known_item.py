@@ -34,6 +34,7 @@ from ..types import PositionAwareChunk, QuestionId, sha256_hex
 from .base import GenerationResult, Rejection, example_metadata
 from .passages import (
     BoilerplateDetector,
+    chunk_identities,
     document_statistics,
     is_mostly_prose,
     per_document_sample,
@@ -140,10 +141,7 @@ class KnownItemGenerator:
             by_doc.setdefault(chunk.doc_id, []).append(chunk)
         # each document's chunks are its collection, as its sentences are for passages
         statistics = {doc: TermStatistics.from_texts(c.text for c in cs) for doc, cs in by_doc.items()}
-        identities = {
-            doc: sha256_hex("\n".join(f"{c.start}\0{c.end}\0{sha256_hex(c.text)}" for c in cs))
-            for doc, cs in by_doc.items()
-        }
+        identities = chunk_identities(ordered)
         noise_models = {doc: CollectionModel(stats) for doc, stats in statistics.items()}
         boilerplate = BoilerplateDetector.from_units((c.doc_id, c.start, c.text) for c in ordered)
         needed_terms = max(self.min_terms, MIN_KEYWORDS)

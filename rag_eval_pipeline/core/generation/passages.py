@@ -26,7 +26,7 @@ from typing import Literal, TypeVar
 
 from ..chunking.sentences import sentence_spans
 from ..corpus import Corpus
-from ..types import CharacterSpan, Document, sha256_hex
+from ..types import CharacterSpan, Document, PositionAwareChunk, sha256_hex
 from .terms import TermStatistics, content_terms, salient_terms
 
 # A repeated sentence this long (normalised) is boilerplate by itself; shorter repeats ("## Overview",
@@ -304,6 +304,15 @@ def document_quotas(documents: Sequence[str], n: int, seed: int) -> dict[str, in
         return {}
     base, extra = divmod(max(n, 0), len(order))
     return {d: base + (1 if i < extra else 0) for i, d in enumerate(order)}
+
+
+def chunk_identities(chunks: Iterable[PositionAwareChunk]) -> dict[str, str]:
+    """Per document, a hash of its chunks (offsets and texts): what seeds its draws when chunks, not
+    passages, are sampled, so they change only when that document's chunks do."""
+    parts: dict[str, list[str]] = {}
+    for c in sorted(chunks, key=lambda c: (c.doc_id, c.start, c.end, c.chunk_id)):
+        parts.setdefault(c.doc_id, []).append(f"{c.start}\0{c.end}\0{sha256_hex(c.text)}")
+    return {doc: sha256_hex("\n".join(found)) for doc, found in parts.items()}
 
 
 def per_document_sample(

@@ -10,6 +10,7 @@ import pytest
 
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.generation.known_item import KnownItemGenerator
+from rag_eval_pipeline.core.generation.llm_chunk_level import sample_tasks
 from rag_eval_pipeline.core.generation.passages import (
     candidate_passages,
     document_quotas,
@@ -170,3 +171,27 @@ def test_chunk_level_questions_of_other_documents_stay_when_one_document_changes
     assert [e for e in before if set(e.relevant_chunk_ids) <= keep] == [
         e for e in after if set(e.relevant_chunk_ids) <= keep
     ]
+
+
+def test_the_llm_chunk_sample_of_other_documents_stays_when_one_document_grows() -> None:
+    """Sampled by index over every chunk, four more chunks in d0.md shifted every later index."""
+
+    def chunks_of(doc: str, n: int) -> list[PositionAwareChunk]:
+        text = f"Paragraph of {doc} number "
+        return [
+            PositionAwareChunk(
+                ChunkId(f"{doc}#{i}"), DocumentId(doc), 100 * i, 100 * i + len(text) + 2, f"{text}{i:02d}"
+            )
+            for i in range(n)
+        ]
+
+    docs = [f"d{d}.md" for d in range(5)]
+    chunks = [c for doc in docs for c in chunks_of(doc, 6)]
+    grown = [c for doc in docs for c in chunks_of(doc, 10 if doc == "d0.md" else 6)]
+    for seed in range(5):
+        before = [t.chunk for t in sample_tasks(chunks, 12, seed)]
+        after = [t.chunk for t in sample_tasks(grown, 12, seed)]
+        lost = [c for c in before if c.doc_id != "d0.md" and c not in after]
+        gained = sum(c.doc_id == "d0.md" for c in after) - sum(c.doc_id == "d0.md" for c in before)
+        assert len(lost) <= max(gained, 0), seed  # only a new d0.md chunk can take another's place
+    assert sample_tasks(chunks, len(chunks), seed=3) == sample_tasks(chunks, 10**6, seed=3)  # all of them
