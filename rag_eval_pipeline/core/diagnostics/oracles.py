@@ -46,7 +46,7 @@ class Oracles:
 def ranking_at(profile: RetrievalProfile, searched: StageLists, k: int) -> list[ScoredChunk]:
     """What ``profile`` with top_k = ``k`` returns (no reranker), from ``searched``: its stage lists
     with each retriever searched at least ``candidate_depth`` for that k deep. The first d of a search
-    are what a search d deep returns (exact, ties by chunk id), and the threshold keeps a prefix."""
+    are what a search d deep returns (exact, ties in document order), and the threshold keeps a prefix."""
     return _ranked_candidates(profile, searched, _depth(profile, k))[:k]
 
 

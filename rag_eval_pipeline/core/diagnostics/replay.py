@@ -2,7 +2,7 @@
 the queries' vectors from the embedding cache, with an observer that keeps every question's lists.
 
 A replay must return what the evaluation recorded (``retrieval_results``): the search is exact and
-ties go to the chunk id, so a difference means the indexes or the profile changed since, and the
+ties go in document order, so a difference means the indexes or the profile changed since, and the
 diagnostics would explain another result. ``check_replay`` refuses that, naming the question.
 """
 

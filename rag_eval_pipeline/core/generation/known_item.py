@@ -11,7 +11,12 @@ The queries are bags of keywords, not questions: they exercise retrieval, not an
 the examples carry no reference answer (``reference_answer`` None, no expected keywords).
 Every random draw comes from a ``random.Random`` seeded by sha256 of the generator seed and the
 passage (or chunk) identity, so a question does not change when others are added, nor between runs,
-processes or machines (no ``hash()`` of strings, no set iteration order).
+processes or machines (no ``hash()`` of strings, no set iteration order). The term statistics a query is
+drawn with (idf, the noise term's distribution, the difficulty) are its own document's, and each
+document's passages are chosen by it alone (passages.py): editing one document changes the questions
+about it and leaves every other document's as they were. What still looks across documents is content:
+a sentence pasted into two documents is boilerplate in both, and the quality filters (duplicates,
+retrievability) compare questions with the whole corpus.
 """
 
 from __future__ import annotations
@@ -27,13 +32,22 @@ from ..corpus import Corpus
 from ..datasets import ChunkLevelExample, TokenLevelExample
 from ..types import PositionAwareChunk, QuestionId, sha256_hex
 from .base import GenerationResult, Rejection, example_metadata
-from .passages import BoilerplateDetector, is_mostly_prose, score_text, select_passages, spread_sample
+from .passages import (
+    BoilerplateDetector,
+    chunk_identities,
+    document_statistics,
+    is_mostly_prose,
+    per_document_sample,
+    score_text,
+    select_passages,
+)
 from .terms import TermStatistics, content_terms
 
 GENERATOR = "known-item-simulation"
 TECHNIQUE = "simulated known-item query (Azzopardi et al. 2007)"
-# A query term found in at most this many texts of the collection narrows the search to a few places.
-RARE_DF = 2
+# A query term found in at most this many texts of its document (sentences, or chunks) points at the
+# source: one, so the label does not depend on other documents (at 2, nearly every query was "easy").
+RARE_DF = 1
 # Keywords recorded for chunk-level questions: the chunk's heaviest terms.
 MIN_KEYWORDS, MAX_KEYWORDS = 3, 5
 
@@ -71,10 +85,10 @@ class KnownItemGenerator:
         """One query per selected passage; its reference span is the passage. With ``documents``, only
         the passages of those documents among the ones selected over the whole corpus: the questions a
         full generation would ask about them, and no other."""
-        stats = TermStatistics.from_texts(doc.text for doc in corpus)
-        noise_model = CollectionModel(stats)
+        statistics: dict[str, TermStatistics] = {doc.doc_id: document_statistics(doc) for doc in corpus}
+        noise_models: dict[str, CollectionModel] = {}
         passages = select_passages(
-            corpus, n_questions, self.seed, self.min_chars, self.max_chars, stats=stats
+            corpus, n_questions, self.seed, self.min_chars, self.max_chars, statistics=statistics
         )
         if documents is not None:
             passages = [p for p in passages if p.span.doc_id in documents]
@@ -83,6 +97,8 @@ class KnownItemGenerator:
         seen_queries: set[str] = set()
         for passage in passages:
             span = passage.span
+            stats = statistics[span.doc_id]
+            noise_model = noise_models.setdefault(span.doc_id, CollectionModel(stats))
             rng = _rng(self.seed, "passage", span.doc_id, str(span.start), str(span.end))
             query = self.simulate_query(span.text, stats, rng, noise_model)
             if len(query.terms) - len(query.noise_terms) < self.min_terms:
@@ -120,8 +136,13 @@ class KnownItemGenerator:
         to draw a query and keywords from are never selected; the rest are drawn like passages.
         """
         ordered = sorted(chunks, key=lambda c: (c.doc_id, c.start, c.end, c.chunk_id))
-        stats = TermStatistics.from_texts(c.text for c in ordered)
-        noise_model = CollectionModel(stats)
+        by_doc: dict[str, list[PositionAwareChunk]] = {}
+        for chunk in ordered:
+            by_doc.setdefault(chunk.doc_id, []).append(chunk)
+        # each document's chunks are its collection, as its sentences are for passages
+        statistics = {doc: TermStatistics.from_texts(c.text for c in cs) for doc, cs in by_doc.items()}
+        identities = chunk_identities(ordered)
+        noise_models = {doc: CollectionModel(stats) for doc, stats in statistics.items()}
         boilerplate = BoilerplateDetector.from_units((c.doc_id, c.start, c.text) for c in ordered)
         needed_terms = max(self.min_terms, MIN_KEYWORDS)
         scored: list[tuple[PositionAwareChunk, float, tuple[str, ...]]] = []
@@ -130,13 +151,14 @@ class KnownItemGenerator:
                 continue
             if boilerplate.is_boilerplate(chunk.text) or not is_mostly_prose(chunk.text):
                 continue
-            score, top = score_text(chunk.text, stats)
+            score, top = score_text(chunk.text, statistics[chunk.doc_id])
             if score > 0:
                 scored.append((chunk, score, top))
-        picked = spread_sample(
+        picked = per_document_sample(
             scored,
             n_questions,
-            random.Random(self.seed),
+            identities,
+            self.seed,
             group=lambda item: item[0].doc_id,
             weight=lambda item: item[1],
             conflicts=lambda a, b: a[0].span.overlaps(b[0].span),
@@ -145,8 +167,9 @@ class KnownItemGenerator:
         rejections: list[Rejection] = []
         seen_queries: set[str] = set()
         for chunk, _score, top in picked:
+            stats = statistics[chunk.doc_id]
             rng = _rng(self.seed, "chunk", chunk.chunk_id)
-            query = self.simulate_query(chunk.text, stats, rng, noise_model)
+            query = self.simulate_query(chunk.text, stats, rng, noise_models[chunk.doc_id])
             if len(query.terms) - len(query.noise_terms) < self.min_terms:
                 rejections.append(self._too_few_terms(query, (chunk.doc_id,), (chunk.chunk_id,)))
                 continue

@@ -10,7 +10,6 @@ proves nothing about an answer that repeats the question. ``metadata.keywords`` 
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -172,12 +171,18 @@ def expected_keywords(
 
 
 def sample_tasks(chunks: Sequence[PositionAwareChunk], max_chunks: int, seed: int) -> list[ChunkTask]:
-    """A seeded sample of chunks (the same settings give the same sample), each with its successor."""
+    """A seeded sample of chunks (the same settings give the same sample), each with its successor, in
+    document order: the ``max_chunks`` chunks with the smallest sha256 of (seed, chunk id). A chunk's
+    key depends on it alone (its id hashes its document, text and occurrence), so editing one document
+    leaves every other chunk's key as it was: the sample of other documents changes only where the
+    edited document's new keys push one out of (or let one into) the sample, not wholesale as an index
+    shift did."""
     ordered = sorted(chunks, key=lambda c: (c.doc_id, c.start, c.chunk_id))
     following: dict[ChunkId, PositionAwareChunk | None] = {}
     for current, nxt in zip(ordered, [*ordered[1:], None], strict=True):
         following[current.chunk_id] = nxt if nxt is not None and nxt.doc_id == current.doc_id else None
-    chosen = sorted(random.Random(seed).sample(range(len(ordered)), min(max_chunks, len(ordered))))
+    keyed = sorted(range(len(ordered)), key=lambda i: (sha256_hex(f"{seed}\0{ordered[i].chunk_id}"), i))
+    chosen = sorted(keyed[: max(max_chunks, 0)])
     return [ChunkTask(ordered[i], following[ordered[i].chunk_id]) for i in chosen]
 
 

@@ -4,7 +4,15 @@ A passage is a run of whole sentences whose offsets come from the sentence split
 searching for its text, so a passage inside a repeated paragraph still points at its own copy. Yet
 repeated text (a boilerplate note pasted into several pages) makes bad ground truth anyway: a question
 about it has several right answers and the reference names one. Such windows are left out, as are
-windows that are mostly headings or code, which hold no facts to ask about.
+windows that are mostly headings or code, which hold no facts to ask about, and every window that
+would hold markup that is not prose: an include directive (``{* ../../docs_src/x.py hl[4] *}``), an
+admonition marker (``/// warning``, ``!!! note``), an HTML or comment line, a line that is mostly link
+targets (a release-notes entry: ``PR [#123](https://...) by [@user](https://...)``).
+
+Which passages a document gives depends on that document alone (its text, its id and the seed): its
+quota comes from the number of questions and the documents' ids, its draws from a generator seeded by
+its id and text, its weights from its own term statistics. So editing one document changes the
+questions about it and no other's (core/generation/known_item.py builds its queries the same way).
 """
 
 from __future__ import annotations
@@ -12,13 +20,13 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from ..chunking.sentences import sentence_spans
 from ..corpus import Corpus
-from ..types import CharacterSpan, Document
+from ..types import CharacterSpan, Document, PositionAwareChunk, sha256_hex
 from .terms import TermStatistics, content_terms, salient_terms
 
 # A repeated sentence this long (normalised) is boilerplate by itself; shorter repeats ("## Overview",
@@ -31,8 +39,27 @@ MAX_SALIENT_TERMS = 8
 
 _FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
 _HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:\s|$)")
+# A whole line that is markup, not prose: include directives ({* file *}, {! file !}, {% ... %}, --8<--),
+# admonition and block markers (/// tip | Title, ///, !!! note, ??? note, :::), reStructuredText
+# directives (.. note::), HTML comments and tag-only lines, front matter fences (---).
+_MARKUP_LINE = re.compile(
+    r"""[ \t]*(?:
+        \{[*!%].*[*!%]\}
+      | -{2}8<-{2}.*
+      | /{3}.*
+      | (?:!!!|\?{3}\+?)(?:\s.*)?
+      | :{3,}.*
+      | \.\.[ \t]+[\w:-]+::.*
+      | <!--.*|.*-->
+      | (?:</?[A-Za-z][^>]*>[ \t]*)+
+      | -{3,}
+    )[ \t]*\r?\n?""",
+    re.VERBOSE,
+)
+# Link targets and bare URLs: characters a reader of the rendered page never sees.
+_HIDDEN = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)|<https?://[^>]*>|https?://\S+|</?[A-Za-z][^>]*>")
 
-SentenceKind = Literal["prose", "heading", "code", "blank"]
+SentenceKind = Literal["prose", "heading", "code", "blank", "markup"]
 T = TypeVar("T")
 
 
@@ -115,8 +142,20 @@ def top_terms(weights: dict[str, float], k: int) -> tuple[str, ...]:
     return tuple(term for term, _ in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
 
 
+def is_markup(line: str) -> bool:
+    """Whether a line is markup rather than prose: a directive or marker (``_MARKUP_LINE``), or a line
+    whose link targets, URLs and tags hold more of its visible characters than the text a reader sees
+    (a release-notes entry of PR and author links)."""
+    if _MARKUP_LINE.fullmatch(line):
+        return True
+    visible = sum(1 for ch in line if not ch.isspace())
+    hidden = sum(1 for ch in "".join(_HIDDEN.findall(line)) if not ch.isspace())
+    return visible > 0 and hidden * 2 > visible
+
+
 def _sentence_kinds(text: str, spans: Sequence[tuple[int, int]]) -> list[SentenceKind]:
-    """Headings, fenced code (fences included), blanks and the rest ("prose": text, lists, tables)."""
+    """Headings, fenced code (fences included), markup lines (``is_markup``), blanks and the rest
+    ("prose": text, lists, tables)."""
     code_ranges = []
     fence_start = None
     pos = 0
@@ -140,9 +179,16 @@ def _sentence_kinds(text: str, spans: Sequence[tuple[int, int]]) -> list[Sentenc
             kinds.append("code")
         elif _HEADING.match(text, line_start):
             kinds.append("heading")
+        elif is_markup(text[line_start : _line_end(text, start)]):
+            kinds.append("markup")
         else:
             kinds.append("prose")
     return kinds
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end == -1 else end
 
 
 def is_mostly_prose(text: str) -> bool:
@@ -168,7 +214,8 @@ def _document_windows(document: Document, min_chars: int, max_chars: int) -> lis
     """For each sentence that can open a window, the shortest window of at least ``min_chars``.
 
     A heading may only open a window (one that ran into the next heading would mix two sections), the
-    last sentence is prose, and prose holds at least half of the window's visible characters.
+    last sentence is prose, prose holds at least half of the window's visible characters, and no
+    markup line is inside: a question's reference is text a reader reads.
     """
     text = document.text
     spans = [_strip_span(text, s, e) for s, e in sentence_spans(text)]
@@ -179,7 +226,7 @@ def _document_windows(document: Document, min_chars: int, max_chars: int) -> lis
             continue
         prose_chars = visible_chars = 0
         for j in range(i, len(spans)):
-            if j > i and kinds[j] == "heading":
+            if (j > i and kinds[j] == "heading") or kinds[j] == "markup":
                 break
             start, end = spans[j]
             visible = sum(1 for ch in text[start:end] if not ch.isspace())
@@ -194,15 +241,25 @@ def _document_windows(document: Document, min_chars: int, max_chars: int) -> lis
     return windows
 
 
+def document_statistics(document: Document) -> TermStatistics:
+    """Term statistics over the sentences of one document: the idf a passage of it is weighed with,
+    the same whatever the other documents say (see the module)."""
+    text = document.text
+    return TermStatistics.from_texts(text[s:e] for s, e in sentence_spans(text))
+
+
 def candidate_passages(
-    corpus: Corpus, min_chars: int = 200, max_chars: int = 600, stats: TermStatistics | None = None
+    corpus: Corpus,
+    min_chars: int = 200,
+    max_chars: int = 600,
+    statistics: Mapping[str, TermStatistics] | None = None,
 ) -> list[Passage]:
-    """Every admissible window with a positive score, sorted by (doc_id, start, end)."""
-    if stats is None:
-        stats = TermStatistics.from_texts(doc.text for doc in corpus)
+    """Every admissible window with a positive score, sorted by (doc_id, start, end); each scored with
+    its document's statistics (``statistics`` by doc id, else ``document_statistics``)."""
     boilerplate = BoilerplateDetector.from_corpus(corpus)
     passages = []
     for document in sorted(corpus, key=lambda d: d.doc_id):
+        stats = statistics[document.doc_id] if statistics is not None else document_statistics(document)
         for start, end in _document_windows(document, min_chars, max_chars):
             window = document.text[start:end]
             if boilerplate.is_boilerplate(window):
@@ -220,48 +277,75 @@ def select_passages(
     min_chars: int = 200,
     max_chars: int = 600,
     *,
-    stats: TermStatistics | None = None,
+    statistics: Mapping[str, TermStatistics] | None = None,
 ) -> list[Passage]:
-    """``n`` non-overlapping passages (fewer if the corpus holds fewer), drawn with weight = score and
-    spread round-robin over documents in a seeded order. A smaller ``n`` gives a prefix of a larger one."""
-    candidates = candidate_passages(corpus, min_chars, max_chars, stats)
-    return spread_sample(
+    """``n`` non-overlapping passages at most, drawn with weight = score, per document: each document's
+    quota and draws depend on it alone (``per_document_sample``). A smaller ``n`` gives a prefix of a
+    larger one."""
+    candidates = candidate_passages(corpus, min_chars, max_chars, statistics)
+    return per_document_sample(
         candidates,
         n,
-        random.Random(seed),
+        {doc.doc_id: doc.sha256 for doc in corpus},
+        seed,
         group=lambda p: p.span.doc_id,
         weight=lambda p: p.score,
         conflicts=lambda a, b: a.span.overlaps(b.span),
     )
 
 
-def spread_sample(
+def document_quotas(documents: Sequence[str], n: int, seed: int) -> dict[str, int]:
+    """How many of ``n`` questions each document is asked for: one each, round after round, in an
+    order drawn from the documents' ids alone (sha256 of the seed and the id), so no document's quota
+    depends on another's text. A document that cannot fill its quota leaves it unfilled rather than
+    pass it on: another document's questions must not change when this one is edited."""
+    order = sorted(documents, key=lambda d: (sha256_hex(f"{seed}\0{d}"), d))
+    if not order:
+        return {}
+    base, extra = divmod(max(n, 0), len(order))
+    return {d: base + (1 if i < extra else 0) for i, d in enumerate(order)}
+
+
+def chunk_identities(chunks: Iterable[PositionAwareChunk]) -> dict[str, str]:
+    """Per document, a hash of its chunks (offsets and texts): what seeds its draws when chunks, not
+    passages, are sampled, so they change only when that document's chunks do."""
+    parts: dict[str, list[str]] = {}
+    for c in sorted(chunks, key=lambda c: (c.doc_id, c.start, c.end, c.chunk_id)):
+        parts.setdefault(c.doc_id, []).append(f"{c.start}\0{c.end}\0{sha256_hex(c.text)}")
+    return {doc: sha256_hex("\n".join(found)) for doc, found in parts.items()}
+
+
+def per_document_sample(
     items: Sequence[T],
     n: int,
-    rng: random.Random,
+    identities: Mapping[str, str],
+    seed: int,
     *,
     group: Callable[[T], str],
     weight: Callable[[T], float],
     conflicts: Callable[[T, T], bool],
 ) -> list[T]:
-    """Round-robin over groups (in a seeded shuffle of their sorted names), one weighted draw per group
-    per round, dropping whatever conflicts with a pick: every group gets a turn before any gets two.
-
-    Deterministic for a given ``rng`` state as long as ``items`` come in a deterministic order.
+    """At most ``n`` items: each document (``group``) draws its quota (``document_quotas`` over the
+    documents of ``identities``: doc id -> a hash of its content) from its own items, one weighted draw
+    at a time, dropping whatever conflicts with a pick, with a generator seeded by the seed, its id and
+    its content hash. Listed round-robin: every document's first pick, in the quotas' order, then every
+    second pick, and so on. Deterministic for items in a deterministic order within each document.
     """
+    quotas = document_quotas(list(identities), n, seed)
     pools: dict[str, list[T]] = {}
     for item in items:
         pools.setdefault(group(item), []).append(item)
-    order = sorted(pools)
-    rng.shuffle(order)
-    chosen: list[T] = []
-    while len(chosen) < n and any(pools[name] for name in order):
-        for name in order:
-            pool = pools[name]
-            if len(chosen) >= n or not pool:
-                continue
+    picks: dict[str, list[T]] = {}
+    for doc_id, quota in quotas.items():
+        pool = pools.get(doc_id, [])
+        rng = random.Random(int(sha256_hex(f"{seed}\0{doc_id}\0{identities[doc_id]}")[:16], 16))
+        chosen: list[T] = []
+        while len(chosen) < quota and pool:
             weights = [max(weight(item), 0.0) for item in pool]
             pick = rng.choices(pool, weights=weights)[0] if sum(weights) > 0 else rng.choice(pool)
             chosen.append(pick)
-            pools[name] = [item for item in pool if item is not pick and not conflicts(item, pick)]
-    return chosen
+            pool = [item for item in pool if item is not pick and not conflicts(item, pick)]
+        picks[doc_id] = chosen
+    order = list(quotas)  # the quotas' order: by hash of seed and id
+    rounds = max((len(p) for p in picks.values()), default=0)
+    return [picks[d][r] for r in range(rounds) for d in order if r < len(picks[d])]

@@ -1,7 +1,8 @@
 """Weighted Reciprocal Rank Fusion, in our own code so the keyword and vector engines stay swappable.
 
 score(chunk) = sum over retrievers r that returned the chunk of weight_r / (rrf_k + rank_r(chunk)),
-ranks 1-based (Cormack et al. 2009, with per-retriever weights). Ties go to the smaller chunk id.
+ranks 1-based (Cormack et al. 2009, with per-retriever weights). Ties go in document order
+(core/hit_order.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..configs import Retriever
+from ..hit_order import best_first
 from ..types import ChunkId
 from ..vector_store.base import ScoredChunk
 
@@ -47,5 +49,5 @@ def weighted_rrf(lists: Sequence[RankedList], rrf_k: float) -> list[FusedHit]:
             fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + ranked.weight / (rrf_k + rank)
             ranks.setdefault(hit.chunk_id, {})[ranked.retriever] = rank
             scores.setdefault(hit.chunk_id, {})[ranked.retriever] = hit.score
-    order = sorted(fused, key=lambda cid: (-round(fused[cid], _SCORE_DECIMALS), cid))
+    order = best_first(fused, lambda cid: fused[cid], lambda cid: chunks[cid], _SCORE_DECIMALS)
     return [FusedHit(chunks[cid], fused[cid], ranks[cid], scores[cid]) for cid in order]

@@ -4,7 +4,7 @@ chunks change.
 The index folder holds the bm25s arrays, the chunks themselves (so a hit carries its offsets without a
 second lookup) and a manifest with the fingerprint of the chunk set and of the tokenizer settings.
 Hits are exact: every chunk is scored, chunks that share no term with the query are not hits, and
-ties are broken by chunk id, as on the dense side.
+ties go in document order, as on the dense side (core/hit_order.py).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..files import replace_folder_atomically
+from ..hit_order import SCORE_DECIMALS, best_first
 from ..progress import Progress, no_progress
 from ..tables import chunks_from_frame, chunks_to_frame
 from ..types import PositionAwareChunk, sha256_hex
@@ -37,7 +38,6 @@ BM25_PARAMS = {"k1": 1.5, "b": 0.75}
 _MANIFEST = "manifest.json"
 _CHUNKS = "chunks.parquet"
 _BM25 = "bm25"
-_SCORE_DECIMALS = 6
 
 _stemmer_lock = threading.Lock()
 
@@ -189,13 +189,13 @@ class KeywordIndex:
         return _Statistics(frequency, len(lengths), sum(lengths) / len(lengths) if lengths else 0.0)
 
     def _top_k(self, scores: np.ndarray, k: int) -> list[ScoredChunk]:
-        rounded = np.round(scores, _SCORE_DECIMALS)
+        rounded = np.round(scores, SCORE_DECIMALS)
         positive = np.flatnonzero(rounded > 0)
         if len(positive) > k:
-            # Everything tied with the k-th best score stays in, so chunk id decides among them.
+            # Everything tied with the k-th best score stays in, so document order decides among them.
             kth = np.partition(rounded[positive], len(positive) - k)[len(positive) - k]
             positive = positive[rounded[positive] >= kth]
-        order = sorted(positive.tolist(), key=lambda i: (-rounded[i], self.chunks[i].chunk_id))
+        order = best_first(positive.tolist(), lambda i: float(scores[i]), lambda i: self.chunks[i])
         return [
             ScoredChunk(
                 self.chunks[i].chunk_id,

@@ -1,5 +1,6 @@
 """Runs one retrieval profile as a user's application would: rewrite the question, search the dense and
-keyword sides, fuse by weighted RRF, rerank, keep top_k. Deterministic: ties go to the smaller chunk id. An optional observer receives what each stage returned
+keyword sides, fuse by weighted RRF, rerank, keep top_k. Deterministic: at every stage ties go in document
+order (core/hit_order.py). An optional observer receives what each stage returned
 (``stages.StageLists``), for the diagnostics' replays.
 """
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from ..configs import RetrievalProfile, Retriever
 from ..embedding.cache import EmbeddingCounts
 from ..errors import ConfigError
+from ..hit_order import best_first
 from ..progress import Progress, no_progress
 from ..types import QuestionId
 from ..vector_store.base import ScoredChunk
@@ -27,7 +29,6 @@ from .stages import StageLists, StageObserver
 # progress is reported every this many queries (a cross-encoder takes about a second a query: more often)
 PROGRESS_EVERY = 64
 PROGRESS_EVERY_RERANKED = 8
-_RERANK_DECIMALS = 6
 
 
 @dataclass(frozen=True)
@@ -201,10 +202,7 @@ class ProfileRetriever:
                 pool = fused[: self.profile.rerank_depth]
                 # The reranker judges the user's question, not the rewritten search query.
                 values = self.reranker.score(query.text, [h.chunk.text for h in pool])
-                order = sorted(
-                    range(len(pool)),
-                    key=lambda j: (-round(values[j], _RERANK_DECIMALS), pool[j].chunk.chunk_id),
-                )
+                order = best_first(range(len(pool)), lambda j: values[j], lambda j: pool[j].chunk)
                 reranked = [pool[j] for j in order]
                 rerank_scores = {pos: float(values[j]) for pos, j in enumerate(order)}
         ranked = reranked if reranked is not None else fused

@@ -45,7 +45,8 @@ class VectorStore(Protocol):
         ...
 
     def search(self, name: str, queries: Vectors, k: int) -> list[list[ScoredChunk]]:
-        """Top ``k`` by cosine similarity for each query row, best first, ties broken by chunk id."""
+        """Top ``k`` by cosine similarity for each query row, best first, ties in document order
+        (core/hit_order.py)."""
         ...
 
     def count(self, name: str) -> int: ...

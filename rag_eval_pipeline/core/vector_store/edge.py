@@ -51,7 +51,15 @@ from ..paths import child_path
 from ..progress import Progress, no_progress
 from ..types import PositionAwareChunk
 from .base import ScoredChunk
-from .points import CONTENT_HASH, batches, plan_update, point_id, point_payload, top_k, vector_dimension
+from .points import (
+    CONTENT_HASH,
+    batches,
+    plan_update,
+    point_id,
+    point_payload,
+    search_with_whole_ties,
+    vector_dimension,
+)
 
 SHARD = "edge"
 _STATE = "edge.json"
@@ -118,14 +126,21 @@ class EdgeVectorStore:
         if k <= 0:
             raise ValueError(f"k must be >= 1, got {k}")
         params = SearchParams(exact=self.exact)
-        # Ask for extra hits so that ties at the k-th score can be broken by chunk id.
-        requests = [
-            QueryRequest(limit=k + 5, query=Query.Nearest(vector.tolist()), with_payload=True, params=params)
-            for vector in queries
-        ]
         with self._shard(name) as shard:
-            responses = shard.query_batch(QueryBatchRequest(requests)) if requests else []
-        return [top_k(response, k) for response in responses]
+
+            def search_at(rows: Sequence[int], limit: int) -> list[Sequence[Any]]:
+                requests = [
+                    QueryRequest(
+                        limit=limit,
+                        query=Query.Nearest(queries[i].tolist()),
+                        with_payload=True,
+                        params=params,
+                    )
+                    for i in rows
+                ]
+                return list(shard.query_batch(QueryBatchRequest(requests))) if requests else []
+
+            return search_with_whole_ties(search_at, len(queries), k)
 
     @contextmanager
     def session(self, name: str) -> Iterator[None]:

@@ -1,18 +1,20 @@
 """What both Qdrant engines (qdrant-client, qdrant-edge) share: a chunk's point id and payload, which
-points an update of a collection must write or delete, and the order of hits (best first, ties by chunk
-id), so both return the same hits for the same points."""
+points an update of a collection must write or delete, and the hits (best first, ties in document
+order: core/hit_order.py, with every tie at the k-th score fetched), so both return the same hits for
+the same points."""
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..embedding.base import Vectors
+from ..hit_order import best_first, same_score
 from ..types import ChunkId, DocumentId, PositionAwareChunk, sha256_hex
 from .base import ScoredChunk
 
@@ -85,8 +87,8 @@ def batches(indices: Sequence[int], size: int = UPSERT_BATCH) -> Iterable[Sequen
 
 
 def top_k(points: Sequence[Any], k: int) -> list[ScoredChunk]:
-    """Qdrant hits (``.score`` and ``.payload``) as ScoredChunks: best first, ties at 6 decimals broken
-    by chunk id, so engines whose float sums differ in the last bits still agree."""
+    """Qdrant hits (``.score`` and ``.payload``) as ScoredChunks: the first ``k`` best first, ties in
+    document order (core/hit_order.py), so engines whose float sums differ in the last bits agree."""
     scored = [
         ScoredChunk(
             chunk_id=ChunkId(p.payload["chunk_id"]),
@@ -98,5 +100,30 @@ def top_k(points: Sequence[Any], k: int) -> list[ScoredChunk]:
         )
         for p in points
     ]
-    scored.sort(key=lambda s: (-round(s.score, 6), s.chunk_id))
-    return scored[:k]
+    return best_first(scored, lambda s: s.score, lambda s: s)[:k]
+
+
+# Hits asked for beyond k at first, so that a tie at the k-th score is usually seen whole in one call.
+TIE_MARGIN = 5
+
+# Searches the given query rows at a limit: each row's points, best first (as an engine returns them).
+SearchAt = Callable[[Sequence[int], int], list[Sequence[Any]]]
+
+
+def search_with_whole_ties(search: SearchAt, n_queries: int, k: int) -> list[list[ScoredChunk]]:
+    """Each query's top ``k`` when every point tied with its k-th is among those compared: a query whose
+    response is full and ends on the k-th score (more copies of a repeated passage may follow, in the
+    engine's order) is asked again, deeper, until it is not; then ``top_k`` orders the ties."""
+    limit = k + TIE_MARGIN
+    responses = search(range(n_queries), limit)
+    pending = [i for i in range(n_queries) if _tie_may_continue(responses[i], k, limit)]
+    while pending:
+        limit *= 2
+        for i, response in zip(pending, search(pending, limit), strict=True):
+            responses[i] = response
+        pending = [i for i in pending if _tie_may_continue(responses[i], k, limit)]
+    return [top_k(response, k) for response in responses]
+
+
+def _tie_may_continue(points: Sequence[Any], k: int, limit: int) -> bool:
+    return len(points) >= limit and same_score(float(points[k - 1].score), float(points[-1].score))

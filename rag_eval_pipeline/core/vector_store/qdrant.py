@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
+from typing import Any
 
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import UnexpectedResponse
@@ -26,7 +27,15 @@ from ..redaction import redact_exception
 from ..sqlite_store import storage_errors_name
 from ..types import PositionAwareChunk
 from .base import ScoredChunk
-from .points import CONTENT_HASH, batches, plan_update, point_id, point_payload, top_k, vector_dimension
+from .points import (
+    CONTENT_HASH,
+    batches,
+    plan_update,
+    point_id,
+    point_payload,
+    search_with_whole_ties,
+    vector_dimension,
+)
 
 # The collection metadata key of the fingerprint replace_collection completed it with.
 _FINGERPRINT = "rag_eval_fingerprint"
@@ -191,13 +200,16 @@ class QdrantVectorStore:
                     f"Qdrant collection {name} does not exist at {self.location}: build the index first "
                     f"(materialize chunk_index)"
                 )
-            # Ask for extra hits so that ties at the k-th score can be broken by chunk id.
-            requests = [
-                models.QueryRequest(query=vector.tolist(), limit=k + 5, with_payload=True)
-                for vector in queries
-            ]
-            responses = client.query_batch_points(name, requests=requests) if requests else []
-        return [top_k(response.points, k) for response in responses]
+
+            def search_at(rows: Sequence[int], limit: int) -> list[Sequence[Any]]:
+                requests = [
+                    models.QueryRequest(query=queries[i].tolist(), limit=limit, with_payload=True)
+                    for i in rows
+                ]
+                responses = client.query_batch_points(name, requests=requests) if requests else []
+                return [response.points for response in responses]
+
+            return search_with_whole_ties(search_at, len(queries), k)
 
     def close(self) -> None:
         if self._server_client is not None:

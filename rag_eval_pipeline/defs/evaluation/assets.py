@@ -75,6 +75,8 @@ def retrieval_results(
     built), then ``retrieve``."""
     chunk_config, profile_name = evaluation_key(context)
     profile = profile_for(project, profile_name)
+    with input_errors_fail_the_step(f"{project.path(project.profiles_file)}: "):
+        profile.check_fits(len(chunks), chunk_config)
     progress = progress_for(context)
     manifest = chunk_index.iloc[0]
     model = embedder.get(progress)

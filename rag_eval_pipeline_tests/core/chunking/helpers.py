@@ -18,22 +18,30 @@ def doc(text: str, doc_id: str = "doc") -> Document:
 
 
 def assert_tiles(document: Document, chunks: list[PositionAwareChunk]) -> None:
-    """Offsets are exact, chunks are ordered, cover the whole text and carry unique ids."""
+    """Offsets are exact, chunks are ordered, carry unique ids and text (no chunk is whitespace only),
+    and cover the whole text but for whitespace that no chunk needed."""
     text = document.text
     for chunk in chunks:
         assert text[chunk.start : chunk.end] == chunk.text
         assert chunk.doc_id == document.doc_id
         assert chunk.end > chunk.start
-    if not text:
+        assert not chunk.text.isspace(), f"whitespace-only chunk {chunk.text!r} at {chunk.start}"
+    if not text.strip():
         assert chunks == []
         return
-    assert chunks, "a non-empty text needs at least one chunk"
-    assert chunks[0].start == 0
-    assert chunks[-1].end == len(text)
+    assert chunks, "a text with non-whitespace characters needs at least one chunk"
     for prev, nxt in pairwise(chunks):
         assert prev.start < nxt.start, "starts must strictly increase"
-        assert nxt.start <= prev.end, f"gap between {prev.end} and {nxt.start}"
+    assert_uncovered_is_whitespace(text, chunks)
     assert len({c.chunk_id for c in chunks}) == len(chunks)
+
+
+def assert_uncovered_is_whitespace(text: str, chunks: list[PositionAwareChunk]) -> None:
+    covered = [False] * len(text)
+    for chunk in chunks:
+        covered[chunk.start : chunk.end] = [True] * (chunk.end - chunk.start)
+    uncovered = "".join(ch for ch, inside in zip(text, covered, strict=True) if not inside)
+    assert not uncovered or uncovered.isspace(), f"characters in no chunk: {uncovered!r}"
 
 
 class HashedBagOfWords:

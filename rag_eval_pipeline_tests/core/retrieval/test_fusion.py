@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from rag_eval_pipeline.core.retrieval.fusion import RankedList, weighted_rrf
@@ -28,17 +30,16 @@ def test_weighted_rrf_follows_the_formula_and_keeps_each_retrievers_rank_and_sco
     assert dict(d.ranks) == {"bm25": 2}
 
 
-def test_ties_go_to_the_smaller_chunk_id_whatever_the_input_order():
-    # equal weights, mirrored ranks: x and y tie exactly
-    one = weighted_rrf(
-        [RankedList("knn", 1, [hit("y", 1), hit("x", 1)]), RankedList("bm25", 1, [hit("x", 1), hit("y", 1)])],
-        60,
-    )
-    two = weighted_rrf(
-        [RankedList("bm25", 1, [hit("x", 1), hit("y", 1)]), RankedList("knn", 1, [hit("y", 1), hit("x", 1)])],
-        60,
-    )
-    assert [f.chunk.chunk_id for f in one] == [f.chunk.chunk_id for f in two] == ["x", "y"]
+def test_ties_go_in_document_order_whatever_the_input_order():
+    # equal weights, mirrored ranks: x and y tie exactly; y comes first in the document
+    x, y = replace(hit("x", 1), start=50, end=60), replace(hit("y", 1), start=5, end=9)
+    one = weighted_rrf([RankedList("knn", 1, [y, x]), RankedList("bm25", 1, [x, y])], 60)
+    two = weighted_rrf([RankedList("bm25", 1, [x, y]), RankedList("knn", 1, [y, x])], 60)
+    assert [f.chunk.chunk_id for f in one] == [f.chunk.chunk_id for f in two] == ["y", "x"]
+    in_b = replace(hit("a", 1), doc_id=DocumentId("b.md"))
+    in_a = replace(hit("b", 1), doc_id=DocumentId("a.md"), start=900)
+    fused = weighted_rrf([RankedList("knn", 1, [in_b, in_a]), RankedList("bm25", 1, [in_a, in_b])], 60)
+    assert [f.chunk.chunk_id for f in fused] == ["b", "a"]  # the earlier document first
 
 
 def test_rrf_k_shifts_the_balance_between_top_ranks_and_agreement():

@@ -57,18 +57,18 @@ def test_scores_match_bm25_by_hand_and_only_matching_chunks_are_hits():
     )
 
 
-def test_ties_are_broken_by_chunk_id_and_k_cuts():
-    twins = {
-        "z": "relief valve test",
-        "m": "relief valve test",
-        "a": "relief valve test",
-        "q": "cooling loop",
-    }
-    index = KeywordIndex.build(chunks(twins))
+def test_ties_go_in_document_order_and_k_cuts():
+    twins = ["relief valve test", "cooling loop", "relief valve test", "relief valve test"]
+    ids = ["z", "q", "m", "a"]  # chunk ids that sort against the copies' places
+    placed = [
+        PositionAwareChunk(ChunkId(cid), DocumentId("doc"), 100 * i, 100 * i + len(t), t)
+        for i, (cid, t) in enumerate(zip(ids, twins, strict=True))
+    ]
+    index = KeywordIndex.build(placed[::-1])
     (hits,) = index.search(["relief valve"], k=2)
-    assert [h.chunk_id for h in hits] == ["a", "m"]
+    assert [h.chunk_id for h in hits] == ["z", "m"]
     (all_hits,) = index.search(["relief valve"], k=10)
-    assert [h.chunk_id for h in all_hits] == ["a", "m", "z"]
+    assert [h.chunk_id for h in all_hits] == ["z", "m", "a"]
 
 
 def test_queries_without_known_terms_find_nothing():

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rag_eval_pipeline.core.types import ChunkId
 from rag_eval_pipeline.core.vector_store import edge as edge_module
 from rag_eval_pipeline.core.vector_store.base import VectorStore
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
@@ -39,14 +40,17 @@ def test_search_matches_exact_cosine_and_payload_round_trips(tmp_path: Path):
     assert store.search("c", vectors[:0], 5) == []
 
 
-def test_replace_collection_drops_old_points_and_ties_break_by_chunk_id(tmp_path: Path):
+def test_replace_collection_drops_old_points_and_ties_go_in_document_order(tmp_path: Path):
     store = EdgeVectorStore(tmp_path)
     chunks, vectors = make_chunks(10)
     store.replace_collection("c", chunks, vectors, "cfg")
+    # three copies of one passage, whose chunk ids sort against their places in the document
+    copies = [replace(c, chunk_id=ChunkId(f"pa_chunk_{9 - i:04d}")) for i, c in enumerate(chunks[:3])]
     same = np.tile(vectors[:1], (3, 1))
-    store.replace_collection("c", chunks[:3][::-1], same, "cfg")
+    store.replace_collection("c", copies[::-1], same, "cfg")
     assert store.count("c") == 3
-    assert [h.chunk_id for h in store.search("c", vectors[:1], 3)[0]] == [c.chunk_id for c in chunks[:3]]
+    assert [h.chunk_id for h in store.search("c", vectors[:1], 3)[0]] == [c.chunk_id for c in copies]
+    assert [h.chunk_id for h in store.search("c", vectors[:1], 1)[0]] == [copies[0].chunk_id]
 
 
 def test_the_fingerprint_is_kept_only_once_every_point_is_written(
