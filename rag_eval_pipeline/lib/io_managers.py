@@ -47,6 +47,15 @@ def _partition(definition: dg.PartitionsDefinition | None, key: str) -> Partitio
     return {getattr(definition, "name", None) or "partition": key}
 
 
+def _reads_partitions_by_key(context: dg.InputContext) -> bool:
+    """An input typed as a mapping (``dict[str, pd.DataFrame]``) over a partitioned asset: it reads
+    partition key -> table, for any number of partitions (the leaderboard reads every evaluated one)."""
+    if not (context.has_asset_key and context.has_asset_partitions):
+        return False
+    typing_type = context.dagster_type.typing_type
+    return typing_type is dict or getattr(typing_type, "__origin__", None) in (dict, Mapping)
+
+
 class _NoDebugLines(logging.Filter):
     """Drops the DEBUG lines of Dagster's UPathIOManager ("Loading 1 partitions...", "Loading file
     from ...", "Writing file at ..."): each is an event stored in the run's log (28 of a partition run's
@@ -81,7 +90,17 @@ class ParquetIOManager(dg.UPathIOManager):
 
     def load_input(self, context: dg.InputContext) -> Any:
         with _without_debug_lines(context):
-            return super().load_input(context)
+            loaded = super().load_input(context)
+        if not _reads_partitions_by_key(context):
+            return loaded
+        # Dagster hands over one partition's frame bare, and None for none: an input over all the
+        # partitions gets a mapping whatever their number (one chunk config x one profile is one).
+        keys = context.asset_partition_keys
+        if loaded is None:
+            return {}
+        if len(keys) == 1 and not isinstance(loaded, Mapping):
+            return {keys[0]: loaded}
+        return loaded
 
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         with _without_debug_lines(context):

@@ -264,6 +264,49 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
     )
 
 
+CHUNK_CONFIG_ENTRIES = {
+    "fixed-60-0": "  - name: fixed-60-0\n    chunker: fixed\n    chunk_size: 60\n",
+    "fixed-90-0": "  - name: fixed-90-0\n    chunker: fixed\n    chunk_size: 90\n",
+}
+PROFILE_ENTRIES = {"top2": "  - name: top2\n    top_k: 2\n", "top4": "  - name: top4\n    top_k: 4\n"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("chunk_configs", "profiles"),
+    [
+        (["fixed-60-0"], ["top2"]),
+        (["fixed-60-0"], ["top2", "top4"]),
+        (["fixed-60-0", "fixed-90-0"], ["top2"]),
+    ],
+    ids=["1x1", "1x2", "2x1"],
+)
+def test_a_workspace_of_one_chunk_config_or_one_profile_runs_to_its_leaderboard(
+    tiny_project: Path, chunk_configs: list[str], profiles: list[str]
+) -> None:
+    """The assets over every partition (answer_judgements, leaderboard) read them as a mapping however
+    many there are: with one, Dagster's IO manager would hand over a bare frame and fail the type check."""
+    data = tiny_project / "data"
+    entries = "".join(CHUNK_CONFIG_ENTRIES[c] for c in chunk_configs)
+    (data / "chunk_configs.yaml").write_text("chunk_configs:\n" + entries, encoding="utf-8")
+    entries = "".join(PROFILE_ENTRIES[p] for p in profiles)
+    (data / "retrieval_profiles.yaml").write_text("profiles:\n" + entries, encoding="utf-8")
+
+    ran = rag_eval(tiny_project, "run")
+    assert ran.returncode == 0, ran.stderr
+    evaluation_id = evaluation_id_of(ran.stdout)
+    out = ran.stdout.splitlines()
+    cells = len(chunk_configs) * len(profiles)
+    planned = 1 + len(chunk_configs) + cells + 1  # ingestion, chunking per config, evaluations, leaderboard
+    assert out[-1].startswith(
+        f"evaluation {evaluation_id}: {planned} runs planned, {planned} ran ({planned} succeeded, 0 failed)"
+    )
+    rows = [line.split() for line in out if line[:1].isdigit()]  # the board's ranked rows
+    assert sorted((row[2], row[3]) for row in rows) == sorted((c, p) for c in chunk_configs for p in profiles)
+    status = rag_eval(tiny_project, "status", evaluation_id)
+    assert status.returncode == 0 and status.stdout.splitlines()[1] == "status: succeeded"
+
+
 def test_resume_refuses_a_selection_of_its_own(tiny_project: Path) -> None:
     refused = rag_eval(tiny_project, "run", "--resume", "eval-x", "--profiles", "top2", "--mode", "quick")
     assert refused.returncode == 2
