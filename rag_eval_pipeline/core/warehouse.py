@@ -11,6 +11,11 @@ path under the base folder or reads a history file.
     <base>/anchors/<golden dataset>.json                        the anchor ledger (core/reanchor.py)
     <base>/baselines/baselines.json                             the pinned baselines (core/baselines.py)
 
+One file per run, and each (evaluation, table, partition) once: a run that writes a table partition
+another run of its evaluation wrote before (``run --resume`` after a run was killed between two steps)
+replaces that run's history file (``supersedes``), so per-evaluation counts hold each row once. A run of
+another evaluation (``--force`` makes a new one) keeps its own file.
+
 Partition folders are ``<dimension>=<value>``, dimensions sorted by name (Dagster's order of a multi
 partition key), so DuckDB, pyarrow.dataset and pandas read a table's history as one table with the
 dimensions as columns. Names users chose pass through ``core/paths.child_path``.
@@ -34,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
-from .files import write_files_atomically
+from .files import storage_error, write_files_atomically
 from .paths import child_path
 from .redaction import redact_frame
 
@@ -196,18 +201,44 @@ class Warehouse:
 
     # -- writing -------------------------------------------------------------------------------------
 
-    def write_table(self, frame: pd.DataFrame, table: str, partition: Partition, run_id: str) -> Path:
+    def write_table(
+        self,
+        frame: pd.DataFrame,
+        table: str,
+        partition: Partition,
+        run_id: str,
+        supersedes: Collection[str] = (),
+    ) -> Path:
         """A materialization: the current version of the table (partition) and the run's history file,
-        both replaced or neither. Returns the current file."""
+        both replaced or neither; then the history files of ``supersedes`` (earlier runs of the same
+        evaluation) for this table and partition are removed. Returns the current file."""
         current = self.current_path(table, partition)
         write_parquet_files(frame, current, self.history_path(table, partition, run_id))
+        self._remove_superseded(table, partition, run_id, supersedes)
         return current
 
-    def write_history(self, frame: pd.DataFrame, table: str, partition: Partition, run_id: str) -> Path:
-        """A run's rows of a table kept only as history (the per-run summaries)."""
+    def write_history(
+        self,
+        frame: pd.DataFrame,
+        table: str,
+        partition: Partition,
+        run_id: str,
+        supersedes: Collection[str] = (),
+    ) -> Path:
+        """A run's rows of a table kept only as history (the per-run summaries); replaces the history
+        files of ``supersedes`` for this table and partition, as ``write_table`` does."""
         path = self.history_path(table, partition, run_id)
         write_parquet_files(frame, path)
+        self._remove_superseded(table, partition, run_id, supersedes)
         return path
+
+    def _remove_superseded(
+        self, table: str, partition: Partition, run_id: str, supersedes: Collection[str]
+    ) -> None:
+        """After the new file is in place (a crash in between leaves both, never neither)."""
+        for earlier in supersedes:
+            if earlier != run_id:
+                _remove(self.history_path(table, partition, earlier))
 
     def write_dataset(
         self,
@@ -215,14 +246,23 @@ class Warehouse:
         name: str,
         partition: Partition,
         run_id: str,
+        supersedes: Collection[str] = (),
     ) -> Path:
         """A generated dataset as JSONL (the schema `rag-eval` and LangSmith import): the run's copy,
-        then the current file, which is returned."""
+        then the current file, which is returned; the copies of ``supersedes`` (earlier runs of the same
+        evaluation) are removed."""
         folder = self.dataset_folder(name, partition)
-        run_copy, current = child_path(folder, "history", f"{run_id}.jsonl"), folder / "current.jsonl"
+        run_copy, current = self._dataset_copy(folder, run_id), folder / "current.jsonl"
         write_jsonl(dataset, run_copy)
         write_jsonl(dataset, current)
+        for earlier in supersedes:
+            if earlier != run_id:
+                _remove(self._dataset_copy(folder, earlier))
         return current
+
+    @staticmethod
+    def _dataset_copy(folder: Path, run_id: str) -> Path:
+        return child_path(folder, "history", f"{run_id}.jsonl")
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -340,6 +380,14 @@ def evaluation_defaults_sql(columns: Collection[str]) -> str:
 
 def _given(column: pd.Series) -> pd.Series:
     return column.notna() & (column.astype("object") != "")
+
+
+def _remove(path: Path) -> None:
+    """A file that may not exist removed; an OS error names it (``StorageError``)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise storage_error(path, "remove", exc) from exc
 
 
 def _finished(folder: Path, suffix: str) -> Iterator[Path]:

@@ -7,7 +7,7 @@ A write that fails (full disk, read-only folder) fails the step with the path an
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from ..core.errors import StorageError
 from ..core.paths import child_path
 from ..core.project_files import project_dir
 from ..core.warehouse import LEADERBOARD, WAREHOUSE_ENV, Partition, Warehouse, partition_folders
+from .evaluation_runs import superseded_runs
 
 
 @contextmanager
@@ -54,6 +55,16 @@ def _reads_partitions_by_key(context: dg.InputContext) -> bool:
         return False
     typing_type = context.dagster_type.typing_type
     return typing_type is dict or getattr(typing_type, "__origin__", None) in (dict, Mapping)
+
+
+def _superseded(context: dg.OutputContext) -> tuple[str, ...]:
+    """The runs whose history of this output the run replaces (``superseded_runs``); none for an output
+    handled outside a run step (a context built by hand)."""
+    try:
+        step = context.step_context
+    except dg.DagsterInvariantViolationError:
+        return ()
+    return superseded_runs(step.instance, step.dagster_run)
 
 
 class _NoDebugLines(logging.Filter):
@@ -126,7 +137,9 @@ class ParquetIOManager(dg.UPathIOManager):
             else {}
         )
         with warehouse_writes():  # the same file as ``path``: both are the warehouse's current_path
-            self.warehouse.write_table(obj, context.asset_key.to_user_string(), partition, context.run_id)
+            self.warehouse.write_table(
+                obj, context.asset_key.to_user_string(), partition, context.run_id, _superseded(context)
+            )
 
     def load_from_path(self, context: dg.InputContext, path: UPath) -> pd.DataFrame:
         return pd.read_parquet(Path(str(path)))
@@ -159,9 +172,18 @@ class WarehouseResource(dg.ConfigurableResource):
     def layout(self) -> Warehouse:
         return Warehouse(Path(self.base_dir))
 
-    def write_history(self, frame: pd.DataFrame, table: str, partition: Partition, run_id: str) -> Path:
+    def write_history(
+        self,
+        frame: pd.DataFrame,
+        table: str,
+        partition: Partition,
+        run_id: str,
+        supersedes: Collection[str] = (),
+    ) -> Path:
+        """``supersedes``: the earlier runs of the evaluation (``superseded_runs``), whose history of
+        this table and partition the write replaces."""
         with warehouse_writes():
-            return self.layout().write_history(frame, table, partition, run_id)
+            return self.layout().write_history(frame, table, partition, run_id, supersedes)
 
     def write_dataset(
         self,
@@ -169,10 +191,11 @@ class WarehouseResource(dg.ConfigurableResource):
         name: str,
         partition: Partition,
         run_id: str,
+        supersedes: Collection[str] = (),
     ) -> Path:
         """A generated dataset as JSONL (``Warehouse.write_dataset``); returns its current file."""
         with warehouse_writes():
-            return self.layout().write_dataset(dataset, name, partition, run_id)
+            return self.layout().write_dataset(dataset, name, partition, run_id, supersedes)
 
 
 def read_current_leaderboard(resources: Mapping[str, object] | None) -> pd.DataFrame | None:

@@ -210,6 +210,34 @@ def test_a_generated_dataset_is_the_current_file_and_a_copy_per_run(tmp_path: Pa
     assert [obj["metadata"]["question_id"] for _, obj in read_jsonl_objects(current)] == ["q1"]
 
 
+def test_a_run_replaces_the_history_of_the_earlier_runs_of_its_evaluation_it_supersedes(tmp_path: Path):
+    """`run --resume` after a run was killed between two steps: the resumed run's history file of a
+    table partition replaces the killed run's (same evaluation), so the evaluation holds it once; a run
+    of another evaluation (`--force` makes a new one) and other tables and partitions keep theirs."""
+    w = Warehouse(tmp_path)
+    other = {"chunk_config": "fixed-200-0", "profile": "hybrid-top5"}
+    w.write_table(pd.DataFrame({"run_id": ["old"]}), "retrieval_results", TWO, "old")  # eval-a
+    w.write_table(pd.DataFrame({"run_id": ["killed"]}), "retrieval_results", TWO, "killed")  # eval-b
+    w.write_table(pd.DataFrame({"run_id": ["killed"]}), "retrieval_results", other, "killed")
+    w.write_history(pd.DataFrame({"run_id": ["killed"]}), SUMMARY, TWO, "killed")
+    w.write_table(pd.DataFrame({"run_id": ["resumed"]}), "retrieval_results", TWO, "resumed", ("killed",))
+    w.write_history(pd.DataFrame({"run_id": ["resumed"]}), SUMMARY, TWO, "resumed", ("killed", "resumed"))
+    assert [(p.parent.name, p.stem) for p in w.history_files("retrieval_results")] == [
+        ("profile=dense-top5", "old"),
+        ("profile=dense-top5", "resumed"),
+        ("profile=hybrid-top5", "killed"),  # a partition the resumed run did not write
+    ]
+    assert [p.stem for p in w.history_files(SUMMARY)] == ["resumed"]
+    current = w.read_current("retrieval_results", TWO)
+    assert current is not None and current["run_id"].tolist() == ["resumed"]
+
+    span = CharacterSpan(DocumentId("a.md"), 0, 4, "text")
+    dataset = TokenLevelDataset((TokenLevelExample(QuestionId("q1"), "a question", (span,), {}),))
+    w.write_dataset(dataset, "synthetic_questions", {}, "killed")
+    w.write_dataset(dataset, "synthetic_questions", {}, "resumed", ("killed",))
+    assert [p.stem for p in w.dataset_history_files()] == ["resumed"]
+
+
 def test_listing_skips_temporary_files_of_writes_in_progress(tmp_path: Path):
     w = Warehouse(tmp_path)
     w.write_history(pd.DataFrame({"run_id": ["r1"]}), "corpus", {}, "r1")

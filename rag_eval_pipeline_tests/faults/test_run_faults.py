@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.warehouse import Warehouse
@@ -23,27 +24,29 @@ from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_comma
 
 GOLDEN = Path("data/datasets/golden_token_level.jsonl")
 
-# Loaded at interpreter start (PYTHONPATH): while the file ``hold`` exists, retrieval for the profile
-# top4 writes ``held`` and waits to be killed, so the test kills `rag-eval run` at a known point.
+# Loaded at interpreter start (PYTHONPATH): while the file ``hold`` exists, the run that writes the
+# retrieval_results of the profile top4 writes ``held`` once the table's files are written (before Dagster
+# records the materialization) and waits to be killed, so the test kills `rag-eval run` at a known point.
 GATE = """
 import time
 from pathlib import Path
 
-from rag_eval_pipeline.core.retrieval.profile_retriever import ProfileRetriever
+from rag_eval_pipeline.core.warehouse import Warehouse
 
 GATE = Path({gate!r})
-_run = ProfileRetriever.run
+_write_table = Warehouse.write_table
 
 
-def gated_run(self, *args, **kwargs):
-    if self.profile.name == "top4" and (GATE / "hold").exists():
+def gated_write_table(self, frame, table, partition, *args, **kwargs):
+    written = _write_table(self, frame, table, partition, *args, **kwargs)
+    if table == "retrieval_results" and partition.get("profile") == "top4" and (GATE / "hold").exists():
         (GATE / "held").write_text("held")
         while (GATE / "hold").exists():  # until killed
             time.sleep(0.05)
-    return _run(self, *args, **kwargs)
+    return written
 
 
-ProfileRetriever.run = gated_run
+Warehouse.write_table = gated_write_table
 """
 
 
@@ -69,6 +72,15 @@ def run_keys(runs: list[dg.DagsterRun]) -> list[tuple[str, str]]:
 def listed_row(out: str, evaluation_id: str) -> list[str]:
     """`rag-eval list`'s row: id, date, time, mode, runs, succeeded, failed, in progress, partitions."""
     return next(line.split() for line in out.splitlines() if line.startswith(evaluation_id))
+
+
+def history_of_evaluation(
+    project: Path, table: str, partition: dict[str, str], evaluation_id: str
+) -> list[int]:
+    """The row counts of the history files an evaluation holds for a table partition."""
+    folder = Warehouse.in_project(project, {}).history_partition_dir(table, partition)
+    frames = [pd.read_parquet(path) for path in sorted(folder.glob("*.parquet"))]
+    return [len(f) for f in frames if set(f["evaluation_id"]) == {evaluation_id}]
 
 
 def break_first_span(project: Path) -> None:
@@ -136,7 +148,7 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
     (gate / "hold").touch()
     selection = ("--chunk-configs", "fixed-60-0", "--profiles", "top2,top4")
 
-    # 1. `rag-eval run` killed with SIGKILL while it evaluates fixed-60-0 x top4
+    # 1. `rag-eval run` killed with SIGKILL right after it wrote the retrieval_results of fixed-60-0 x top4
     log = tmp_path / "killed.log"
     with log.open("w") as out:
         child = subprocess.Popen(
@@ -160,6 +172,8 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
             child.wait()
     (gate / "hold").unlink()
     evaluation_id = evaluation_id_of(log.read_text())
+    top4 = {"chunk_config": "fixed-60-0", "profile": "top4"}
+    (written,) = history_of_evaluation(project, "retrieval_results", top4, evaluation_id)
     statuses = {
         (r.job_name, r.tags.get("dagster/partition", "")): r.status for r in runs_of(project, evaluation_id)
     }
@@ -206,6 +220,18 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
         f"evaluation {evaluation_id}: 2 runs planned, 2 ran (2 succeeded, 0 failed), 0 not run; "
         f"details: rag-eval status {evaluation_id}"
     )
+    # the history holds the partition's rows once for the evaluation: the resumed run wrote them again
+    # (Dagster never recorded the killed run's write) and replaced the killed run's file (a second file
+    # under the same evaluation id would count every row twice)
+    assert history_of_evaluation(project, "retrieval_results", top4, evaluation_id) == [written]
+    for table in ("retrieval_metrics", "retrieval_metrics_summary"):
+        assert len(history_of_evaluation(project, table, top4, evaluation_id)) == 1, table
+    # and the evaluation has succeeded: its failed run succeeded on resume
+    listed = rag_eval(project, "list")
+    assert listed_row(listed.stdout, evaluation_id)[4:10] == ["6", "5", "1", "0", "2", "0"]
+    assert listed_row(listed.stdout, evaluation_id)[10] == "succeeded"
+    status = rag_eval(project, "status", evaluation_id)
+    assert status.stdout.splitlines()[1] == "status: succeeded", status.stdout
     again = rag_eval(project, "run", "--resume", evaluation_id)
     assert again.returncode == 0 and "nothing to resume" in again.stdout
     unknown = rag_eval(project, "run", "--resume", "eval-unknown")

@@ -153,3 +153,25 @@ def test_an_input_over_every_partition_is_a_mapping_for_any_number_of_them(
         )
     frame = result.output_for_node("board")
     assert frame["partition"].tolist() == sorted(str(k) for k in keys)
+
+
+def test_a_partition_written_again_in_its_evaluation_replaces_its_history_file(tmp_path: Path):
+    """`run --resume` materializes a partition a killed run of the same evaluation wrote: its history
+    holds the partition once for that evaluation; a run of another evaluation (or of none) adds its own."""
+    from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
+
+    w = Warehouse(tmp_path / "warehouse")
+    resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(w.base_dir))}
+    runs = []
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
+        for evaluation in ("eval-a", "eval-a", "eval-b", None):
+            tags = {EVALUATION_ID_TAG: evaluation} if evaluation else {}
+            result = dg.materialize(
+                [chunks], instance=instance, resources=resources, partition_key="fixed-60-0", tags=tags
+            )
+            runs.append(result.run_id)
+    partition = {"chunk_config": "fixed-60-0"}
+    assert sorted(w.history_files("chunks")) == sorted(
+        w.history_path("chunks", partition, r) for r in runs[1:]
+    )
