@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
+from .errors import StorageError
 from .files import storage_error, write_files_atomically
 from .paths import child_path
 from .redaction import redact_frame
@@ -54,6 +55,9 @@ SUMMARY_TABLES = (RETRIEVAL_SUMMARY, ANSWER_SUMMARY)
 # One row per run and partition of retrieval_diagnostics: the mean share of each stage, the oracles.
 DIAGNOSTICS_SUMMARY = "retrieval_diagnostics_summary"
 LEADERBOARD = "leaderboard"
+
+# What to do about a current table that cannot be read: its asset writes it again from its inputs.
+REBUILD_REMEDY = "`rag-eval run --force` rebuilds it (its asset writes it again from its inputs)"
 
 # What a row without evaluation columns belongs to: its own run's evaluation, in this mode.
 DEFAULT_MODE = "full"
@@ -267,9 +271,10 @@ class Warehouse:
     # -- reading -------------------------------------------------------------------------------------
 
     def read_current(self, table: str, partition: Partition = NO_PARTITION) -> pd.DataFrame | None:
-        """The table's current version, or None before its first materialization."""
+        """The table's current version, or None before its first materialization; a file that is not
+        readable Parquet is a ``StorageError`` (``read_table_file``)."""
         path = self.current_path(table, partition)
-        return pd.read_parquet(path) if path.exists() else None
+        return read_table_file(path) if path.exists() else None
 
     def read_history(self, table: str, columns: Sequence[str]) -> HistoryRead:
         """The wanted columns of every history file of ``table`` (see ``_read_history_folder``)."""
@@ -286,6 +291,19 @@ class Warehouse:
         if not frames:
             return pd.DataFrame()
         return with_evaluation_defaults(pd.concat(frames, ignore_index=True))
+
+
+def read_table_file(path: Path) -> pd.DataFrame:
+    """A current table file. One that is not readable Parquet (truncated, overwritten, a disk error) is a
+    ``StorageError`` naming it and saying that `rag-eval run --force` rebuilds it, not pyarrow's
+    ``ArrowInvalid`` without a path. A missing file stays ``FileNotFoundError`` (a partition not
+    materialized yet, which an input over every partition skips)."""
+    try:
+        return pd.read_parquet(path)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise StorageError(path, "read", f"{type(exc).__name__}: {exc}", REBUILD_REMEDY) from exc
 
 
 def write_parquet_files(frame: pd.DataFrame, path: Path, *copies: Path) -> None:

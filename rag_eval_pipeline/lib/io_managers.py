@@ -21,7 +21,14 @@ from ..core.datasets import ChunkLevelDataset, TokenLevelDataset
 from ..core.errors import StorageError
 from ..core.paths import child_path
 from ..core.project_files import project_dir
-from ..core.warehouse import LEADERBOARD, WAREHOUSE_ENV, Partition, Warehouse, partition_folders
+from ..core.warehouse import (
+    LEADERBOARD,
+    WAREHOUSE_ENV,
+    Partition,
+    Warehouse,
+    partition_folders,
+    read_table_file,
+)
 from .evaluation_runs import superseded_runs
 
 
@@ -142,7 +149,10 @@ class ParquetIOManager(dg.UPathIOManager):
             )
 
     def load_from_path(self, context: dg.InputContext, path: UPath) -> pd.DataFrame:
-        return pd.read_parquet(Path(str(path)))
+        try:
+            return read_table_file(Path(str(path)))
+        except StorageError as exc:  # a damaged file: its path and `--force`, not pyarrow's words alone
+            raise dg.Failure(str(exc)) from exc
 
     def get_metadata(self, context: dg.OutputContext, obj: Any) -> dict[str, Any]:
         if isinstance(obj, pd.DataFrame):

@@ -238,6 +238,18 @@ def test_a_run_replaces_the_history_of_the_earlier_runs_of_its_evaluation_it_sup
     assert [p.stem for p in w.dataset_history_files()] == ["resumed"]
 
 
+def test_a_current_file_that_is_not_parquet_is_an_error_naming_it_and_the_rebuild(tmp_path: Path):
+    w = Warehouse(tmp_path)
+    current = w.write_table(pd.DataFrame({"version": [1]}), "chunks", {"chunk_config": "c"}, "run-1")
+    current.write_bytes(current.read_bytes()[:40])  # truncated
+    with pytest.raises(StorageError) as failed:
+        w.read_current("chunks", {"chunk_config": "c"})
+    assert str(failed.value).startswith(f"cannot read {current}: ArrowInvalid: ")
+    assert str(failed.value).endswith(
+        ": `rag-eval run --force` rebuilds it (its asset writes it again from its inputs)"
+    )
+
+
 def test_listing_skips_temporary_files_of_writes_in_progress(tmp_path: Path):
     w = Warehouse(tmp_path)
     w.write_history(pd.DataFrame({"run_id": ["r1"]}), "corpus", {}, "r1")

@@ -333,6 +333,46 @@ def test_a_workspace_of_one_chunk_config_or_one_profile_runs_to_its_leaderboard(
     assert status.returncode == 0 and status.stdout.splitlines()[1] == "status: succeeded"
 
 
+@pytest.mark.slow
+def test_a_damaged_current_table_fails_run_and_resume_naming_it_and_force_rebuilds_it(
+    tiny_project: Path,
+) -> None:
+    """A current table file that is not Parquet any more (truncated here): the run that reads it, and
+    its --resume, fail with exit 1 naming the file and saying that --force rebuilds it; --force does."""
+    data = tiny_project / "data"
+    (data / "chunk_configs.yaml").write_text(
+        "chunk_configs:\n" + CHUNK_CONFIG_ENTRIES["fixed-60-0"], encoding="utf-8"
+    )
+    (data / "retrieval_profiles.yaml").write_text("profiles:\n" + PROFILE_ENTRIES["top2"], encoding="utf-8")
+    first = rag_eval(tiny_project, "run")
+    assert first.returncode == 0, first.stderr
+    chunks = Warehouse.in_project(tiny_project, {}).current_path("chunks", {"chunk_config": "fixed-60-0"})
+    chunks.write_bytes(chunks.read_bytes()[:100])
+    # a new profile: its evaluation reads the chunks (everything else is up to date)
+    (data / "retrieval_profiles.yaml").write_text(
+        "profiles:\n" + PROFILE_ENTRIES["top2"] + PROFILE_ENTRIES["top4"], encoding="utf-8"
+    )
+    advice = "`rag-eval run --force` rebuilds it"
+
+    broken = rag_eval(tiny_project, "run")
+    assert broken.returncode == 1, broken.stderr
+    (failed,) = [line for line in broken.stderr.splitlines() if line.startswith("FAILED: ")]
+    assert failed.startswith("FAILED: evaluate fixed-60-0 x top4 (run ")
+    assert f"cannot read {chunks}: ArrowInvalid: " in failed and advice in failed
+    assert "Traceback" not in broken.stderr
+    resumed = rag_eval(tiny_project, "run", "--resume", evaluation_id_of(broken.stdout))
+    assert resumed.returncode == 1, resumed.stderr
+    assert f"cannot read {chunks}: ArrowInvalid: " in resumed.stderr and advice in resumed.stderr
+
+    forced = rag_eval(tiny_project, "run", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert f"chunks: cannot read {chunks} (ArrowInvalid: " in forced.stderr  # not reused, cut again
+    assert len(pd.read_parquet(chunks)) > 0
+    assert forced.stdout.splitlines()[-1].startswith(
+        f"evaluation {evaluation_id_of(forced.stdout)}: 5 runs planned, 5 ran (5 succeeded, 0 failed)"
+    )
+
+
 def test_resume_refuses_a_selection_of_its_own(tiny_project: Path) -> None:
     refused = rag_eval(tiny_project, "run", "--resume", "eval-x", "--profiles", "top2", "--mode", "quick")
     assert refused.returncode == 2
