@@ -18,7 +18,10 @@ evaluation partition: the evaluation assets' code called directly (Dagster's dir
 read from the warehouse, outputs written to it) against one ``evaluation_job`` run of the same partition
 through Dagster, interleaved, on the warm caches.
 
-    python benchmarks/end_to_end.py [--repeats N] [--overhead-repeats N] [--quick] [--keep]
+    python benchmarks/end_to_end.py [--repeats N] [--overhead-repeats N] [--quick] [--keep] [--data DIR]
+
+``--data DIR`` takes the settings, corpus and datasets from another folder laid out like data/ (the
+tests' smoke run uses a tiny one); the edited document is then its first one unless it has the demo's.
 """
 
 from __future__ import annotations
@@ -42,7 +45,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
@@ -146,21 +148,21 @@ def child_run(workspace: Path, report: Path, cli_args: Sequence[str]) -> int:
 # the workspace and the scenarios
 
 
-def make_workspace(target: Path) -> Path:
+def make_workspace(target: Path, source_data: Path = REPO / "data") -> Path:
     """A workspace at ``target`` (rag-eval.yaml and dagster.yaml as `rag-eval init` writes them) holding
-    a copy of the repository's data/ settings, corpus and datasets."""
+    a copy of the settings, corpus and datasets of ``source_data`` (the repository's data/)."""
     from rag_eval_pipeline.core.workspace import init_workspace
 
     data = target / "data"
     data.mkdir(parents=True)
-    shutil.copytree(REPO / "data" / "corpus", data / "corpus")
+    shutil.copytree(source_data / "corpus", data / "corpus")
     init_workspace(target / "init", data / "corpus")
     for name in ("rag-eval.yaml", "dagster.yaml", ".gitignore"):
         shutil.move(target / "init" / name, target / name)
     (target / "rag-eval.yaml").write_text('corpus: "data/corpus"\nglob: null\n', encoding="utf-8")
     shutil.rmtree(target / "init")
     for name in COPIED:
-        source = REPO / "data" / name
+        source = source_data / name
         if name == "corpus" or not source.exists():
             continue
         if source.is_dir():
@@ -170,11 +172,18 @@ def make_workspace(target: Path) -> Path:
     return target
 
 
-def edit_document(workspace: Path) -> str:
-    path = workspace / "data" / "corpus" / EDITED_DOCUMENT
+def document_to_edit(corpus: Path) -> str:
+    """The demo's EDITED_DOCUMENT, or the first document of another corpus."""
+    if (corpus / EDITED_DOCUMENT).is_file():
+        return EDITED_DOCUMENT
+    return min(p.relative_to(corpus).as_posix() for p in corpus.rglob("*") if p.is_file())
+
+
+def edit_document(workspace: Path, doc_id: str) -> str:
+    path = workspace / "data" / "corpus" / doc_id
     text = path.read_text(encoding="utf-8")
     path.write_text(text.rstrip("\n") + " " + APPENDED_SENTENCE + "\n", encoding="utf-8")
-    return EDITED_DOCUMENT
+    return doc_id
 
 
 def add_profile(workspace: Path) -> str:
@@ -367,12 +376,34 @@ def measure_overhead(workspace: Path, chunk_config: str, profile: str, repeats: 
 
 
 @dataclass
+class DirectRun:
+    """The run a direct call stands for: its id, and the tags its steps add to it."""
+
+    run_id: str
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RunTags:
+    """What the steps use of the Dagster instance: ``add_run_tags`` (the run record, lib/run_record.py),
+    kept on the direct run as the instance keeps them on a run."""
+
+    run: DirectRun
+
+    def add_run_tags(self, run_id: str, new_tags: dict[str, str]) -> None:
+        assert run_id == self.run.run_id, (run_id, self.run.run_id)
+        self.run.tags.update(new_tags)
+
+
+@dataclass
 class StepContext:
-    """What the evaluation assets and checks use of their context (partition key, run, log), without
-    a run: Dagster's direct invocation has no run (``context.run`` raises), so the bodies are called."""
+    """What the evaluation assets and checks use of their context (partition key, run, instance, log),
+    without a run: Dagster's direct invocation has no run (``context.run`` raises), so the bodies are
+    called."""
 
     partition_key: Any
-    run: Any
+    run: DirectRun
+    instance: RunTags
     log: logging.Logger
 
 
@@ -401,7 +432,8 @@ def call_assets_directly(resources: dict[str, Any], key: Any, run_id: str) -> No
     values: dict[str, Any] = {name: warehouse.read_current(name) for name in SHARED_INPUTS}
     for name in CONFIG_INPUTS:
         values[name] = warehouse.read_current(name, {"chunk_config": partition["chunk_config"]})
-    context = StepContext(key, SimpleNamespace(run_id=run_id, tags={}), logging.getLogger("end_to_end"))
+    run = DirectRun(run_id)
+    context = StepContext(key, run, RunTags(run), logging.getLogger("end_to_end"))
     for step in steps:
         body = step.node_def.compute_fn.decorated_fn
         parameters = list(inspect.signature(body).parameters)[1:]  # after the context
@@ -523,6 +555,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder under /tmp")
     parser.add_argument(
+        "--data",
+        type=Path,
+        default=REPO / "data",
+        help="a folder laid out like data/ (settings files, corpus/, datasets/): default the bundled demo",
+    )
+    parser.add_argument(
         "--overhead-only",
         action="store_true",
         help="only the Dagster overhead of one partition, after one cold --quick run that fills the caches",
@@ -535,33 +573,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["--child-run"]:  # the rest are `rag-eval run` arguments, not ours
         return child_run(Path(argv[1]), Path(argv[2]), argv[3:])
     args = parse_args(argv)
-    chunk_configs, profiles = all_names()
+    data: Path = args.data.resolve()
+    chunk_configs, profiles = all_names(data)
     if args.quick:
         chunk_configs, profiles = list(QUICK_CHUNK_CONFIGS), list(QUICK_PROFILES)
+    edited = document_to_edit(data / "corpus")
     scratch = Path(tempfile.mkdtemp(prefix="rag-eval-end-to-end-", dir="/tmp"))
     log = scratch / "runs.log"
-    documents = sum(1 for p in (REPO / "data" / "corpus").rglob("*") if p.is_file())
+    documents = sum(1 for p in (data / "corpus").rglob("*") if p.is_file())
+    corpus = "the bundled demo" if data == REPO / "data" else str(data)
     print(
-        f"end-to-end benchmark: `rag-eval run` on the bundled demo ({documents} documents, "
+        f"end-to-end benchmark: `rag-eval run` on {corpus} ({documents} documents, "
         f"{len(chunk_configs)} chunk config(s) x {len(profiles)} profile(s){', --quick' if args.quick else ''}), "
         f"{args.repeats} repeat(s)"
     )
     print(machine_facts())
     print(f"scratch {scratch} (run output in {log.name})")
     if args.overhead_only:
-        return overhead_only(scratch, log, args)
+        return overhead_only(scratch, log, args, chunk_configs[0], profiles[0])
     pure = PureEmbedder()
     print(f"model load in this process {pure.load_seconds:.1f} s (not in any pure-embedding time)")
     runs: dict[str, list[ScenarioRun]] = {name: [] for name in SCENARIOS}
     workspace = scratch
     for repeat in range(args.repeats):
         print(f"\nrepeat {repeat + 1}/{args.repeats}")
-        workspace = make_workspace(scratch / f"workspace-{repeat + 1}")
+        workspace = make_workspace(scratch / f"workspace-{repeat + 1}", data)
         for name in SCENARIOS:
             selection = list(chunk_configs), list(profiles)
             before = cached_digests(workspace)
             if name == "edited":
-                edit_document(workspace)
+                edit_document(workspace, edited)
             if name == "profile":
                 selection[1].append(add_profile(workspace))
             cli_args = (
@@ -572,7 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run = run_scenario(name, workspace, cli_args, log)
             run.pure_seconds = pure.seconds(run.texts)
             if name == "edited":
-                analyse_edit(run, workspace, chunk_configs, EDITED_DOCUMENT, before)
+                analyse_edit(run, workspace, chunk_configs, edited, before)
             if name == "profile":
                 analyse_profile(run, workspace, chunk_configs)
             runs[name].append(run)
@@ -580,7 +621,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     overhead = None
     if args.overhead_repeats > 0:
         overhead = measure_overhead(workspace, chunk_configs[0], profiles[0], args.overhead_repeats)
-    summary(runs, overhead, EDITED_DOCUMENT, args.repeats)
+    summary(runs, overhead, edited, args.repeats)
     if args.keep:
         print(f"\nkept {scratch}")
     else:
@@ -588,13 +629,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def overhead_only(scratch: Path, log: Path, args: argparse.Namespace) -> int:
-    """One cold run of the first quick config x profile (fills the warehouse and caches), then the
+def overhead_only(scratch: Path, log: Path, args: argparse.Namespace, chunk_config: str, profile: str) -> int:
+    """One cold run of the first selected config x profile (fills the warehouse and caches), then the
     interleaved direct / Dagster runs of that partition."""
-    workspace = make_workspace(scratch / "workspace")
-    selection = ["--chunk-configs", QUICK_CHUNK_CONFIGS[0], "--profiles", QUICK_PROFILES[0]]
+    workspace = make_workspace(scratch / "workspace", args.data.resolve())
+    selection = ["--chunk-configs", chunk_config, "--profiles", profile]
     print(scenario_line(run_scenario("cold", workspace, selection, log)), flush=True)
-    overhead = measure_overhead(workspace, QUICK_CHUNK_CONFIGS[0], QUICK_PROFILES[0], args.overhead_repeats)
+    overhead = measure_overhead(workspace, chunk_config, profile, args.overhead_repeats)
     print_overhead(overhead)
     if args.keep:
         print(f"\nkept {scratch}")
@@ -603,11 +644,11 @@ def overhead_only(scratch: Path, log: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-def all_names() -> tuple[list[str], list[str]]:
+def all_names(data: Path = REPO / "data") -> tuple[list[str], list[str]]:
     from rag_eval_pipeline.core.configs import load_chunk_configs, load_profiles
 
-    configs = load_chunk_configs(REPO / "data" / "chunk_configs.yaml")
-    profiles = load_profiles(REPO / "data" / "retrieval_profiles.yaml")
+    configs = load_chunk_configs(data / "chunk_configs.yaml")
+    profiles = load_profiles(data / "retrieval_profiles.yaml")
     return [c.name for c in configs], [p.name for p in profiles]
 
 

@@ -24,7 +24,10 @@ a fresh process importing the code location), setup (RUN_START to the first STEP
 of STEP_START to STEP_SUCCESS), rest (to the run's end: events, IO between steps, teardown); and the
 time no run of the variant existed ("between runs": the backfill daemon's and the CLI's own time).
 
-    python benchmarks/ui_backfill.py [--quick] [--repeats N] [--variants cli,ui,launch] [--keep]
+    python benchmarks/ui_backfill.py [--quick] [--repeats N] [--variants cli,ui,launch] [--keep] [--data DIR]
+
+``--data DIR`` takes the settings, corpus and datasets from another folder laid out like data/ (the
+tests' smoke run uses a tiny one).
 """
 
 from __future__ import annotations
@@ -148,16 +151,11 @@ def rag_eval(workspace: Path, args: Sequence[str], log: Path) -> float:
 def running_ui(workspace: Path, log: Path) -> Iterator[str]:
     """`rag-eval ui`'s `dagster dev` on the workspace (its command and code-location file), started from
     Python with default signal handlers, stopped by PID."""
-    from rag_eval_pipeline.runner.ui import CODE_LOCATION_MODULE, CODE_LOCATION_NAME, ui_command
+    from rag_eval_pipeline.runner.ui import code_locations_yaml, ui_command
 
     command = ui_command(workspace, port=free_port(), environ=child_environment())
     command.code_locations.parent.mkdir(parents=True, exist_ok=True)
-    command.code_locations.write_text(
-        "load_from:\n"
-        f"  - python_module:\n      module_name: {CODE_LOCATION_MODULE}\n"
-        f"      location_name: {CODE_LOCATION_NAME}\n",
-        encoding="utf-8",
-    )
+    command.code_locations.write_text(code_locations_yaml(), encoding="utf-8")
     with log.open("ab") as out:
         process = subprocess.Popen(
             command.args,
@@ -397,6 +395,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "0 removes the setting: Dagster's default, 5 s)",
     )
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (with runs.log)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=REPO / "data",
+        help="a folder laid out like data/ (settings files, corpus/, datasets/): default the bundled demo",
+    )
     return parser.parse_args(argv)
 
 
@@ -406,12 +410,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     assert set(variants) <= set(VARIANTS), f"unknown variant in {variants}"
     from rag_eval_pipeline.core.configs import load_profiles
 
-    profiles: list[str] = [p.name for p in load_profiles(REPO / "data" / "retrieval_profiles.yaml")]
+    data: Path = args.data.resolve()
+    profiles: list[str] = [p.name for p in load_profiles(data / "retrieval_profiles.yaml")]
     if args.quick:
         profiles = list(QUICK_PROFILES)
     scratch = Path(tempfile.mkdtemp(prefix="rag-eval-ui-backfill-", dir="/tmp"))
     log = scratch / "runs.log"
-    workspace = make_workspace(scratch / "workspace")
+    workspace = make_workspace(scratch / "workspace", data)
     chunk_config = add_chunk_config(workspace)
     if args.dequeue_interval is not None:
         set_dequeue_interval(workspace / "dagster.yaml", args.dequeue_interval)

@@ -7,7 +7,10 @@ nothing changed, one edited chunk, opening the collection in a fresh store (the 
 batch of every golden question (top 10). Then whether both engines return the same hits, and the recall
 of edge's HNSW option against its exact search. Figures only: the 10k-100k scale is benchmarks/scale.py.
 
-    .venv/bin/python benchmarks/vector_engines.py [--repeats 5] [--chunk-config recursive-400-50]
+    .venv/bin/python benchmarks/vector_engines.py [--repeats 5] [--chunk-config recursive-400-50] [--data DIR]
+
+``--data DIR``: another folder laid out like data/ (corpus/, chunk_configs.yaml,
+datasets/golden_token_level.jsonl); the tests' smoke run uses a tiny one with a cheap embedder.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import numpy as np
 from rag_eval_pipeline.core.chunking import ChunkSet, build_chunker, cut_corpus
 from rag_eval_pipeline.core.configs import load_chunk_configs
 from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.embedding.base import Vectors
+from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
@@ -59,26 +62,36 @@ def timed(call: Callable[[], object]) -> tuple[float, object]:
     return time.perf_counter() - start, result
 
 
-def demo_data(chunk_config: str, cache: Path) -> tuple[ChunkSet, Vectors, Vectors]:
-    corpus = Corpus.from_folder(REPO / "data" / "corpus")
-    config = {c.name: c for c in load_chunk_configs(REPO / "data" / "chunk_configs.yaml")}[chunk_config]
+def demo_data(
+    chunk_config: str, cache: Path, data: Path = REPO / "data", model: Embedder | None = None
+) -> tuple[ChunkSet, Vectors, Vectors]:
+    corpus = Corpus.from_folder(data / "corpus")
+    config = {c.name: c for c in load_chunk_configs(data / "chunk_configs.yaml")}[chunk_config]
     cut = cut_corpus(build_chunker(config), corpus, chunk_config)
-    lines = (REPO / "data" / "datasets" / "golden_token_level.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (data / "datasets" / "golden_token_level.jsonl").read_text(encoding="utf-8").splitlines()
     questions = [json.loads(line)["inputs"]["query"] for line in lines if line.strip()]
-    embedder = CachedEmbedder(SentenceTransformerEmbedder(), EmbeddingCache(cache))
+    embedder = CachedEmbedder(model or SentenceTransformerEmbedder(), EmbeddingCache(cache))
     return cut, embedder.embed([c.text for c in cut.chunks]), embedder.embed(questions)
 
 
-def run(chunk_config: str, repeats: int, folder: Path) -> None:
+def run(
+    chunk_config: str,
+    repeats: int,
+    folder: Path,
+    data: Path = REPO / "data",
+    embedder: Embedder | None = None,
+) -> None:
     print(machine_facts())
-    cut, vectors, queries = demo_data(chunk_config, folder / "embeddings.sqlite")
+    cut, vectors, queries = demo_data(chunk_config, folder / "embeddings.sqlite", data, embedder)
     chunks = list(cut.chunks)
     edited = [replace(chunks[0], text=chunks[0].text.upper()), *chunks[1:]]
     edited_vectors = vectors.copy()
     edited_vectors[0] = -edited_vectors[0]
     print(
-        f"data: {chunk_config}, {len(chunks)} chunks of the bundled corpus, {len(queries)} golden questions, "
-        f"MiniLM {vectors.shape[1]} dimensions; medians of {repeats} interleaved runs"
+        f"data: {chunk_config}, {len(chunks)} chunks of "
+        f"{'the bundled corpus' if data == REPO / 'data' else data}, {len(queries)} golden questions, "
+        f"{'MiniLM' if embedder is None else embedder.model_id} {vectors.shape[1]} dimensions; "
+        f"medians of {repeats} interleaved runs"
     )
     stages = ("write", "unchanged", "one edited", "open", "query")
     times: dict[str, dict[str, list[float]]] = {e: {s: [] for s in stages} for e in ENGINES}
@@ -155,15 +168,17 @@ def recall(
         print(f"edge HNSW (exact=False) recall@{k} against exact search: {overlap:.3f}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) -> int:
+    """``embedder``: the real MiniLM unless given (the tests' smoke run passes a cheap one)."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--chunk-config", default="recursive-400-50")
+    parser.add_argument("--data", type=Path, default=REPO / "data", help="a folder laid out like data/")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="vector-engines-") as folder:
-        run(args.chunk_config, args.repeats, Path(folder))
+        run(args.chunk_config, args.repeats, Path(folder), args.data.resolve(), embedder)
     return 0
 
 

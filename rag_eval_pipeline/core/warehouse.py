@@ -11,6 +11,11 @@ path under the base folder or reads a history file.
     <base>/anchors/<golden dataset>.json                        the anchor ledger (core/reanchor.py)
     <base>/baselines/baselines.json                             the pinned baselines (core/baselines.py)
 
+One file per run, and each (evaluation, table, partition) once: a run that writes a table partition
+another run of its evaluation wrote before (``run --resume`` after a run was killed between two steps)
+replaces that run's history file (``supersedes``), so per-evaluation counts hold each row once. A run of
+another evaluation (``--force`` makes a new one) keeps its own file.
+
 Partition folders are ``<dimension>=<value>``, dimensions sorted by name (Dagster's order of a multi
 partition key), so DuckDB, pyarrow.dataset and pandas read a table's history as one table with the
 dimensions as columns. Names users chose pass through ``core/paths.child_path``.
@@ -35,7 +40,7 @@ import pyarrow.parquet as pq
 
 from .datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
 from .errors import StorageError
-from .files import os_reason, write_files_atomically
+from .files import os_reason, storage_error, write_files_atomically
 from .paths import child_path
 from .redaction import redact_frame
 
@@ -50,6 +55,9 @@ SUMMARY_TABLES = (RETRIEVAL_SUMMARY, ANSWER_SUMMARY)
 # One row per run and partition of retrieval_diagnostics: the mean share of each stage, the oracles.
 DIAGNOSTICS_SUMMARY = "retrieval_diagnostics_summary"
 LEADERBOARD = "leaderboard"
+
+# What to do about a current table that cannot be read: its asset writes it again from its inputs.
+REBUILD_REMEDY = "`rag-eval run --force` rebuilds it (its asset writes it again from its inputs)"
 
 # What a row without evaluation columns belongs to: its own run's evaluation, in this mode.
 DEFAULT_MODE = "full"
@@ -197,18 +205,44 @@ class Warehouse:
 
     # -- writing -------------------------------------------------------------------------------------
 
-    def write_table(self, frame: pd.DataFrame, table: str, partition: Partition, run_id: str) -> Path:
+    def write_table(
+        self,
+        frame: pd.DataFrame,
+        table: str,
+        partition: Partition,
+        run_id: str,
+        supersedes: Collection[str] = (),
+    ) -> Path:
         """A materialization: the current version of the table (partition) and the run's history file,
-        both replaced or neither. Returns the current file."""
+        both replaced or neither; then the history files of ``supersedes`` (earlier runs of the same
+        evaluation) for this table and partition are removed. Returns the current file."""
         current = self.current_path(table, partition)
         write_parquet_files(frame, current, self.history_path(table, partition, run_id))
+        self._remove_superseded(table, partition, run_id, supersedes)
         return current
 
-    def write_history(self, frame: pd.DataFrame, table: str, partition: Partition, run_id: str) -> Path:
-        """A run's rows of a table kept only as history (the per-run summaries)."""
+    def write_history(
+        self,
+        frame: pd.DataFrame,
+        table: str,
+        partition: Partition,
+        run_id: str,
+        supersedes: Collection[str] = (),
+    ) -> Path:
+        """A run's rows of a table kept only as history (the per-run summaries); replaces the history
+        files of ``supersedes`` for this table and partition, as ``write_table`` does."""
         path = self.history_path(table, partition, run_id)
         write_parquet_files(frame, path)
+        self._remove_superseded(table, partition, run_id, supersedes)
         return path
+
+    def _remove_superseded(
+        self, table: str, partition: Partition, run_id: str, supersedes: Collection[str]
+    ) -> None:
+        """After the new file is in place (a crash in between leaves both, never neither)."""
+        for earlier in supersedes:
+            if earlier != run_id:
+                _remove(self.history_path(table, partition, earlier))
 
     def write_dataset(
         self,
@@ -216,19 +250,29 @@ class Warehouse:
         name: str,
         partition: Partition,
         run_id: str,
+        supersedes: Collection[str] = (),
     ) -> Path:
         """A generated dataset as JSONL (the schema `rag-eval` and LangSmith import): the run's copy,
-        then the current file, which is returned."""
+        then the current file, which is returned; the copies of ``supersedes`` (earlier runs of the same
+        evaluation) are removed."""
         folder = self.dataset_folder(name, partition)
-        run_copy, current = child_path(folder, "history", f"{run_id}.jsonl"), folder / "current.jsonl"
+        run_copy, current = self._dataset_copy(folder, run_id), folder / "current.jsonl"
         write_jsonl(dataset, run_copy)
         write_jsonl(dataset, current)
+        for earlier in supersedes:
+            if earlier != run_id:
+                _remove(self._dataset_copy(folder, earlier))
         return current
+
+    @staticmethod
+    def _dataset_copy(folder: Path, run_id: str) -> Path:
+        return child_path(folder, "history", f"{run_id}.jsonl")
 
     # -- reading -------------------------------------------------------------------------------------
 
     def read_current(self, table: str, partition: Partition = NO_PARTITION) -> pd.DataFrame | None:
-        """The table's current version, or None before its first materialization."""
+        """The table's current version, or None before its first materialization; a file that is not
+        readable Parquet is a ``StorageError`` (``read_file``)."""
         path = self.current_path(table, partition)
         return self.read_file(path) if path.exists() else None
 
@@ -250,9 +294,13 @@ class Warehouse:
 
     def read_file(self, path: Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """One Parquet file of the warehouse (``columns`` of it, when given). A damaged file (cut short
-        by a crash or a full disk, overwritten) raises ``StorageError`` naming it and what to do."""
+        by a crash or a full disk, overwritten) raises ``StorageError`` naming it and what to do; a
+        missing one stays ``FileNotFoundError`` (a partition not materialized yet, which an input over
+        every partition skips)."""
         try:
             return pd.read_parquet(path, columns=None if columns is None else list(columns))
+        except FileNotFoundError:
+            raise
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid on a damaged file is a ValueError
             raise self.unreadable(path, exc) from exc
 
@@ -274,10 +322,7 @@ class Warehouse:
                 f"of the warehouse (the history then lacks that run's rows) or restore it from a backup"
             )
         if path.is_relative_to(self.current_dir):
-            return (
-                "it is the current version of a table, which the next run of its asset writes anew "
-                "(`rag-eval run --force` runs them all); its history files keep every earlier run"
-            )
+            return f"{REBUILD_REMEDY}; its history files keep every earlier run"
         return "move it out of the warehouse or restore it from a backup"
 
 
@@ -379,6 +424,14 @@ def evaluation_defaults_sql(columns: Collection[str]) -> str:
 
 def _given(column: pd.Series) -> pd.Series:
     return column.notna() & (column.astype("object") != "")
+
+
+def _remove(path: Path) -> None:
+    """A file that may not exist removed; an OS error names it (``StorageError``)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:
+        raise storage_error(path, "remove", exc) from exc
 
 
 def _finished(folder: Path, suffix: str) -> Iterator[Path]:

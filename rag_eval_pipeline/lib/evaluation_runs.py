@@ -113,3 +113,13 @@ def evaluation_tags(evaluation_id: str, mode: EvaluationMode) -> dict[str, str]:
 def evaluation_id_of(run: dg.DagsterRun) -> str:
     """The evaluation a run belongs to; a run launched on its own is an evaluation of one partition."""
     return run.tags.get(EVALUATION_ID_TAG) or run.run_id
+
+
+def superseded_runs(instance: dg.DagsterInstance, run: dg.DagsterRun) -> tuple[str, ...]:
+    """The other runs of ``run``'s evaluation (none outside one): a table partition ``run`` writes
+    replaces their history of it (core/warehouse.py), so `run --resume` does not count it twice."""
+    evaluation_id = run.tags.get(EVALUATION_ID_TAG)
+    if not evaluation_id:
+        return ()
+    filters = dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id})
+    return tuple(r for r in instance.get_run_ids(filters) if r != run.run_id)

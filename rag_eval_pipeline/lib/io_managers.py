@@ -7,7 +7,7 @@ A write that fails (full disk, read-only folder) fails the step with the path an
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,14 @@ from ..core.datasets import ChunkLevelDataset, TokenLevelDataset
 from ..core.errors import StorageError
 from ..core.paths import child_path
 from ..core.project_files import project_dir
-from ..core.warehouse import LEADERBOARD, WAREHOUSE_ENV, Partition, Warehouse, partition_folders
+from ..core.warehouse import (
+    LEADERBOARD,
+    WAREHOUSE_ENV,
+    Partition,
+    Warehouse,
+    partition_folders,
+)
+from .evaluation_runs import superseded_runs
 
 
 @contextmanager
@@ -45,6 +52,25 @@ def _partition(definition: dg.PartitionsDefinition | None, key: str) -> Partitio
         names = sorted(d.name for d in definition.partitions_defs)
         return dict(zip(names, key.split("/"), strict=True))
     return {getattr(definition, "name", None) or "partition": key}
+
+
+def _reads_partitions_by_key(context: dg.InputContext) -> bool:
+    """An input typed as a mapping (``dict[str, pd.DataFrame]``) over a partitioned asset: it reads
+    partition key -> table, for any number of partitions (the leaderboard reads every evaluated one)."""
+    if not (context.has_asset_key and context.has_asset_partitions):
+        return False
+    typing_type = context.dagster_type.typing_type
+    return typing_type is dict or getattr(typing_type, "__origin__", None) in (dict, Mapping)
+
+
+def _superseded(context: dg.OutputContext) -> tuple[str, ...]:
+    """The runs whose history of this output the run replaces (``superseded_runs``); none for an output
+    handled outside a run step (a context built by hand)."""
+    try:
+        step = context.step_context
+    except dg.DagsterInvariantViolationError:
+        return ()
+    return superseded_runs(step.instance, step.dagster_run)
 
 
 class _NoDebugLines(logging.Filter):
@@ -81,7 +107,17 @@ class ParquetIOManager(dg.UPathIOManager):
 
     def load_input(self, context: dg.InputContext) -> Any:
         with _without_debug_lines(context):
-            return super().load_input(context)
+            loaded = super().load_input(context)
+        if not _reads_partitions_by_key(context):
+            return loaded
+        # Dagster hands over one partition's frame bare, and None for none: an input over all the
+        # partitions gets a mapping whatever their number (one chunk config x one profile is one).
+        keys = context.asset_partition_keys
+        if loaded is None:
+            return {}
+        if len(keys) == 1 and not isinstance(loaded, Mapping):
+            return {keys[0]: loaded}
+        return loaded
 
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         with _without_debug_lines(context):
@@ -107,10 +143,15 @@ class ParquetIOManager(dg.UPathIOManager):
             else {}
         )
         with warehouse_writes():  # the same file as ``path``: both are the warehouse's current_path
-            self.warehouse.write_table(obj, context.asset_key.to_user_string(), partition, context.run_id)
+            self.warehouse.write_table(
+                obj, context.asset_key.to_user_string(), partition, context.run_id, _superseded(context)
+            )
 
     def load_from_path(self, context: dg.InputContext, path: UPath) -> pd.DataFrame:
-        return pd.read_parquet(Path(str(path)))
+        try:
+            return self.warehouse.read_file(Path(str(path)))
+        except StorageError as exc:  # a damaged file: its path and `--force`, not pyarrow's words alone
+            raise dg.Failure(str(exc)) from exc
 
     def get_metadata(self, context: dg.OutputContext, obj: Any) -> dict[str, Any]:
         if isinstance(obj, pd.DataFrame):
@@ -140,9 +181,18 @@ class WarehouseResource(dg.ConfigurableResource):
     def layout(self) -> Warehouse:
         return Warehouse(Path(self.base_dir))
 
-    def write_history(self, frame: pd.DataFrame, table: str, partition: Partition, run_id: str) -> Path:
+    def write_history(
+        self,
+        frame: pd.DataFrame,
+        table: str,
+        partition: Partition,
+        run_id: str,
+        supersedes: Collection[str] = (),
+    ) -> Path:
+        """``supersedes``: the earlier runs of the evaluation (``superseded_runs``), whose history of
+        this table and partition the write replaces."""
         with warehouse_writes():
-            return self.layout().write_history(frame, table, partition, run_id)
+            return self.layout().write_history(frame, table, partition, run_id, supersedes)
 
     def write_dataset(
         self,
@@ -150,10 +200,11 @@ class WarehouseResource(dg.ConfigurableResource):
         name: str,
         partition: Partition,
         run_id: str,
+        supersedes: Collection[str] = (),
     ) -> Path:
         """A generated dataset as JSONL (``Warehouse.write_dataset``); returns its current file."""
         with warehouse_writes():
-            return self.layout().write_dataset(dataset, name, partition, run_id)
+            return self.layout().write_dataset(dataset, name, partition, run_id, supersedes)
 
 
 def read_current_leaderboard(resources: Mapping[str, object] | None) -> pd.DataFrame | None:

@@ -4,10 +4,14 @@ one evaluation id and with this process (so `rag-eval status` can tell a killed 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import Any
 
 import dagster as dg
 import pandas as pd
@@ -34,6 +38,31 @@ QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 _DAGSTER_NOTES = ("Couldn't load partition ",)
 # Whether the process executing a run still lives (`status`, `list`): run_status.py reads it.
 PROCESS_TAG = "rag_eval/process"
+
+
+@contextmanager
+def signal_handlers_kept() -> Iterator[None]:
+    """SIGINT's and SIGTERM's handlers as they were before, whatever Dagster left. Its in-process
+    execution points SIGTERM at the SIGINT handler (for Kubernetes) and leaves it so after the run: where
+    SIGINT is ignored (a background job, `nohup ... &`, `trap '' INT`) the process, and every child it
+    starts later, would then ignore SIGTERM too; elsewhere SIGTERM would raise KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread sets handlers
+        yield
+        return
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            if handler is not None:  # None: set outside Python, cannot be put back
+                signal.signal(signum, handler)
+
+
+def execute_in_process(job: dg.JobDefinition, **kwargs: Any) -> dg.ExecuteInProcessResult:
+    """``job.execute_in_process(**kwargs)`` with the signal handlers kept: every run `rag-eval` executes
+    in its own process goes through here."""
+    with signal_handlers_kept():
+        return job.execute_in_process(**kwargs)
 
 
 def process_tags() -> dict[str, str]:
@@ -106,7 +135,8 @@ def execute_plan(
         result: dg.ExecuteInProcessResult | None = None
         try:
             with pool_wait_notices(instance, run_id, say), watch.watching():
-                result = defs.resolve_job_def(planned.job_name).execute_in_process(
+                result = execute_in_process(
+                    defs.resolve_job_def(planned.job_name),
                     instance=instance,
                     partition_key=planned.partition_key,
                     run_config=run_config,

@@ -20,7 +20,7 @@ from ..core.generation.settings import TokenLevelGenerator, load_generation_sett
 from ..lib.evaluation_runs import regenerate_tags
 from ..lib.resources import ProjectResource
 from ..lib.run_record import cli_trigger_tags
-from .in_process import QUIET_LOGS, process_tags, run_warnings
+from .in_process import QUIET_LOGS, execute_in_process, process_tags, run_warnings
 from .plan import STAGE_JOBS
 from .run_failures import RunFailure, failure_of_result
 
@@ -96,7 +96,8 @@ def regenerate_questions(
         if generator is not None:
             base["project"] = _with_generator(project, generator, Path(scratch))
         job = build_definitions(base).resolve_job_def(STAGE_JOBS["ingestion"])
-        result = job.execute_in_process(
+        result = execute_in_process(
+            job,
             instance=instance,
             run_config=QUIET_LOGS,
             tags={**regenerate_tags(documents), **process_tags(), **cli_trigger_tags()},

@@ -114,18 +114,37 @@ class RunInfo:
         }
 
 
+def superseded_by(run: RunInfo, runs: Sequence[RunInfo]) -> RunInfo | None:
+    """The later run of ``runs`` that did the same job on the same partition and succeeded (a resume's),
+    if any: ``run``'s outcome is then history, no longer the evaluation's."""
+    return next(
+        (
+            o
+            for o in runs
+            if o.created > run.created
+            and (o.job_name, o.partition) == (run.job_name, run.partition)
+            and o.status in SUCCEEDED
+        ),
+        None,
+    )
+
+
 def evaluation_state(runs: Sequence[RunInfo]) -> str:
     """What an evaluation (or a run) is now: in progress, cancelling (a cancel was asked and a run still
-    ends), cancelled, failed or succeeded."""
+    ends), cancelled, failed or succeeded. A run that failed or was cancelled and then succeeded on
+    resume (``superseded_by``) no longer counts: an evaluation whose resume succeeded has succeeded."""
     active = [r for r in runs if r.status not in SUCCEEDED | FAILED]
     requested = any(r.cancel_requested for r in runs)
     if any(r.status == dg.DagsterRunStatus.CANCELING for r in runs) or (requested and active):
         return "cancelling"
     if active:
         return _ACTIVE_LABEL
-    if requested or any(r.status == dg.DagsterRunStatus.CANCELED for r in runs):
+    standing = [r for r in runs if superseded_by(r, runs) is None]
+    if all(r.status in SUCCEEDED for r in standing):
+        return "succeeded"
+    if requested or any(r.status == dg.DagsterRunStatus.CANCELED for r in standing):
         return "cancelled"
-    return "failed" if any(r.status in FAILED for r in runs) else "succeeded"
+    return "failed"
 
 
 def record_lines(runs: Sequence[RunInfo]) -> list[str]:
@@ -265,16 +284,7 @@ def format_status(selection: Selection, metrics: pd.DataFrame) -> str:
     unresolved = 0
     for r in failed:
         where = " ".join(part for part in (r.run_id[:8], r.job_name, r.partition) if part)
-        later = next(
-            (
-                o
-                for o in runs
-                if o.created > r.created
-                and (o.job_name, o.partition) == (r.job_name, r.partition)
-                and o.status in SUCCEEDED
-            ),
-            None,
-        )
+        later = superseded_by(r, runs)
         unresolved += later is None
         resumed = f" (succeeded later: run {later.run_id[:8]})" if later else ""
         lines.append(f"FAILED {where}: {r.failure}{resumed}")

@@ -12,7 +12,7 @@ import dagster as dg
 
 from ..lib.evaluation_runs import COMMAND_TAG, SEARCH_COMMAND
 from ..lib.run_record import cli_trigger_tags
-from .in_process import QUIET_LOGS, process_tags, run_warnings
+from .in_process import QUIET_LOGS, execute_in_process, process_tags, run_warnings
 from .plan import STAGE_JOBS
 from .run_failures import RunFailure, failure_of_result
 
@@ -46,13 +46,21 @@ def run_search_job(instance: dg.DagsterInstance, resources: Mapping[str, object]
     tags = {COMMAND_TAG: SEARCH_COMMAND, **process_tags(), **cli_trigger_tags()}
     if instance.get_latest_materialization_event(dg.AssetKey("eval_questions")) is None:
         print("the evaluation's questions were never made: running the ingestion first ...", file=sys.stderr)
-        ingestion = defs.resolve_job_def(STAGE_JOBS["ingestion"]).execute_in_process(
-            instance=instance, run_config=QUIET_LOGS, tags=tags, raise_on_error=False
+        ingestion = execute_in_process(
+            defs.resolve_job_def(STAGE_JOBS["ingestion"]),
+            instance=instance,
+            run_config=QUIET_LOGS,
+            tags=tags,
+            raise_on_error=False,
         )
         if not ingestion.success:
             return SearchRun(ingestion.run_id, failure_of_result(ingestion))
-    result = defs.resolve_job_def(SEARCH_JOB).execute_in_process(
-        instance=instance, run_config=QUIET_LOGS, tags=tags, raise_on_error=False
+    result = execute_in_process(
+        defs.resolve_job_def(SEARCH_JOB),
+        instance=instance,
+        run_config=QUIET_LOGS,
+        tags=tags,
+        raise_on_error=False,
     )
     for line in run_warnings(instance, result.run_id):
         print(f"warning: {line}", file=sys.stderr)

@@ -210,6 +210,46 @@ def test_a_generated_dataset_is_the_current_file_and_a_copy_per_run(tmp_path: Pa
     assert [obj["metadata"]["question_id"] for _, obj in read_jsonl_objects(current)] == ["q1"]
 
 
+def test_a_run_replaces_the_history_of_the_earlier_runs_of_its_evaluation_it_supersedes(tmp_path: Path):
+    """`run --resume` after a run was killed between two steps: the resumed run's history file of a
+    table partition replaces the killed run's (same evaluation), so the evaluation holds it once; a run
+    of another evaluation (`--force` makes a new one) and other tables and partitions keep theirs."""
+    w = Warehouse(tmp_path)
+    other = {"chunk_config": "fixed-200-0", "profile": "hybrid-top5"}
+    w.write_table(pd.DataFrame({"run_id": ["old"]}), "retrieval_results", TWO, "old")  # eval-a
+    w.write_table(pd.DataFrame({"run_id": ["killed"]}), "retrieval_results", TWO, "killed")  # eval-b
+    w.write_table(pd.DataFrame({"run_id": ["killed"]}), "retrieval_results", other, "killed")
+    w.write_history(pd.DataFrame({"run_id": ["killed"]}), SUMMARY, TWO, "killed")
+    w.write_table(pd.DataFrame({"run_id": ["resumed"]}), "retrieval_results", TWO, "resumed", ("killed",))
+    w.write_history(pd.DataFrame({"run_id": ["resumed"]}), SUMMARY, TWO, "resumed", ("killed", "resumed"))
+    assert [(p.parent.name, p.stem) for p in w.history_files("retrieval_results")] == [
+        ("profile=dense-top5", "old"),
+        ("profile=dense-top5", "resumed"),
+        ("profile=hybrid-top5", "killed"),  # a partition the resumed run did not write
+    ]
+    assert [p.stem for p in w.history_files(SUMMARY)] == ["resumed"]
+    current = w.read_current("retrieval_results", TWO)
+    assert current is not None and current["run_id"].tolist() == ["resumed"]
+
+    span = CharacterSpan(DocumentId("a.md"), 0, 4, "text")
+    dataset = TokenLevelDataset((TokenLevelExample(QuestionId("q1"), "a question", (span,), {}),))
+    w.write_dataset(dataset, "synthetic_questions", {}, "killed")
+    w.write_dataset(dataset, "synthetic_questions", {}, "resumed", ("killed",))
+    assert [p.stem for p in w.dataset_history_files()] == ["resumed"]
+
+
+def test_a_current_file_that_is_not_parquet_is_an_error_naming_it_and_the_rebuild(tmp_path: Path):
+    w = Warehouse(tmp_path)
+    current = w.write_table(pd.DataFrame({"version": [1]}), "chunks", {"chunk_config": "c"}, "run-1")
+    current.write_bytes(current.read_bytes()[:40])  # truncated
+    with pytest.raises(StorageError) as failed:
+        w.read_current("chunks", {"chunk_config": "c"})
+    assert str(failed.value).startswith(f"cannot read {current}: ArrowInvalid: ")
+    assert ": `rag-eval run --force` rebuilds it (its asset writes it again from its inputs)" in str(
+        failed.value
+    )
+
+
 def test_listing_skips_temporary_files_of_writes_in_progress(tmp_path: Path):
     w = Warehouse(tmp_path)
     w.write_history(pd.DataFrame({"run_id": ["r1"]}), "corpus", {}, "r1")
@@ -362,8 +402,8 @@ def test_a_damaged_file_is_named_by_every_reader_with_what_to_do(tmp_path: Path)
     )
     assert str(current.value).startswith(f"cannot read {w.current_path('retrieval_metrics', pair)}: ")
     assert str(current.value).endswith(
-        ": it is the current version of a table, which the next run of its asset writes anew (`rag-eval run "
-        "--force` runs them all); its history files keep every earlier run"
+        ": `rag-eval run --force` rebuilds it (its asset writes it again from its inputs); its history "
+        "files keep every earlier run"
     )
     (listed,) = w.read_history("retrieval_metrics", ("run_id", "x")).unreadable  # listed, not raised
     assert listed.startswith(f"{damaged}: ArrowInvalid: ") and listed.endswith("or restore it from a backup")

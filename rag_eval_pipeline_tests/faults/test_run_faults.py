@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.warehouse import Warehouse
@@ -23,27 +24,29 @@ from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_comma
 
 GOLDEN = Path("data/datasets/golden_token_level.jsonl")
 
-# Loaded at interpreter start (PYTHONPATH): while the file ``hold`` exists, retrieval for the profile
-# top4 writes ``held`` and waits to be killed, so the test kills `rag-eval run` at a known point.
+# Loaded at interpreter start (PYTHONPATH): while the file ``hold`` exists, the run that writes the
+# retrieval_results of the profile top4 writes ``held`` once the table's files are written (before Dagster
+# records the materialization) and waits to be killed, so the test kills `rag-eval run` at a known point.
 GATE = """
 import time
 from pathlib import Path
 
-from rag_eval_pipeline.core.retrieval.profile_retriever import ProfileRetriever
+from rag_eval_pipeline.core.warehouse import Warehouse
 
 GATE = Path({gate!r})
-_run = ProfileRetriever.run
+_write_table = Warehouse.write_table
 
 
-def gated_run(self, *args, **kwargs):
-    if self.profile.name == "top4" and (GATE / "hold").exists():
+def gated_write_table(self, frame, table, partition, *args, **kwargs):
+    written = _write_table(self, frame, table, partition, *args, **kwargs)
+    if table == "retrieval_results" and partition.get("profile") == "top4" and (GATE / "hold").exists():
         (GATE / "held").write_text("held")
         while (GATE / "hold").exists():  # until killed
             time.sleep(0.05)
-    return _run(self, *args, **kwargs)
+    return written
 
 
-ProfileRetriever.run = gated_run
+Warehouse.write_table = gated_write_table
 """
 
 
@@ -69,6 +72,15 @@ def run_keys(runs: list[dg.DagsterRun]) -> list[tuple[str, str]]:
 def listed_row(out: str, evaluation_id: str) -> list[str]:
     """`rag-eval list`'s row: id, date, time, mode, runs, succeeded, failed, in progress, partitions."""
     return next(line.split() for line in out.splitlines() if line.startswith(evaluation_id))
+
+
+def history_of_evaluation(
+    project: Path, table: str, partition: dict[str, str], evaluation_id: str
+) -> list[int]:
+    """The row counts of the history files an evaluation holds for a table partition."""
+    folder = Warehouse.in_project(project, {}).history_partition_dir(table, partition)
+    frames = [pd.read_parquet(path) for path in sorted(folder.glob("*.parquet"))]
+    return [len(f) for f in frames if set(f["evaluation_id"]) == {evaluation_id}]
 
 
 def break_first_span(project: Path) -> None:
@@ -136,7 +148,7 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
     (gate / "hold").touch()
     selection = ("--chunk-configs", "fixed-60-0", "--profiles", "top2,top4")
 
-    # 1. `rag-eval run` killed with SIGKILL while it evaluates fixed-60-0 x top4
+    # 1. `rag-eval run` killed with SIGKILL right after it wrote the retrieval_results of fixed-60-0 x top4
     log = tmp_path / "killed.log"
     with log.open("w") as out:
         child = subprocess.Popen(
@@ -160,6 +172,8 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
             child.wait()
     (gate / "hold").unlink()
     evaluation_id = evaluation_id_of(log.read_text())
+    top4 = {"chunk_config": "fixed-60-0", "profile": "top4"}
+    (written,) = history_of_evaluation(project, "retrieval_results", top4, evaluation_id)
     statuses = {
         (r.job_name, r.tags.get("dagster/partition", "")): r.status for r in runs_of(project, evaluation_id)
     }
@@ -206,6 +220,18 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
         f"evaluation {evaluation_id}: 2 runs planned, 2 ran (2 succeeded, 0 failed), 0 not run; "
         f"details: rag-eval status {evaluation_id}"
     )
+    # the history holds the partition's rows once for the evaluation: the resumed run wrote them again
+    # (Dagster never recorded the killed run's write) and replaced the killed run's file (a second file
+    # under the same evaluation id would count every row twice)
+    assert history_of_evaluation(project, "retrieval_results", top4, evaluation_id) == [written]
+    for table in ("retrieval_metrics", "retrieval_metrics_summary"):
+        assert len(history_of_evaluation(project, table, top4, evaluation_id)) == 1, table
+    # and the evaluation has succeeded: its failed run succeeded on resume
+    listed = rag_eval(project, "list")
+    assert listed_row(listed.stdout, evaluation_id)[4:10] == ["6", "5", "1", "0", "2", "0"]
+    assert listed_row(listed.stdout, evaluation_id)[10] == "succeeded"
+    status = rag_eval(project, "status", evaluation_id)
+    assert status.stdout.splitlines()[1] == "status: succeeded", status.stdout
     again = rag_eval(project, "run", "--resume", evaluation_id)
     assert again.returncode == 0 and "nothing to resume" in again.stdout
     unknown = rag_eval(project, "run", "--resume", "eval-unknown")
@@ -261,6 +287,89 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
     assert "from eval-" not in top2 and top4.endswith(f"from {evaluation_id}")
     assert out[-1].startswith(
         f"evaluation {blocked_id}: 5 runs planned, 5 ran (4 succeeded, 1 failed), 0 not run;"
+    )
+
+
+CHUNK_CONFIG_ENTRIES = {
+    "fixed-60-0": "  - name: fixed-60-0\n    chunker: fixed\n    chunk_size: 60\n",
+    "fixed-90-0": "  - name: fixed-90-0\n    chunker: fixed\n    chunk_size: 90\n",
+}
+PROFILE_ENTRIES = {"top2": "  - name: top2\n    top_k: 2\n", "top4": "  - name: top4\n    top_k: 4\n"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("chunk_configs", "profiles"),
+    [
+        (["fixed-60-0"], ["top2"]),
+        (["fixed-60-0"], ["top2", "top4"]),
+        (["fixed-60-0", "fixed-90-0"], ["top2"]),
+    ],
+    ids=["1x1", "1x2", "2x1"],
+)
+def test_a_workspace_of_one_chunk_config_or_one_profile_runs_to_its_leaderboard(
+    tiny_project: Path, chunk_configs: list[str], profiles: list[str]
+) -> None:
+    """The assets over every partition (answer_judgements, leaderboard) read them as a mapping however
+    many there are: with one, Dagster's IO manager would hand over a bare frame and fail the type check."""
+    data = tiny_project / "data"
+    entries = "".join(CHUNK_CONFIG_ENTRIES[c] for c in chunk_configs)
+    (data / "chunk_configs.yaml").write_text("chunk_configs:\n" + entries, encoding="utf-8")
+    entries = "".join(PROFILE_ENTRIES[p] for p in profiles)
+    (data / "retrieval_profiles.yaml").write_text("profiles:\n" + entries, encoding="utf-8")
+
+    ran = rag_eval(tiny_project, "run")
+    assert ran.returncode == 0, ran.stderr
+    evaluation_id = evaluation_id_of(ran.stdout)
+    out = ran.stdout.splitlines()
+    cells = len(chunk_configs) * len(profiles)
+    planned = 1 + len(chunk_configs) + cells + 1  # ingestion, chunking per config, evaluations, leaderboard
+    assert out[-1].startswith(
+        f"evaluation {evaluation_id}: {planned} runs planned, {planned} ran ({planned} succeeded, 0 failed)"
+    )
+    rows = [line.split() for line in out if line[:1].isdigit()]  # the board's ranked rows
+    assert sorted((row[2], row[3]) for row in rows) == sorted((c, p) for c in chunk_configs for p in profiles)
+    status = rag_eval(tiny_project, "status", evaluation_id)
+    assert status.returncode == 0 and status.stdout.splitlines()[1] == "status: succeeded"
+
+
+@pytest.mark.slow
+def test_a_damaged_current_table_fails_run_and_resume_naming_it_and_force_rebuilds_it(
+    tiny_project: Path,
+) -> None:
+    """A current table file that is not Parquet any more (truncated here): the run that reads it, and
+    its --resume, fail with exit 1 naming the file and saying that --force rebuilds it; --force does."""
+    data = tiny_project / "data"
+    (data / "chunk_configs.yaml").write_text(
+        "chunk_configs:\n" + CHUNK_CONFIG_ENTRIES["fixed-60-0"], encoding="utf-8"
+    )
+    (data / "retrieval_profiles.yaml").write_text("profiles:\n" + PROFILE_ENTRIES["top2"], encoding="utf-8")
+    first = rag_eval(tiny_project, "run")
+    assert first.returncode == 0, first.stderr
+    chunks = Warehouse.in_project(tiny_project, {}).current_path("chunks", {"chunk_config": "fixed-60-0"})
+    chunks.write_bytes(chunks.read_bytes()[:100])
+    # a new profile: its evaluation reads the chunks (everything else is up to date)
+    (data / "retrieval_profiles.yaml").write_text(
+        "profiles:\n" + PROFILE_ENTRIES["top2"] + PROFILE_ENTRIES["top4"], encoding="utf-8"
+    )
+    advice = "`rag-eval run --force` rebuilds it"
+
+    broken = rag_eval(tiny_project, "run")
+    assert broken.returncode == 1, broken.stderr
+    (failed,) = [line for line in broken.stderr.splitlines() if line.startswith("FAILED: ")]
+    assert failed.startswith("FAILED: evaluate fixed-60-0 x top4 (run ")
+    assert f"cannot read {chunks}: ArrowInvalid: " in failed and advice in failed
+    assert "Traceback" not in broken.stderr
+    resumed = rag_eval(tiny_project, "run", "--resume", evaluation_id_of(broken.stdout))
+    assert resumed.returncode == 1, resumed.stderr
+    assert f"cannot read {chunks}: ArrowInvalid: " in resumed.stderr and advice in resumed.stderr
+
+    forced = rag_eval(tiny_project, "run", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert f"chunks: cannot read {chunks} (ArrowInvalid: " in forced.stderr  # not reused, cut again
+    assert len(pd.read_parquet(chunks)) > 0
+    assert forced.stdout.splitlines()[-1].startswith(
+        f"evaluation {evaluation_id_of(forced.stdout)}: 5 runs planned, 5 ran (5 succeeded, 0 failed)"
     )
 
 

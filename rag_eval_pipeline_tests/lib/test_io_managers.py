@@ -111,3 +111,67 @@ def test_a_run_s_log_holds_no_debug_line_of_the_io_manager_only_its_events(tmp_p
     assert lines == ["the asset's own debug line"]
     kinds = [e.dagster_event.event_type_value for e in logs if e.dagster_event is not None]
     assert kinds.count("LOADED_INPUT") == 2 and kinds.count("HANDLED_OUTPUT") == 2
+
+
+@dg.asset(ins={"scores": dg.AssetIn(metadata={"allow_missing_partitions": True})})
+def board(scores: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Like the leaderboard and answer_judgements: one table per partition of a partitioned asset."""
+    assert isinstance(scores, dict)
+    return pd.DataFrame({"partition": sorted(scores), "n": [len(scores)] * len(scores)})
+
+
+@pytest.mark.parametrize(
+    ("chunk_configs", "profile_names"),
+    [([], []), (["fixed-60-0"], ["top2"]), (["a", "b"], ["top2"])],
+)
+def test_an_input_over_every_partition_is_a_mapping_for_any_number_of_them(
+    tmp_path: Path, chunk_configs: list[str], profile_names: list[str]
+):
+    """Dagster's UPathIOManager hands one partition over as a bare frame and none as None: a
+    ``dict[str, DataFrame]`` input then fails its type check in a 1 x 1 workspace."""
+    resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(tmp_path / "warehouse"))}
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("chunk_config", chunk_configs)
+        instance.add_dynamic_partitions("profile", profile_names)
+        keys = [
+            dg.MultiPartitionKey({"chunk_config": c, "profile": p})
+            for c in chunk_configs
+            for p in profile_names
+        ]
+        for config in chunk_configs:
+            dg.materialize([chunks], instance=instance, resources=resources, partition_key=config)
+        for key in keys:
+            dg.materialize(
+                [chunks, scores],
+                selection=[scores],
+                instance=instance,
+                resources=resources,
+                partition_key=key,
+            )
+        result = dg.materialize(
+            [chunks, scores, board], selection=[board], instance=instance, resources=resources
+        )
+    frame = result.output_for_node("board")
+    assert frame["partition"].tolist() == sorted(str(k) for k in keys)
+
+
+def test_a_partition_written_again_in_its_evaluation_replaces_its_history_file(tmp_path: Path):
+    """`run --resume` materializes a partition a killed run of the same evaluation wrote: its history
+    holds the partition once for that evaluation; a run of another evaluation (or of none) adds its own."""
+    from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
+
+    w = Warehouse(tmp_path / "warehouse")
+    resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(w.base_dir))}
+    runs = []
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
+        for evaluation in ("eval-a", "eval-a", "eval-b", None):
+            tags = {EVALUATION_ID_TAG: evaluation} if evaluation else {}
+            result = dg.materialize(
+                [chunks], instance=instance, resources=resources, partition_key="fixed-60-0", tags=tags
+            )
+            runs.append(result.run_id)
+    partition = {"chunk_config": "fixed-60-0"}
+    assert sorted(w.history_files("chunks")) == sorted(
+        w.history_path("chunks", partition, r) for r in runs[1:]
+    )

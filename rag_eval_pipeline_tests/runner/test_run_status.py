@@ -61,3 +61,30 @@ def test_status_and_list_group_runs_by_evaluation(tmp_path: Path) -> None:
             find_runs(instance, "eval-")
         with pytest.raises(UnknownReference, match="no run and no evaluation matches 'nope'"):
             find_runs(instance, "nope")
+
+
+def test_an_evaluation_whose_failed_run_succeeded_on_resume_has_succeeded(tmp_path: Path) -> None:
+    """`run --resume` runs a failed partition again under the same evaluation id: once it succeeded, the
+    evaluation has succeeded (the failed run is still counted, and shown as succeeded later)."""
+    tags = {EVALUATION_ID_TAG: "eval-r", MODE_TAG: "full"}
+    with dg.instance_for_test() as instance:
+        run(instance, "ingestion_job", tags)
+        run(instance, "evaluation_job", tags | partition("c1|p1"))
+        failed = run(instance, "evaluation_job", tags | partition("c1|p2"), ok=False)
+        run(instance, "evaluation_job", tags | partition("c2|p1"), ok=False)  # another partition
+        (before,) = recent_evaluations(instance)
+        assert before.state == "failed"
+
+        resumed = run(instance, "evaluation_job", tags | partition("c1|p2"))
+        (partly,) = recent_evaluations(instance)
+        assert partly.state == "failed"  # c2|p1 has not succeeded yet
+
+        run(instance, "evaluation_job", tags | partition("c2|p1"))
+        (after,) = recent_evaluations(instance)
+        assert after.state == "succeeded" and after.record()["status"] == "succeeded"
+        assert (after.counts["succeeded"], after.counts["failed"]) == (4, 2)
+        status = evaluation_status(instance, "eval-r", tmp_path / "warehouse")
+        assert status.splitlines()[1] == "status: succeeded"
+        assert f"FAILED {failed[:8]} evaluation_job c1|p2: " in status
+        assert f"(succeeded later: run {resumed[:8]})" in status
+        assert "--resume" not in status  # nothing left to resume

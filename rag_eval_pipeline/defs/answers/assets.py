@@ -38,7 +38,7 @@ from ...core.llm.client import LLMClient
 from ...core.tables import questions_from_frame, records, retrieved_from_frame, stale_question_count
 from ...core.types import ChunkId, QuestionId
 from ...core.warehouse import ANSWER_SUMMARY
-from ...lib.evaluation_runs import EvaluationModeResource
+from ...lib.evaluation_runs import EvaluationModeResource, superseded_runs
 from ...lib.freshness import READS_PROJECT_SETTINGS, READS_SETUPS
 from ...lib.io_managers import WarehouseResource
 from ...lib.metric_metadata import metric_value, with_metric_values
@@ -396,6 +396,7 @@ def answer_metrics(
         ANSWER_SUMMARY,
         {CHUNK_CONFIG: chunk_config, PROFILE: profile_name},
         context.run.run_id,
+        superseded_runs(context.instance, context.run),
     )
     context.log.info(
         f"{chunk_config} x {profile_name}: "

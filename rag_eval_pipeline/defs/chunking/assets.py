@@ -11,6 +11,7 @@ from ...core.chunking.tokenization import cl100k_tokenizer
 from ...core.costs import folder_bytes
 from ...core.document_scope import DocumentScope
 from ...core.embedding.base import Embedder
+from ...core.errors import StorageError
 from ...core.retrieval.indexes import build_indexes
 from ...core.tables import chunks_from_frame, chunks_to_frame, corpus_from_frame
 from ...core.types import sha256_hex
@@ -63,9 +64,12 @@ def chunks(
     )
     with input_errors_fail_the_step():  # a tokenizer.json path that names no file
         chunker = build_chunker(config, embedder=semantic_embedder, root=Path(project.root))
-    incremental = cut_reusing(
-        chunker, documents, previous_chunks(warehouse, config.name, chunker.fingerprint)
-    )
+    try:
+        known = previous_chunks(warehouse, config.name, chunker.fingerprint)
+    except StorageError as exc:  # a damaged current file: nothing to reuse, every document is cut again
+        context.log.warning(f"chunks: cannot read {exc.path} ({exc.reason}): every document is cut again")
+        known = {}
+    incremental = cut_reusing(chunker, documents, known)
     cut = incremental.chunks
     sizes = pd.Series([c.end - c.start for c in cut], dtype="float64")
     sha_of = {d.doc_id: d.sha256 for d in documents}

@@ -30,7 +30,7 @@ from ...core.tables import (
     stale_question_count,
 )
 from ...core.warehouse import RETRIEVAL_SUMMARY
-from ...lib.evaluation_runs import EvaluationModeResource
+from ...lib.evaluation_runs import EvaluationModeResource, superseded_runs
 from ...lib.freshness import READS_PROFILE
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import log_experiment
@@ -322,6 +322,7 @@ def retrieval_metrics(
         RETRIEVAL_SUMMARY,
         {"chunk_config": chunk_config, "profile": profile_name},
         context.run.run_id,
+        superseded_runs(context.instance, context.run),
     )
     context.log.info(
         f"{chunk_config} x {profile_name}: "

@@ -11,7 +11,7 @@ from ...core.diagnostics.stages import LABELS, RETRIEVAL_STAGES
 from ...core.diagnostics.table import ORACLE_COLUMNS, SUMMARY_SHARES, diagnosis_to_frame, partition_summary
 from ...core.tables import chunks_from_frame, corpus_from_frame, retrieved_from_frame
 from ...core.warehouse import DIAGNOSTICS_SUMMARY
-from ...lib.evaluation_runs import EvaluationModeResource
+from ...lib.evaluation_runs import EvaluationModeResource, superseded_runs
 from ...lib.freshness import READS_PROFILE
 from ...lib.io_managers import WarehouseResource
 from ...lib.metric_metadata import metric_value
@@ -101,6 +101,7 @@ def retrieval_diagnostics(
         DIAGNOSTICS_SUMMARY,
         {CHUNK_CONFIG: chunk_config, PROFILE: profile_name},
         context.run.run_id,
+        superseded_runs(context.instance, context.run),
     )
     shares = ", ".join(
         f"{LABELS[c.removesuffix('_share')]} {summary[c]:.3f}"

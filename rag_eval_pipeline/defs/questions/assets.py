@@ -22,7 +22,7 @@ from ...core.tables import (
     corpus_from_frame,
     generated_token_level_to_frame,
 )
-from ...lib.evaluation_runs import COMMAND_TAG, REGENERATE_COMMAND, documents_to_regenerate
+from ...lib.evaluation_runs import COMMAND_TAG, REGENERATE_COMMAND, documents_to_regenerate, superseded_runs
 from ...lib.freshness import READS_PROJECT_SETTINGS
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import upload
@@ -143,7 +143,13 @@ def synthetic_questions(
             documents=documents,
             kept=kept.examples if kept is not None else (),
         )
-    jsonl = warehouse.write_dataset(synthesized.dataset, "synthetic_questions", {}, context.run.run_id)
+    jsonl = warehouse.write_dataset(
+        synthesized.dataset,
+        "synthetic_questions",
+        {},
+        context.run.run_id,
+        superseded_runs(context.instance, context.run),
+    )
     frame = with_columns(
         generated_token_level_to_frame(synthesized.dataset, synthesized.rejections),
         run_id=context.run.run_id,
@@ -249,7 +255,11 @@ def chunk_level_questions(
             name=f"chunk-level-{chunk_config}",
         )
     jsonl = warehouse.write_dataset(
-        synthesized.dataset, "chunk_level_questions", {CHUNK_CONFIG: chunk_config}, context.run.run_id
+        synthesized.dataset,
+        "chunk_level_questions",
+        {CHUNK_CONFIG: chunk_config},
+        context.run.run_id,
+        superseded_runs(context.instance, context.run),
     )
     frame = with_columns(
         chunk_questions_to_frame(synthesized.dataset, synthesized.rejections),
