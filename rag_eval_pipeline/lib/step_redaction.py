@@ -78,9 +78,12 @@ def redacted_failure(exc: BaseException) -> BaseException:
 
 
 def redacts_secrets(fn: F) -> F:
-    """Wrap an asset/check/op body (under its decorator) so nothing it hands to Dagster holds a secret."""
-    if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn):
-        raise TypeError(f"redacts_secrets wraps plain functions that return their result, not {fn.__name__}")
+    """Wrap an asset/check/op body (under its decorator) so nothing it hands to Dagster holds a secret:
+    what it returns, or each result it yields (a multi-asset or an observation yields them)."""
+    if inspect.iscoroutinefunction(fn):
+        raise TypeError(f"redacts_secrets wraps plain functions and generators, not coroutine {fn.__name__}")
+    if inspect.isgeneratorfunction(fn):
+        return _redacts_yielded(fn)
 
     @functools.wraps(fn)
     def step(*args: Any, **kwargs: Any) -> Any:
@@ -95,6 +98,29 @@ def redacts_secrets(fn: F) -> F:
             return redacted_result(result)
         # raised outside the except block, so the unredacted original is not chained as its context
         raise failure
+
+    step.redacts_secrets = True  # type: ignore[attr-defined]
+    return step  # type: ignore[return-value]
+
+
+def _redacts_yielded(fn: F) -> F:
+    @functools.wraps(fn)
+    def step(*args: Any, **kwargs: Any) -> Any:
+        install_log_redaction()
+        results = fn(*args, **kwargs)
+        while True:
+            try:
+                result = next(results)
+            except StopIteration:
+                return
+            except Exception as exc:
+                failure = redacted_failure(exc)
+                if failure is exc:
+                    raise
+            else:
+                yield redacted_result(result)
+                continue
+            raise failure  # outside the except block, as above
 
     step.redacts_secrets = True  # type: ignore[attr-defined]
     return step  # type: ignore[return-value]

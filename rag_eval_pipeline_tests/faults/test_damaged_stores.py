@@ -91,7 +91,8 @@ def test_a_damaged_embedding_cache_is_named_and_deleting_it_costs_only_re_embedd
 
 def test_damaged_dagster_storage_is_named_with_what_to_do(evaluated: tuple[Path, str], tmp_path: Path):
     project = copy_of(evaluated, tmp_path)
-    overwrite_after_first_page(project / ".dagster" / "storage" / "history" / "runs.db")
+    (runs,) = (project / ".dagster").rglob("runs.db")  # Dagster's SQLite run storage
+    overwrite_after_first_page(runs)
     done = rag_eval(project, "list")
     said = output(done)
     assert done.returncode == 1, said

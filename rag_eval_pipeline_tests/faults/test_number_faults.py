@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline_tests.core.generation.docs_site import markup_lines, write_docs_site
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
 
@@ -39,10 +40,11 @@ def test_a_top_k_beyond_the_chunks_is_refused_naming_profile_field_and_count(tin
     ) in run.stderr
     assert "Traceback" not in run.stderr
     # nothing already computed is lost: the chunks, and the other profile's evaluation
-    current = tiny_project / "data" / "warehouse" / "current"
-    assert len(pd.read_parquet(current / "chunks" / "chunk_config=fixed-60-0.parquet")) == FIXED_60_CHUNKS
-    assert (current / "retrieval_metrics" / "chunk_config=fixed-60-0" / "profile=top2.parquet").is_file()
-    assert not (current / "retrieval_results" / "chunk_config=fixed-60-0" / "profile=wide.parquet").exists()
+    warehouse = Warehouse(tiny_project / "data" / "warehouse")
+    config = {"chunk_config": "fixed-60-0"}
+    assert len(pd.read_parquet(warehouse.current_path("chunks", config))) == FIXED_60_CHUNKS
+    assert warehouse.current_path("retrieval_metrics", {**config, "profile": "top2"}).is_file()
+    assert not warehouse.current_path("retrieval_results", {**config, "profile": "wide"}).exists()
 
     add_profile(tiny_project, "  - {name: huge, top_k: 100000, rerank_depth: 100000}\n")
     run = rag_eval(tiny_project, "run", "--chunk-configs", "fixed-60-0", "--profiles", "huge", timeout=300)

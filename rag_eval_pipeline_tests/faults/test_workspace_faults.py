@@ -98,7 +98,8 @@ def test_query_reads_the_history_and_nothing_else(tiny_project: Path, tmp_path: 
         refused = rag_eval(tiny_project, "query", sql)
         assert refused.returncode == 2, (sql, refused.stderr)
         assert (
-            f"error: `rag-eval query` reads only the history under {warehouse / 'history'}" in refused.stderr
+            f"error: `rag-eval query` reads only the history under {Warehouse(warehouse).history_dir}"
+            in refused.stderr
         )
         assert "PRIVATE-NOTE" not in refused.stdout + refused.stderr
     assert {path: path.read_bytes() for path in (history_file, current)} == before

@@ -2,6 +2,7 @@
 check results, failures, log lines), with every asset, check and op wrapped, and the table writers."""
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -89,12 +90,40 @@ def test_metadata_check_results_failures_and_log_lines_reach_the_event_log_redac
     assert f"Incorrect API key provided: {MARK}" in everything  # the log line, redacted, not dropped
 
 
-def test_the_wrapper_refuses_a_body_it_cannot_see_the_result_of():
-    def generator():
-        yield dg.Output(1)
+@dg.multi_asset(specs=[dg.AssetSpec("first"), dg.AssetSpec("second")])
+@redacts_secrets
+def yielding() -> Iterator[dg.MaterializeResult]:
+    yield dg.MaterializeResult(asset_key="first", metadata={"said": f"key {KEY}"})
+    yield dg.MaterializeResult(asset_key="second", metadata={"said": "fine"})
 
-    with pytest.raises(TypeError, match="plain functions"):
-        redacts_secrets(generator)
+
+@dg.multi_asset(specs=[dg.AssetSpec("third")])
+@redacts_secrets
+def yielding_then_failing() -> Iterator[dg.MaterializeResult]:
+    yield dg.MaterializeResult(asset_key="third")
+    raise ValueError(f"401 Incorrect API key provided: {KEY}")
+
+
+def test_a_yielding_body_has_each_result_and_its_failure_redacted(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with dg.instance_for_test() as instance:
+        done = dg.materialize([yielding], instance=instance)
+        broken = dg.materialize([yielding_then_failing], instance=instance, raise_on_error=False)
+    materializations = [e.materialization for e in done.get_asset_materialization_events()]
+    said = {m.asset_key.path[0]: m.metadata["said"].value for m in materializations}
+    assert said == {"first": f"key {MARK}", "second": "fine"}
+    failure = next(e for e in broken.all_events if e.is_step_failure).step_failure_data
+    assert failure.error is not None
+    error = failure.error.to_string()
+    assert KEY[:12] not in error and f"Incorrect API key provided: {MARK}" in error
+
+
+def test_the_wrapper_refuses_a_coroutine():
+    async def coroutine() -> int:
+        return 1
+
+    with pytest.raises(TypeError, match="plain functions and generators"):
+        redacts_secrets(coroutine)
 
 
 def test_the_table_writers_redact_what_they_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -32,6 +32,7 @@ from ...lib.freshness import (
 )
 from ...lib.partitions import chunk_config_partitions, profile_partitions
 from ...lib.resources import ProjectResource
+from ...lib.step_redaction import redacts_secrets
 
 # skippable: a source that cannot be looked at (configs that do not load) is not observed
 SOURCE_SPECS = [
@@ -66,6 +67,7 @@ SOURCE_SPECS = [
 ]
 
 
+@redacts_secrets
 def project_sources(context: dg.AssetExecutionContext) -> Iterator[dg.ObserveResult]:
     """The selected sources' versions now, as `rag-eval run` records them (each chunk config's and
     profile's as an observation of its partition)."""
