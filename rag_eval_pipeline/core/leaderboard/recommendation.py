@@ -185,8 +185,7 @@ def power_line(best: pd.Series, ranked: list[pd.Series], metric: str) -> str:
     )
     n = int(best["n_questions"])
     detectable = number(best, "power_detectable_difference")
-    # the next setup whose per-question values differ from the best's (power.next_differing)
-    runner_up = next((row for row in ranked[1:] if number(row, "power_difference_sd") > 0), None)
+    runner_up = next((row for row in ranked[1:] if differs_from_best(row)), None)
     if runner_up is None:
         line = f"every ranked setup scores like the best on every one of the {n} questions: nothing to size a difference by"
     elif pd.isna(detectable):
@@ -204,6 +203,12 @@ def power_line(best: pd.Series, ranked: list[pd.Series], metric: str) -> str:
             f"{line}; the best is alone in tier 1: these questions already separate it from every other setup"
         )
     return f"{line}; {separation(best, tied, metric)}"
+
+
+def differs_from_best(row: pd.Series) -> bool:
+    """Whether the row's per-question values differ from the best's somewhere (power.next_differing):
+    a spread, or a mean difference some number of questions would detect."""
+    return number(row, "power_difference_sd") > 0 or math.isfinite(number(row, "power_questions_needed"))
 
 
 def separation(best: pd.Series, tied: list[pd.Series], metric: str) -> str:
