@@ -6,7 +6,7 @@ instance, so every run it makes shows up in the UI too.
   regenerate-questions [--all | --document DOC...] [--generator G]               cli/runs.py
   profiles list|show|create|update|delete|clone                                 cli/configs.py
   chunk-configs list | apply FILE | apply NAME --document DOC | presets [NAME]   cli/configs.py
-  questions list|stats | results REF                                             cli/questions.py
+  questions list|stats|plan [--detect D] | results REF                          cli/questions.py
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
   leaderboard [--pareto [--cost AXIS]] | dataset import|push|pull                 cli/leaderboard.py, cli/datasets.py
   search                                                                          cli/search.py

@@ -1,6 +1,7 @@
-"""`rag-eval questions list|stats` and `rag-eval results REF`: the evaluation questions and the
-per-question results of an evaluation, filtered and paged (the tech spec's ``GET /eval/questions``,
-``GET /eval/questions/stats`` and ``GET /eval/runs/{id}/results``).
+"""`rag-eval questions list|stats|plan` and `rag-eval results REF`: the evaluation questions, how many an
+evaluation needs (``plan``: core/question_plan.py, before any is generated) and the per-question results
+of an evaluation, filtered and paged (the tech spec's ``GET /eval/questions``, ``GET
+/eval/questions/stats`` and ``GET /eval/runs/{id}/results``).
 
 The questions are the ``eval_questions`` table in the warehouse (what the last ingestion made the
 evaluation use); the results are the ``retrieval_metrics`` history rows the evaluation's runs wrote,
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..core.errors import ConfigError, InputError
+from ..core.leaderboard.power import DEFAULT_DETECT
 from ..core.project_files import ProjectFiles
 from ..core.question_catalog import CatalogQuestion, catalog, filter_questions, question_stats
 from ..core.run_results import results_page
@@ -45,6 +47,28 @@ def add_question_commands(commands: argparse._SubParsersAction[argparse.Argument
     add_format_argument(listed)
     stats = actions.add_parser("stats", help="how many questions: in total, by type, by document")
     add_format_argument(stats)
+    plan = actions.add_parser(
+        "plan",
+        help="how many questions the evaluation needs to detect a difference, from a pilot of the cheapest "
+        "setups, before any question is generated",
+        description="Generates pilot questions offline, evaluates the cheapest chunk config with the profiles "
+        "that call no LLM or reranker on them, and from the spread of their per-question differences says "
+        "how many questions detect --detect at 80 %% power, and what the evaluation's questions detect now. "
+        "Writes only embeddings, to the embedding cache a run would fill (core/question_plan.py).",
+    )
+    plan.add_argument(
+        "--detect",
+        type=float,
+        default=DEFAULT_DETECT,
+        metavar="DIFFERENCE",
+        help=f"the difference of the objective's mean to detect (default {DEFAULT_DETECT})",
+    )
+    plan.add_argument(
+        "--pilot",
+        type=int,
+        metavar="N",
+        help="pilot questions to ask for (default: token_level.n_questions of data/generation.yaml)",
+    )
 
     results = commands.add_parser(
         "results", help="the per-question results of an evaluation (or a run), filtered and paged"
@@ -70,6 +94,8 @@ def run_question_command(args: argparse.Namespace, files: ProjectFiles) -> int:
             raise ConfigError(f"--limit must be >= 1 and --offset >= 0, got {args.limit} and {args.offset}")
         if args.command == "results":
             return _results(args, files)
+        if args.action == "plan":
+            return _plan(args, files)
         questions = _catalog(files)
         if questions is None:
             print(NO_QUESTIONS, file=sys.stderr)
@@ -88,6 +114,24 @@ def run_question_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def _plan(args: argparse.Namespace, files: ProjectFiles) -> int:
+    from ..core.progress import TqdmProgress, no_progress
+    from ..core.question_plan import check_detect
+    from ..runner.question_plan import plan_for_project
+
+    check_detect(args.detect)  # before any file is read
+    if args.pilot is not None and args.pilot < 2:
+        raise ConfigError(f"--pilot {args.pilot}: a pilot needs at least 2 questions to measure a spread")
+    progress = TqdmProgress() if sys.stderr.isatty() else no_progress
+    plan = plan_for_project(files, args.detect, args.pilot, progress)
+    print("\n".join(plan.lines()))
+    print(
+        "written: only embeddings, to the embedding cache a run reuses; no table, index or run",
+        file=sys.stderr,
+    )
+    return 0 if plan.pilot.differences is not None else 1
 
 
 def _catalog(files: ProjectFiles) -> list[CatalogQuestion] | None:

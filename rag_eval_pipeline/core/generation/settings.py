@@ -17,6 +17,8 @@ from ..settings_file import Converter, build_settings, check_value, read_setting
 
 DatasetChoice = Literal["golden", "synthetic", "both"]
 TokenLevelGenerator = Literal["known-item", "llm", "excerpt-first"]
+# The token-level generators that need an LLM; every other one runs offline (no key, nothing downloaded).
+LLM_TOKEN_LEVEL_GENERATORS = frozenset({"llm", "excerpt-first"})
 ChunkLevelGenerator = Literal["known-item", "llm"]
 LLMProvider = Literal["auto", "openai", "local"]
 

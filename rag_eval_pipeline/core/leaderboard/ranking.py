@@ -7,7 +7,9 @@ setup is given the same amount of context, so a bigger chunk or a larger k canno
 text). Metrics written before that column existed fall back to the metric over each setup's k chunks
 (``span_recall``), and the board says so (``ranked_by_note``). Ties go to the setup with the smaller
 context (``context_tokens_mean``), then by name, so the order is stable. The ranked rows get statistical
-tiers (``tiers.py``) from their per-question values.
+tiers (``tiers.py``) from their per-question values, and the power figures of those values (``power.py``:
+the difference the questions detect between the best and the next, the questions that would separate
+each setup from the best).
 
 Only rows that were measured the same way are ranked together. Every renderer (the terminal table, the
 asset's markdown, the HTML report) shows the others the same way, through ``rank_label``, ``row_note``
@@ -40,6 +42,7 @@ in text the corpus holds more than once, the position-exact span metrics score a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import cast
@@ -53,6 +56,7 @@ from ..generation.sources import known_item_share
 from ..metrics.reference_copies import RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 from ..monitoring_settings import LeaderboardSettings
 from ..tables import records
+from .power import board_power
 from .tiers import TEST_NAME, statistical_tiers
 
 NOT_COMPARABLE_MARK = "*"
@@ -145,7 +149,8 @@ def rank_board(
 
     ``configured`` None: the config files could not be read. ``objective`` None: the default one.
     ``questions``: each pair's per-question metrics (its ``retrieval_metrics`` table), for the tiers
-    (``tier``, ``tier_p_value``, ``tier_test``, ``tier_alpha``); without them the tiers are empty."""
+    (``tier``, ``tier_p_value``, ``tier_test``, ``tier_alpha``) and what the questions can detect
+    (``POWER_COLUMNS``, ``power_comparisons``: power.py); without them both are empty."""
     objective = objective or LeaderboardSettings()
     frame = rows.copy()
     for column in ("answer_threshold", CONTEXT_TOKENS_MEAN):
@@ -346,12 +351,15 @@ def add_tiers(
     alpha: float,
     questions: Mapping[Pair, pd.DataFrame] | None,
 ) -> None:
-    """The ranked rows' statistical tiers on ``metric``'s per-question values (tiers.py); empty without
-    ``questions`` or when a ranked pair's values are missing."""
+    """The ranked rows' statistical tiers on ``metric``'s per-question values (tiers.py), and their power
+    figures (power.py); empty without ``questions`` or when a ranked pair's values are missing."""
     frame["tier"] = pd.Series([None] * len(frame), index=frame.index, dtype="Int64")
     frame["tier_p_value"] = float("nan")
     frame["tier_test"] = ""
     frame["tier_alpha"] = alpha
+    for column in POWER_COLUMNS:
+        frame[column] = float("nan")
+    frame["power_comparisons"] = pd.Series([None] * len(frame), index=frame.index, dtype="Int64")
     order = frame.index[ranked]
     pairs = [(str(frame.at[i, "chunk_config"]), str(frame.at[i, "profile"])) for i in order]
     if questions is None or not pairs:
@@ -368,6 +376,30 @@ def add_tiers(
     frame.loc[order, "tier"] = [v.tier for v in verdicts]
     frame.loc[order, "tier_p_value"] = [v.p_value for v in verdicts]
     frame["tier_test"] = TEST_NAME
+    add_power(frame, order, values, [v.tier for v in verdicts], alpha)
+
+
+# The power figures of a ranked board (power.py): on every row, the difference its questions detect
+# between the best and the next at 80 % power (NaN: not with so few questions) and Holm's share of
+# alpha (``power_comparisons``); on each ranked row but the best, the standard deviation of its
+# per-question differences from the best and the questions that would separate it from the best at its
+# observed difference (inf: no number would, the means are equal).
+POWER_COLUMNS = ("power_detectable_difference", "power_difference_sd", "power_questions_needed")
+
+
+def add_power(
+    frame: pd.DataFrame, order: pd.Index, values: list[pd.Series], tiers: list[int], alpha: float
+) -> None:
+    """The ``POWER_COLUMNS`` and ``power_comparisons`` of the ranked rows ``order`` (power.py)."""
+    found = board_power(values, tiers, alpha)
+    frame["power_comparisons"] = pd.Series([found.comparisons] * len(frame), index=frame.index, dtype="Int64")
+    frame["power_detectable_difference"] = found.detectable if found.detectable is not None else float("nan")
+    for index, challenger in zip(order, found.challengers, strict=True):
+        if challenger is None:
+            continue
+        frame.at[index, "power_difference_sd"] = challenger.differences.sd
+        needed = challenger.questions_needed
+        frame.at[index, "power_questions_needed"] = float(needed) if needed is not None else float("inf")
 
 
 def thresholds(values: pd.Series) -> pd.Series:
@@ -611,9 +643,36 @@ def board_facts(board: pd.DataFrame) -> dict[str, str | int | float]:
         facts["best_score"] = float(best[f"{metric}_mean"])
     if "tier" in board.columns and board["tier"].notna().any():
         facts["tier_1"] = ", ".join(pairs_where(board, lambda r: is_ranked(r) and r.get("tier") == 1))
+    facts.update(power_facts(board))
     facts["removed"] = ", ".join(pairs_where(board, is_removed)) or (
         "unknown: the config files could not be read" if board["removed"].isna().all() else "none"
     )
     facts["not_comparable"] = ", ".join(pairs_where(board, is_not_comparable)) or "none"
     facts["excluded"] = ", ".join(pairs_where(board, is_excluded)) or "none"
     return facts
+
+
+def power_facts(board: pd.DataFrame) -> dict[str, str | int | float]:
+    """The board's power figures (power.py) as metadata the UI plots: the difference detectable between
+    the best and the next at 80 % power, and the questions that would separate every other tier-1
+    setup from the best at its observed difference (the most any one needs; absent when the best is
+    alone in tier 1 or a tied setup has the best's mean, which no number of questions separates)."""
+    if "power_detectable_difference" not in board.columns or not len(board):
+        return {}
+    facts: dict[str, str | int | float] = {}
+    detectable = board["power_detectable_difference"].iloc[0]
+    if not pd.isna(detectable):
+        facts["power_detectable_difference"] = float(detectable)
+    tied = [
+        float(r["power_questions_needed"])
+        for _, r in board.iterrows()
+        if is_ranked(r) and in_tier_1(r) and not pd.isna(r["power_questions_needed"])
+    ]
+    if tied and all(math.isfinite(n) for n in tied):
+        facts["power_questions_to_separate_tier_1"] = int(max(tied))
+    return facts
+
+
+def in_tier_1(row: pd.Series) -> bool:
+    tier = row.get("tier")
+    return tier is not None and not pd.isna(tier) and int(tier) == 1

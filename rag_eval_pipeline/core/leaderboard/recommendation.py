@@ -1,9 +1,10 @@
 """Which setup to pick, said at the top of every view of the leaderboard: the best ranked setup by the
-objective, the setups the questions cannot tell apart from it (tier 1), what a cheaper tied setup would
-cost in score, and what kind of questions it was measured on.
+objective, the setups the questions cannot tell apart from it (tier 1), how far the questions can tell
+setups apart (power), what a cheaper tied setup would cost in score, and what kind of questions it was
+measured on.
 
-Built from the ranked board alone (its ``ranked_by``, ``tier*``, cost (core/costs.py) and
-``question_generators`` columns, ranking.py, tiers.py and pareto.py), so `rag-eval leaderboard` says the same as the
+Built from the ranked board alone (its ``ranked_by``, ``tier*``, ``power_*``, cost (core/costs.py) and
+``question_generators`` columns, ranking.py, tiers.py, power.py and pareto.py), so `rag-eval leaderboard` says the same as the
 asset that built the board. Every view shows it: ``render_text.format_recommendation`` (the terminal),
 ``render_markdown.recommendation_markdown`` (the asset's metadata) and ``recommendation_html`` here (a
 section of the HTML report).
@@ -11,6 +12,7 @@ section of the HTML report).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from html import escape
@@ -29,6 +31,7 @@ from ..costs import (
 from ..generation.sources import known_item_share
 from .labels import cost_text
 from .pareto import front_rows
+from .power import POWER
 from .ranking import (
     EXCLUDED_LABEL,
     NOT_COMPARABLE_MARK,
@@ -72,6 +75,7 @@ def recommend(board: pd.DataFrame) -> Recommendation:
         details = (objective, unranked) if unranked[1] else (objective,)
         return Recommendation("No recommendation: no setup is ranked", details)
     ranked = [row for _, row in board.iterrows() if is_ranked(row)]
+    power = power_line(best, ranked, metric)
     cheaper = cheaper_line(best, ranked, metric)
     cost = cost_line(best)
     front = front_line(board, metric)
@@ -79,6 +83,7 @@ def recommend(board: pd.DataFrame) -> Recommendation:
         f"Recommended: {pair(best)}, {metric} {score(best, metric)} on {questions(best)}",
         (
             ("tier 1", tier_line(best, ranked, metric)),
+            *((("power", power),) if power else ()),
             *((("cheaper", cheaper),) if cheaper else ()),
             *((("cost", cost),) if cost else ()),
             *((("front", front),) if front else ()),
@@ -163,6 +168,98 @@ def tier_line(best: pd.Series, ranked: list[pd.Series], metric: str) -> str:
         f"alone: every other setup is significantly worse on {metric} {how}; the next best, "
         f"{pair(runner_up)}, scores {mean(runner_up, metric):.3f}"
     )
+
+
+def power_line(best: pd.Series, ranked: list[pd.Series], metric: str) -> str:
+    """What the questions can detect (power.py): the difference between the best and the next at 80 %
+    power, and how many questions would separate the other tier-1 setups from the best at their
+    observed differences ("" for a board without the figures, or with one ranked setup)."""
+    comparisons = best.get("power_comparisons")
+    if len(ranked) < 2 or comparisons is None or pd.isna(comparisons) or tier_of(best) is None:
+        return ""
+    alpha = float(best.get("tier_alpha", 0.05))
+    level = f"alpha {alpha:g}" + (
+        f"/{int(comparisons)}: Holm over the {int(comparisons)} setups tied with the best"
+        if int(comparisons) > 1
+        else ""
+    )
+    n = int(best["n_questions"])
+    detectable = number(best, "power_detectable_difference")
+    runner_up = next((row for row in ranked[1:] if differs_from_best(row)), None)
+    if runner_up is None:
+        line = f"every ranked setup scores like the best on every one of the {n} questions: nothing to size a difference by"
+    elif pd.isna(detectable):
+        line = f"{n} questions are too few to detect any difference at {percent(POWER)} power ({level})"
+    else:
+        which = "next" if runner_up is ranked[1] else "next that differs from it on some question"
+        line = (
+            f"{n} questions detect a difference of {detectable:.3f} in {metric} between the best and the "
+            f"{which} ({pair(runner_up)}) at {percent(POWER)} power (sd of their per-question differences "
+            f"{number(runner_up, 'power_difference_sd'):.3f}; two-sided, {level})"
+        )
+    tied = tied_with(best, ranked)[1:]
+    if not tied:
+        return (
+            f"{line}; the best is alone in tier 1: these questions already separate it from every other setup"
+        )
+    return f"{line}; {separation(best, tied, metric)}"
+
+
+def differs_from_best(row: pd.Series) -> bool:
+    """Whether the row's per-question values differ from the best's somewhere (power.next_differing):
+    a spread, or a mean difference some number of questions would detect."""
+    return number(row, "power_difference_sd") > 0 or math.isfinite(number(row, "power_questions_needed"))
+
+
+def separation(best: pd.Series, tied: list[pd.Series], metric: str) -> str:
+    """How many questions would separate the best from each other tier-1 setup at its observed mean
+    difference: from the fewest to the most, with the setups that need them; the setups with the
+    best's mean apart (no number would)."""
+    needs = [(number(row, "power_questions_needed"), row) for row in tied]
+    finite = sorted(((n, row) for n, row in needs if math.isfinite(n)), key=lambda found: found[0])
+    never = [row for n, row in needs if n == math.inf]
+    lead = (
+        "separating the other tier-1 setup from the best at its observed difference"
+        if len(tied) == 1
+        else f"separating the {len(tied)} other tier-1 setups from the best at their observed differences"
+    )
+    parts = []
+    if len(finite) == 1:
+        needed, row = finite[0]
+        parts.append(f"{lead} would need {about(needed)} questions ({pair(row)}, {gap(best, row, metric)})")
+    elif finite:
+        (fewest, easiest), (most, hardest) = finite[0], finite[-1]
+        parts.append(
+            f"{lead} would need from {about(fewest)} questions ({pair(easiest)}, "
+            f"{gap(best, easiest, metric)}) to {about(most)} ({pair(hardest)}, {gap(best, hardest, metric)})"
+        )
+    if never:
+        one = len(never) == 1
+        parts.append(
+            f"{', '.join(pair(row) for row in never)} {'has' if one else 'have'} the best's mean {metric}: "
+            f"no number of questions separates {'it' if one else 'them'} from the best"
+        )
+    return "; ".join(parts) or f"{lead}: not computed"
+
+
+def gap(best: pd.Series, row: pd.Series, metric: str) -> str:
+    return f"{mean(best, metric) - mean(row, metric):.3f} below the best"
+
+
+def about(needed: float) -> str:
+    """A question count rounded up to two significant digits: ``about 87``, ``about 2,400``; beyond a
+    million, ``over a million`` (a difference that small is noise next to anything a team acts on)."""
+    whole = math.ceil(needed)
+    if whole > 1_000_000:
+        return "over a million"
+    if whole < 100:
+        return f"about {whole}"
+    step = 10 ** (len(str(whole)) - 2)
+    return f"about {math.ceil(whole / step) * step:,}"
+
+
+def percent(value: float) -> str:
+    return f"{value * 100:g} %"
 
 
 def cheaper_line(best: pd.Series, ranked: list[pd.Series], metric: str) -> str:

@@ -72,10 +72,11 @@ def leaderboard(
     return dg.Output(
         board,
         metadata={
-            # its size, the best pair, and what the board cannot vouch for (removed, not comparable)
+            # its size, the best pair, what its questions can detect (power_*: core/leaderboard/power.py),
+            # and what the board cannot vouch for (removed, not comparable)
             **with_metric_values(board_facts(board)),
-            # which setup to pick: the best by the objective, its statistical tier, a cheaper tied one, its
-            # costs; and the setups no other beats on both the objective and the context's tokens
+            # which setup to pick: the best by the objective, its statistical tier and the power behind it, a
+            # cheaper tied one, its costs; and the setups no other beats on both the objective and context
             "recommendation": dg.MetadataValue.md(recommendation_markdown(board)),
             "pareto_front": front_names(board),
             # the board as a table the UI shows inline (rounded, CIs as text); the same as markdown to copy

@@ -171,6 +171,10 @@ def test_the_boards_columns_are_the_parquet_columns_readers_know() -> None:
         "tier_p_value",
         "tier_test",
         "tier_alpha",
+        "power_detectable_difference",
+        "power_difference_sd",
+        "power_questions_needed",
+        "power_comparisons",
         "pareto_front",
     ]
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pandas as pd
+import pytest
 
 from rag_eval_pipeline.core.leaderboard.board import HEADLINE_METRICS
-from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board
+from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, board_facts, rank_board
 from rag_eval_pipeline.core.leaderboard.recommendation import (
     KNOWN_ITEM_WARNING,
     recommend,
@@ -206,6 +207,7 @@ def test_every_view_shows_the_recommendation_first() -> None:
     assert section.find("p", class_="recommended").text() == recommend(frame).headline  # escaped, shown as is
     assert [li.attrs["data-detail"] for li in section.find_all("li")] == [
         "tier 1",
+        "power",
         "cheaper",
         "cost",
         "front",
@@ -213,3 +215,54 @@ def test_every_view_shows_the_recommendation_first() -> None:
         "ranked by",
     ]
     assert "<b>" not in recommendation_html(frame)
+
+
+def test_the_power_line_says_what_the_questions_can_detect_with_known_numbers() -> None:
+    """The best finds 36 of 40 questions, the next 35 (one question apart: d is 1 once, 0 39 times, so
+    mean 0.025 and sd sqrt(0.975 / 39) = 0.158), a third 10 (outside tier 1): alpha is not shared.
+    MDD = sd / sqrt(40) x (c + z(0.8) sqrt(1 + c^2 / 78)), c = 1.96 sqrt(39 / (40 - 1.96^2)) = 2.0355:
+    0.025 x (2.0355 + 0.8416 x 1.0262) = 0.0725; at a difference of 0.025, 317 questions (power.py)."""
+    frame = board(
+        setup("fixed", "top2", 36, tokens=900),
+        setup("fixed", "top4", 35, tokens=1800),
+        setup("recursive", "top2", 10, tokens=700),
+    )
+    assert details(frame)["power"] == (
+        "40 questions detect a difference of 0.072 in span_recall_1000t between the best and the next "
+        "(fixed x top4) at 80 % power (sd of their per-question differences 0.158; two-sided, alpha 0.05); "
+        "separating the other tier-1 setup from the best at its observed difference would need about 320 "
+        "questions (fixed x top4, 0.025 below the best)"
+    )
+    assert list(details(frame))[:2] == ["tier 1", "power"]  # said right under the tie it qualifies
+    facts = board_facts(frame)
+    assert facts["power_detectable_difference"] == pytest.approx(0.07248, abs=1e-5)
+    assert facts["power_questions_to_separate_tier_1"] == 317
+    # the same line in the asset's markdown and the report
+    assert f"- **power**: {details(frame)['power']}" in recommendation_markdown(frame)
+    assert 'data-detail="power"' in recommendation_html(frame)
+
+
+def test_the_power_line_when_tier_1_is_alone_shared_or_tied_exactly() -> None:
+    alone = board(setup("fixed", "top2", 36, tokens=900), setup("fixed", "top4", 20, tokens=1800))
+    assert details(alone)["power"].endswith(
+        "two-sided, alpha 0.05); the best is alone in tier 1: these questions already separate it from every "
+        "other setup"
+    )
+    assert "power_questions_to_separate_tier_1" not in board_facts(alone)
+    # the next scores like the best on every question: the difference is sized on the next that differs;
+    # three tier-1 setups share alpha (Holm: 0.05/2)
+    shared = board(
+        setup("fixed", "top2", 36, tokens=900),
+        setup("fixed", "top4", 36, tokens=1800),
+        setup("recursive", "top2", 35, tokens=700),
+    )
+    line = details(shared)["power"]
+    assert "between the best and the next that differs from it on some question (recursive x top2)" in line
+    assert "alpha 0.05/2: Holm over the 2 setups tied with the best" in line
+    assert "would need about 390 questions (recursive x top2, 0.025 below the best)" in line
+    assert line.endswith(
+        "fixed x top4 has the best's mean span_recall_1000t: no number of questions separates it from the best"
+    )
+    assert "power_questions_to_separate_tier_1" not in board_facts(shared)  # none would for fixed x top4
+    # a board built before the power figures: no line
+    assert "power" not in details(shared.drop(columns=["power_comparisons"]))

@@ -70,6 +70,12 @@ def test_the_leaderboard_is_a_table_in_the_ui_with_rounded_numbers(tiny_project:
         if on
     }
     assert "- **cost**: " in str(metadata["recommendation"])
+    # power (core/leaderboard/power.py): 4 questions, and 4 sign flips cannot reach alpha 0.05 (2 / 2^4 >
+    # 0.05): the two are tied, and the metadata says how many questions would separate them
+    assert "- **power**: 4 questions are too few to detect any difference at 80 % power" in str(
+        metadata["recommendation"]
+    )
+    assert metadata["power_questions_to_separate_tier_1"] == int(board["power_questions_needed"].max()) > 4
     assert metadata["diagnostics"] == "No retrieval diagnostics yet."  # no partition diagnosed
     description = leaderboard.specs_by_key[dg.AssetKey("leaderboard")].description or ""
     assert "`reports/history/{run_id}.html`" in description
