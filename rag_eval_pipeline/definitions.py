@@ -27,6 +27,7 @@ from .defs.jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_
 from .defs.maintenance.retention import build_retention_schedule, retention_job
 from .defs.questions.assets import chunk_level_questions, synthetic_questions
 from .defs.reporting.assets import leaderboard
+from .defs.reporting.question_health import question_set_health
 from .defs.search.assets import search_outcome, search_race
 from .defs.search.search_job import search_job, search_sensor
 from .lib.code_versions import with_code_versions
@@ -67,6 +68,7 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
                 answer_metrics,
                 retrieval_diagnostics,
                 answer_judgements,
+                question_set_health,
                 leaderboard,
             ],
             resources,

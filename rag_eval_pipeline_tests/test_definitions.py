@@ -16,7 +16,7 @@ JOB_NODES = {
         "answer_metrics_regression",
         "retrieval_diagnostics",
     },
-    "leaderboard_job": {"answer_judgements", "leaderboard"},
+    "leaderboard_job": {"answer_judgements", "question_set_health", "leaderboard"},
 }
 
 
@@ -49,6 +49,7 @@ def test_definitions_load_with_every_asset_job_and_sensor(defs: dg.Definitions):
         "answer_metrics",
         "retrieval_diagnostics",
         "answer_judgements",
+        "question_set_health",
         "leaderboard",
         "search_outcome",
         "search_race",

@@ -35,7 +35,7 @@ Action = Literal["keep", "sample", "delete"]
 AgeSource = Literal["created_at", "mtime", "none"]
 
 # Besides every `*_summary` table: one row per run or per method, aggregates themselves.
-AGGREGATE_TABLES = frozenset({"leaderboard", "answer_calibration", "chunk_index"})
+AGGREGATE_TABLES = frozenset({"leaderboard", "answer_calibration", "chunk_index", "question_set_health"})
 # Rows are sampled by whole keys (a question keeps all its ranked chunks), the first column present.
 SAMPLE_KEYS = ("question_id", "chunk_id", "doc_id")
 MARK = b"rag_eval.retention"

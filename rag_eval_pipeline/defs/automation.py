@@ -3,9 +3,9 @@
 The document sensor re-materializes the ingestion assets and the partition sync sensor adds partitions
 (or re-chunks a changed config); from there every downstream asset follows its inputs: `eager` runs a
 partition when an input partition updated, or when the partition is newly added, and never while an
-input is missing or in progress. The summary assets over all partitions (judgements, leaderboard) run
-once the partitions they read stopped changing: not `eager`, which waits for EVERY input partition and
-so would never run while one partition is missing (GUIDE section 3).
+input is missing or in progress. The summary assets over all partitions (judgements, the question set's
+health, leaderboard) run once the partitions they read stopped changing: not `eager`, which waits for
+EVERY input partition and so would never run while one partition is missing (GUIDE section 3).
 
 A planned evaluation is left alone. `rag-eval run` (in process or `--launch`ed) and its `--resume` run
 their own downstream stages, up to the leaderboard, and tag every run `rag_eval/planned`
@@ -59,6 +59,13 @@ SUMMARIZE_WHEN_SETTLED = (
     .ignore(_SOURCES)
 )
 
+# The question set's health also reads the corpus and the questions, but it summarizes the evaluation:
+# it follows the evaluation partitions (which follow the questions), not the ingestion run, which would
+# set it and the leaderboard off once more, on metrics of the questions before.
+SUMMARIZE_EVALUATION_WHEN_SETTLED = SUMMARIZE_WHEN_SETTLED.ignore(
+    dg.AssetSelection.assets("corpus", "eval_questions")
+)
+
 # corpus itself is requested by the document sensor (it reads files, which Dagster cannot watch)
 _CONDITIONS: dict[str, dg.AutomationCondition] = {
     "synthetic_questions": FOLLOW_INPUTS,
@@ -73,6 +80,7 @@ _CONDITIONS: dict[str, dg.AutomationCondition] = {
     "answer_metrics": FOLLOW_INPUTS,
     "retrieval_diagnostics": FOLLOW_INPUTS,
     "answer_judgements": SUMMARIZE_WHEN_SETTLED,
+    "question_set_health": SUMMARIZE_EVALUATION_WHEN_SETTLED,
     "leaderboard": SUMMARIZE_WHEN_SETTLED,
 }
 

@@ -2,7 +2,7 @@
 assets): together they are the main job. Each names its assets, as they cross the stage folders (and
 the UI's groups): the ingestion run also makes the questions and the answer calibration, the chunking
 run the chunk-level questions, the evaluation run the answers and their metrics, the leaderboard run
-the judgements."""
+the judgements and the question set's health (which the leaderboard's report shows)."""
 
 from __future__ import annotations
 

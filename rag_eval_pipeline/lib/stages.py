@@ -16,6 +16,6 @@ JOB_ASSETS: dict[str, tuple[str, ...]] = {
         "answer_metrics",
         "retrieval_diagnostics",
     ),
-    # unpartitioned: the summaries over every partition
-    "leaderboard_job": ("answer_judgements", "leaderboard"),
+    # unpartitioned: the summaries over every partition (the leaderboard's report shows the health)
+    "leaderboard_job": ("answer_judgements", "question_set_health", "leaderboard"),
 }

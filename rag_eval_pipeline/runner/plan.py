@@ -1,6 +1,7 @@
 """The plan of one evaluation: ingestion, chunking per chunk config, evaluation per chunk config x
-profile, then the leaderboard (one Dagster run per stage and partition), and the request its runs carry
-as tags, so `rag-eval run --resume` can plan it again. runner/in_process.py executes a plan here,
+profile, then the leaderboard (one Dagster run per stage and partition; lib/stages.py names each run's
+assets: the leaderboard's also judges answers and assesses the question set's health), and the request
+its runs carry as tags, so `rag-eval run --resume` can plan it again. runner/in_process.py executes a plan here,
 runner/launch.py submits it to a running `dagster dev`."""
 
 from __future__ import annotations

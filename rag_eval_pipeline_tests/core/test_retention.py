@@ -243,3 +243,15 @@ def test_a_pinned_baselines_rows_are_kept_whole_at_any_age(tmp_path: Path):
         assert actions[f"{table}/young"] == "keep"
     apply_retention(plan)
     assert len(pd.read_parquet(paths["results/old"])) == len(QUESTIONS) * 3
+
+
+def test_the_question_set_health_rows_are_kept_and_its_rows_per_question_pruned(tmp_path: Path):
+    """question_set_health is one row per run (an aggregate, kept at any age); its table per question
+    ages like every per-question table."""
+    w = Warehouse(tmp_path)
+    old = {"run_id": "old", "created_at": NOW - timedelta(days=AGES["old"])}
+    kept = w.write_history(pd.DataFrame([{**old, "n_questions": 12}]), "question_set_health", {}, "old")
+    per_question = pd.DataFrame({**old, "question_id": QUESTIONS, "term_overlap": 0.5})
+    pruned = w.write_history(per_question, "question_set_health_questions", {}, "old")
+    actions = {d.path: d.action for d in plan_retention(tmp_path, SETTINGS, NOW).decisions}
+    assert actions == {kept: "keep", pruned: "delete"}

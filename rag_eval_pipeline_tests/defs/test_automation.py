@@ -15,6 +15,7 @@ from rag_eval_pipeline_tests.conftest import tiny_resources
 
 INGESTION = ("corpus", "synthetic_questions", "eval_questions", "answer_calibration")
 EVALUATION = ("retrieval_results", "retrieval_metrics", "answers", "answer_metrics", "retrieval_diagnostics")
+SUMMARIES = ("answer_judgements", "question_set_health", "leaderboard")
 
 
 def evaluate_tick(
@@ -74,9 +75,9 @@ def test_a_corpus_update_flows_down_to_the_leaderboard_one_layer_at_a_time():
         materialized(instance, ("retrieval_results", "retrieval_metrics"), ["b|p"])
         # nothing is in progress, so the summaries refresh with the partitions that have landed
         tick = evaluate_tick(defs, instance, tick)
-        assert {"leaderboard", "answer_judgements"} <= set(requested(tick))
+        assert set(SUMMARIES) <= set(requested(tick))
 
-        materialized(instance, ("answer_judgements", "leaderboard"), [None])
+        materialized(instance, SUMMARIES, [None])
         quiet = evaluate_tick(defs, instance, tick)
         assert requested(quiet) == {}  # nothing changed: nothing runs
 
@@ -89,7 +90,7 @@ def test_a_new_profile_runs_only_its_own_partitions():
         materialized(instance, INGESTION, [None])
         materialized(instance, ("chunks", "chunk_index", "chunk_level_questions"), ["a", "b"])
         materialized(instance, EVALUATION, ["a|p", "b|p"])
-        materialized(instance, ("answer_judgements", "leaderboard"), [None])
+        materialized(instance, SUMMARIES, [None])
         first = evaluate_tick(defs, instance)
         assert requested(first) == {}
 
@@ -113,7 +114,7 @@ def test_summaries_wait_while_a_partition_is_running():
         instance.add_dynamic_partitions("profile", ["p", "q"])
         materialized(instance, INGESTION, [None])
         materialized(instance, ("chunks", "chunk_index", "chunk_level_questions"), ["a"])
-        materialized(instance, ("answer_judgements", "leaderboard"), [None])
+        materialized(instance, SUMMARIES, [None])
         first = evaluate_tick(defs, instance)
         materialized(instance, EVALUATION, ["a|p"])
         # a run for a|q is in progress: the leaderboard waits for it instead of refreshing twice
@@ -162,7 +163,7 @@ def settled(instance: dg.DagsterInstance) -> None:
     materialized(instance, INGESTION, [None])
     materialized(instance, ("chunks", "chunk_index", "chunk_level_questions"), ["a", "b"])
     materialized(instance, EVALUATION, ["a|p", "a|q", "b|p", "b|q"])
-    materialized(instance, ("answer_judgements", "leaderboard"), [None])
+    materialized(instance, SUMMARIES, [None])
 
 
 PLANNED = {
@@ -185,7 +186,7 @@ def test_a_planned_evaluation_sets_off_no_automation():
         assert requested(tick) == {}
         materialized_by_run(instance, ("chunks", "chunk_index", "chunk_level_questions"), ["a"], PLANNED)
         materialized_by_run(instance, EVALUATION, ["a|p"], PLANNED)
-        materialized_by_run(instance, ("answer_judgements", "leaderboard"), [None], PLANNED)
+        materialized_by_run(instance, SUMMARIES, [None], PLANNED)
         tick = evaluate_tick(defs, instance, tick)
         assert requested(tick) == {}
 
@@ -217,7 +218,7 @@ def test_the_leaderboard_follows_the_nightly_evaluation():
         nightly = {EVALUATION_ID_TAG: "nightly-20250101", "rag_eval/mode": "quick"}
         materialized_by_run(instance, EVALUATION, ["a|p", "a|q", "b|p", "b|q"], nightly)
         tick = evaluate_tick(defs, instance, first)
-        assert set(requested(tick)) == {"answer_judgements", "leaderboard"}
+        assert set(requested(tick)) == set(SUMMARIES)
 
 
 @pytest.mark.slow

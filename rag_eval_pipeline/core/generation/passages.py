@@ -186,6 +186,14 @@ def _sentence_kinds(text: str, spans: Sequence[tuple[int, int]]) -> list[Sentenc
     return kinds
 
 
+def classified_sentences(text: str) -> list[tuple[int, int, SentenceKind]]:
+    """Every sentence of ``text`` (surrounding whitespace left out) with its kind, as passages are chosen:
+    heading, fenced code (fences included), markup line (``is_markup``), blank or prose. What the
+    question-set health report (core/question_health/) reads sections and markup in references from."""
+    spans = [_strip_span(text, s, e) for s, e in sentence_spans(text)]
+    return [(s, e, kind) for (s, e), kind in zip(spans, _sentence_kinds(text, spans), strict=True)]
+
+
 def _line_end(text: str, at: int) -> int:
     end = text.find("\n", at)
     return len(text) if end == -1 else end

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import colorsys
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
@@ -44,6 +44,7 @@ from .ranking import (
     row_note,
 )
 from .recommendation import recommendation_html
+from .render_health import health_section
 from .render_table import number
 from .render_waterfall import waterfall_section
 
@@ -77,16 +78,23 @@ def write_report(
     *,
     generated_at: datetime | None = None,
     diagnostics: pd.DataFrame | None = None,
+    health: Mapping[str, object] | None = None,
 ) -> ReportFiles:
     """Render the report with the trends of the warehouse's retrieval_metrics_summary history (and the
-    waterfalls of ``diagnostics``, the partitions' retrieval_diagnostics summaries) and write it
-    atomically as the run's snapshot and as the current report."""
+    waterfalls of ``diagnostics``, the partitions' retrieval_diagnostics summaries; the question set's
+    ``health``, the question_set_health row) and write it atomically as the run's snapshot and as the
+    current report."""
     history = warehouse.read_history(
         RETRIEVAL_SUMMARY, (*HISTORY_COLUMNS, *(f"{m}_mean" for m in TREND_METRICS))
     )
     problems = tuple(f"unreadable history file {u}" for u in history.unreadable)
     html = render_report(
-        board, history.frame, generated_at=generated_at, notes=problems, diagnostics=diagnostics
+        board,
+        history.frame,
+        generated_at=generated_at,
+        notes=problems,
+        diagnostics=diagnostics,
+        health=health,
     )
     paths = warehouse.report_paths(run_id)
     write_files_atomically(
@@ -105,11 +113,13 @@ def render_report(
     generated_at: datetime | None = None,
     notes: Sequence[str] = (),
     diagnostics: pd.DataFrame | None = None,
+    health: Mapping[str, object] | None = None,
 ) -> str:
     """One HTML page. ``board`` is the leaderboard table (one row per chunk config x profile, in rank
     order); ``history`` the rows of history/retrieval_metrics_summary (see ``Warehouse.read_history``);
     ``diagnostics`` the partitions' retrieval_diagnostics summaries (core/diagnostics/table.py), drawn
-    as waterfalls (None: no such section)."""
+    as waterfalls (None: no such section); ``health`` the question_set_health row
+    (core/question_health/report.py), its own section after the table (None: none)."""
     when = (generated_at or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     board = board.reset_index(drop=True)
     partitions = [(str(r["chunk_config"]), str(r["profile"])) for _, r in board.iterrows()]
@@ -148,6 +158,7 @@ def render_report(
         "evaluated.</p>",
         leaderboard_table(board, HEADLINE_METRICS, HEADLINE_ANSWER_METRICS),
         "</section>",
+        health_section(health) if health is not None else "",
         '<section id="quality-cost"><h2>Quality against cost</h2><p class="hint">One point per ranked setup: '
         f"{e(label(metric))} (the objective) against the context tokens the generator reads per question. "
         "The named points, joined by the line, are the Pareto front: no other setup gives as much for "
@@ -960,5 +971,9 @@ th.cost { background: #f3eef7; }
 #costs { margin-top: 10px; }
 td.front { white-space: nowrap; }
 p.empty { color: var(--muted); font-style: italic; }
+#health-warnings li { color: #8a4b00; margin: 2px 0; }
+#health-warnings.ok { color: var(--muted); }
+#health-measures tr.warned td { color: #8a4b00; font-weight: 600; }
+h3 { font-size: 14px; margin: 18px 0 4px; }
 footer { margin-top: 36px; font-size: 12px; }
 """

@@ -41,6 +41,7 @@ def leaderboard(
     answer_metrics: dict[str, pd.DataFrame],
     answer_judgements: pd.DataFrame,
     retrieval_diagnostics: dict[str, pd.DataFrame],
+    question_set_health: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """The latest metrics of every evaluated partition, ranked by the objective of data/monitoring.yaml
     (leaderboard; by default span recall at a 1,000-token context budget) with statistical tiers and a
@@ -48,8 +49,8 @@ def leaderboard(
     the answer columns (keyword, semantic, hybrid, production metrics, and the LLM judge for the pairs
     it judged) where answers were evaluated. Also an HTML report (table, recall vs precision scatter,
     trends from history/retrieval_metrics_summary, a waterfall per partition of where it loses its
-    reference text, from `retrieval_diagnostics`): `reports/leaderboard.html` and
-    `reports/history/{run_id}.html`.
+    reference text, from `retrieval_diagnostics`, and the question set's health, from
+    `question_set_health`): `reports/leaderboard.html` and `reports/history/{run_id}.html`.
     Partitions of a removed chunk config or profile, and rows on other questions or in another mode than
     most, are listed, not ranked (core/leaderboard/ranking.py says the rule)."""
     configured = configured_names(project, context.log)
@@ -65,7 +66,13 @@ def leaderboard(
         context.log.info(f"leaderboard: {line}")
     with warehouse_writes():  # a full or read-only disk fails the step naming the file
         diagnostics = summaries_frame(retrieval_diagnostics)  # why each setup misses
-        report = write_report(board, warehouse.layout(), context.run.run_id, diagnostics=diagnostics)
+        # the question set's health: its section of the report (none before the asset existed)
+        health = (
+            {str(k): v for k, v in question_set_health.iloc[0].items()} if len(question_set_health) else None
+        )
+        report = write_report(
+            board, warehouse.layout(), context.run.run_id, diagnostics=diagnostics, health=health
+        )
     for problem in report.problems:
         context.log.warning(problem)
     snapshot, current = report.paths.snapshot.resolve(), report.paths.current.resolve()

@@ -1,7 +1,8 @@
 """The leaderboard asset run with the metric frames of two partitions (each made by the retrieval_metrics
 asset run with frames): the better partition ranks first by the objective of data/monitoring.yaml, the
 board carries its mean and tiers, the metadata its recommendation, and the HTML report is written where
-the metadata says; a bad objective fails the step naming the file and key."""
+the metadata says, with the question set's health as its own section; a bad objective fails the step
+naming the file and key."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import dagster as dg
 import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.question_health.report import health_warnings, summary_row
 from rag_eval_pipeline.defs.reporting.assets import leaderboard
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.core.leaderboard.test_render_waterfall import question
+from rag_eval_pipeline_tests.core.question_health.test_report import handmade_health
 from rag_eval_pipeline_tests.defs.evaluation.test_retrieval_metrics_asset import (
     CHUNK_CONFIG,
     metrics_with_frames,
@@ -29,6 +32,8 @@ def test_leaderboard_ranks_the_partitions_it_is_given(tiny_project: Path, tmp_pa
     missed, _ = metrics_with_frames(tiny_project, tmp_path, "top2", scripted_hits(cut, dataset, find=False))
     resources = tiny_resources(tiny_project, tmp_path)
     diagnostics = pd.DataFrame([question(CHUNK_CONFIG, "top4", 100, {"top_k": 40}, None)])
+    health_row = summary_row(handmade_health(), health_warnings(handmade_health()))
+    health = pd.DataFrame([health_row])  # the question_set_health asset's table
 
     def run() -> tuple[pd.DataFrame, dict[str, object]]:
         return run_with_frames(
@@ -38,6 +43,7 @@ def test_leaderboard_ranks_the_partitions_it_is_given(tiny_project: Path, tmp_pa
                 "answer_metrics": {},
                 "answer_judgements": pd.DataFrame(),
                 "retrieval_diagnostics": {f"{CHUNK_CONFIG}|top4": diagnostics},
+                "question_set_health": health,
             },
             {k: resources[k] for k in ("project", "warehouse")},
         )
@@ -67,6 +73,9 @@ def test_leaderboard_ranks_the_partitions_it_is_given(tiny_project: Path, tmp_pa
     assert f"| {CHUNK_CONFIG} | top4 | 0.000 | 0.000 | 0.000 | 0.000 | 0.000 | 0.400 | 0.600 |" in str(
         metadata["diagnostics"]
     )
+    # the question set's health: its section, with the asset's warnings
+    assert '<section id="question-health">' in html
+    assert html.count('<li data-measure="') == health_row["n_warnings"] > 0
 
     # another objective in data/monitoring.yaml: the board is ranked by it
     monitoring = tiny_project / "data/monitoring.yaml"

@@ -35,6 +35,7 @@ def test_the_leaderboard_is_a_table_in_the_ui_with_rounded_numbers(tiny_project:
             "answer_metrics": {},
             "answer_judgements": pd.DataFrame(),
             "retrieval_diagnostics": {},
+            "question_set_health": pd.DataFrame(),
         },
         {k: resources[k] for k in ("project", "warehouse")},
     )
