@@ -25,11 +25,15 @@ from ..core.project_files import GOLDEN_DATASET_ENV, ProjectFiles
 DESCRIPTION = """\
 Bring evaluation questions in, or send them to LangSmith.
 
-  rag-eval dataset import FILE [--only-present] [--out JSONL]
+  rag-eval dataset import FILE [--only-present] [--trust-offsets] [--out JSONL]
       a JSONL dataset (token- or chunk-level) or a CSV (question,references,corpus_id as in the public
-      chunking benchmark, or question,doc_id,start,end[,text][,question_id]), every span checked
-      against the corpus, written as JSONL; then it prints how to evaluate on it
-  rag-eval dataset push FILE [--name NAME]      upload to LangSmith (idempotent)
+      chunking benchmark, or question,doc_id,start,end,text[,question_id]), every span checked
+      against the corpus; or questions with the quoted passage that answers them and no offsets
+      (CSV question,excerpt[,doc_id][,question_id][,reference_answer], or JSONL lines
+      {"question": ..., "excerpt": ..., "doc_id": ...}), each excerpt located in its document (or the
+      corpus) and required to occur there exactly once; written as JSONL; then it prints how to
+      evaluate on it. Offsets without text are refused unless --trust-offsets.
+  rag-eval dataset push FILE [--name NAME] [--trust-offsets]   upload to LangSmith (idempotent)
   rag-eval dataset pull NAME [--out JSONL]      download from LangSmith, validate, write JSONL
 
 FILE and --out are relative to the current directory."""
@@ -61,6 +65,7 @@ def add_dataset_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         help="keep only the questions whose documents are in the corpus (e.g. a benchmark over several "
         "corpora, of which the project holds some); without it such questions are an error",
     )
+    add_trust_offsets_argument(imported)
     imported.add_argument(
         "--out",
         type=Path,
@@ -78,6 +83,7 @@ def add_dataset_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         "file", type=Path, help="the dataset (.jsonl or .csv), relative to the current directory"
     )
     push.add_argument("--name", help="LangSmith dataset name (default: the file name)")
+    add_trust_offsets_argument(push)
     pull = actions.add_parser(
         "pull",
         help="download a LangSmith dataset, validate it, write JSONL",
@@ -93,6 +99,15 @@ def add_dataset_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     )
 
 
+def add_trust_offsets_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trust-offsets",
+        action="store_true",
+        help="accept span CSV rows that give start and end but no text: nothing can check that such "
+        "offsets point at the passage meant, so without this flag they are refused",
+    )
+
+
 def run_dataset_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     cwd: Path = getattr(args, "cwd", None) or Path.cwd()
     try:
@@ -104,11 +119,22 @@ def run_dataset_command(args: argparse.Namespace, files: ProjectFiles) -> int:
                 if args.out
                 else files.path(files.datasets_dir) / f"{source.stem}.jsonl"
             )
-            imported = read_dataset(source, corpus, only_present=args.only_present)
+            imported = read_dataset(
+                source, corpus, only_present=args.only_present, trust_offsets=args.trust_offsets
+            )
             for line in dropped_lines(imported, corpus.root):
                 print(line)
+            if imported.trusted_spans:
+                print(
+                    f"{imported.trusted_spans} span(s) taken on trust from their offsets (--trust-offsets): "
+                    "no text to check them against"
+                )
             _write(imported.dataset, out, source)
-            for line in next_steps(imported.dataset, source, out, files, args.only_present):
+            flags = [
+                *(["--only-present"] if args.only_present else []),
+                *(["--trust-offsets"] if args.trust_offsets else []),
+            ]
+            for line in next_steps(imported.dataset, source, out, files, flags):
                 print(line)
             return 0
         settings = LangSmithSettings.from_env()
@@ -117,7 +143,7 @@ def run_dataset_command(args: argparse.Namespace, files: ProjectFiles) -> int:
             return 2
         if args.action == "push":
             source = absolute(args.file, cwd)
-            dataset = read_dataset(source, corpus).dataset
+            dataset = read_dataset(source, corpus, trust_offsets=args.trust_offsets).dataset
             name = args.name or source.stem
             report = upload_dataset(settings.client(), dataset, name)
             print(
@@ -164,7 +190,7 @@ def next_steps(
     source: Path,
     out: Path,
     files: ProjectFiles,
-    only_present: bool,
+    flags: list[str],
 ) -> list[str]:
     """The exact next step after an import: none when ``out`` is where `rag-eval run` looks for the
     golden set (and evaluate_on uses it), else the command that evaluates on it, or the import that makes
@@ -193,7 +219,7 @@ def next_steps(
             *switch,
         ]
     replacing = f", replacing {golden}" if golden.exists() else ""
-    again = ["rag-eval", "dataset", "import", str(source), *(["--only-present"] if only_present else [])]
+    again = ["rag-eval", "dataset", "import", str(source), *flags]
     return [
         "next, to evaluate on these questions:",
         *switch,

@@ -6,9 +6,15 @@
   ``references`` a JSON list of ``{content, start_index, end_index}``, the document ``corpus_id + ".md"``.
 - CSV of spans, one row per span: ``question,doc_id,start,end`` with optional ``text`` and
   ``question_id``; rows of the same question become one example with several spans.
+- Quoted answers, without offsets (core/excerpt_import.py): a CSV ``question,excerpt`` with optional
+  ``doc_id``, ``question_id`` and ``reference_answer`` (one row per excerpt), or a JSONL file of
+  ``{"question": ..., "excerpt": "..." or [...], "doc_id": ...}``; each excerpt is located in its
+  document (or the corpus) and must occur there exactly once.
 
 Every span is checked against the corpus (``text[start:end]`` must equal the stated text), and an error
-names the file, the data row (1 = first row after the header) and the column.
+names the file, the data row (1 = first row after the header) and the column. A span CSV row with
+offsets and no text has nothing to be checked against: it is refused unless ``trust_offsets`` says to
+take such offsets as they are (``--trust-offsets``).
 
 A question that names a document the corpus does not have (a benchmark over several corpora, imported
 into a project that holds some of them) is an error listing every such document, unless the import keeps
@@ -39,6 +45,7 @@ from .datasets import (
     token_level_example,
 )
 from .errors import DatasetError
+from .excerpt_import import QUOTED_COLUMNS, QuotedExcerpt, place_quoted, quoted_csv_rows, quoted_jsonl_rows
 from .types import CharacterSpan, DocumentId, QuestionId
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -63,6 +70,8 @@ class ImportedDataset:
     dataset: TokenLevelDataset | ChunkLevelDataset
     # with ``only_present``: the questions left out because they name documents the corpus lacks
     dropped: tuple[AbsentQuestion, ...] = ()
+    # with ``trust_offsets``: the spans taken from offsets alone, checked against no text
+    trusted_spans: int = 0
 
     def absent_documents(self) -> list[tuple[DocumentId, int]]:
         """Each absent document with the number of dropped questions that name it, most first."""
@@ -70,18 +79,21 @@ class ImportedDataset:
 
 
 def import_dataset(
-    path: str | Path, corpus: Corpus | None, *, only_present: bool = False
+    path: str | Path, corpus: Corpus | None, *, only_present: bool = False, trust_offsets: bool = False
 ) -> TokenLevelDataset | ChunkLevelDataset:
     """The dataset in ``path`` (see ``read_dataset``)."""
-    return read_dataset(path, corpus, only_present=only_present).dataset
+    return read_dataset(path, corpus, only_present=only_present, trust_offsets=trust_offsets).dataset
 
 
-def read_dataset(path: str | Path, corpus: Corpus | None, *, only_present: bool = False) -> ImportedDataset:
+def read_dataset(
+    path: str | Path, corpus: Corpus | None, *, only_present: bool = False, trust_offsets: bool = False
+) -> ImportedDataset:
     """The dataset in ``path``, its format chosen by extension and then by JSON keys or CSV columns.
 
     ``corpus`` validates token-level spans; chunk-level ground truth does not need it (``None`` is fine).
     A token-level question naming a document the corpus lacks is an error listing them all, or, with
-    ``only_present``, left out and returned in ``dropped``.
+    ``only_present``, left out and returned in ``dropped``. Offsets without text are refused unless
+    ``trust_offsets``.
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -90,6 +102,9 @@ def read_dataset(path: str | Path, corpus: Corpus | None, *, only_present: bool 
         if kind == "chunk-level":
             return ImportedDataset(read_chunk_level_jsonl(path))
         corpus = _require(corpus, path)
+        if kind == "quoted":
+            excerpts = list(quoted_jsonl_rows(read_jsonl_objects(path), str(path)))
+            return _quoted(path, corpus, excerpts, only_present)
         dropped = _present_only(path, corpus, *_absent_in_jsonl(path, corpus), only_present)
         return ImportedDataset(_read_token_level_lines(path, corpus, _rows(dropped)), dropped)
     if suffix in CSV_SUFFIXES:
@@ -101,11 +116,17 @@ def read_dataset(path: str | Path, corpus: Corpus | None, *, only_present: bool 
         if columns >= SPAN_COLUMNS:
             corpus = _require(corpus, path)
             dropped = _present_only(path, corpus, *_absent_in_span_csv(path, corpus), only_present)
-            return ImportedDataset(read_span_csv(path, corpus, skip_rows=_rows(dropped)), dropped)
+            dataset = read_span_csv(path, corpus, skip_rows=_rows(dropped), trust_offsets=trust_offsets)
+            return ImportedDataset(dataset, dropped, len(_offsets_without_text(path, _rows(dropped))))
+        if columns >= QUOTED_COLUMNS:
+            corpus = _require(corpus, path)
+            excerpts = list(quoted_csv_rows(_csv_rows(path, QUOTED_COLUMNS), str(path)))
+            return _quoted(path, corpus, excerpts, only_present)
         raise DatasetError(
-            f"{path}: unknown CSV columns {sorted(columns)}; expected either "
-            f"{','.join(sorted(BENCHMARK_COLUMNS))} (references as a JSON list) or "
-            f"question,doc_id,start,end[,text][,question_id] (one row per span)"
+            f"{path}: unknown CSV columns {sorted(columns)}; expected "
+            f"{','.join(sorted(BENCHMARK_COLUMNS))} (references as a JSON list), "
+            f"question,doc_id,start,end[,text][,question_id] (one row per span) or "
+            f"question,excerpt[,doc_id][,question_id][,reference_answer] (the quoted answer, located)"
         )
     raise DatasetError(
         f"{path}: unsupported file type {suffix or '(no extension)'!r}; import .jsonl (one JSON example a "
@@ -152,16 +173,25 @@ def read_token_level_csv(
 
 
 def read_span_csv(
-    path: str | Path, corpus: Corpus, *, name: str | None = None, skip_rows: Collection[int] = ()
+    path: str | Path,
+    corpus: Corpus,
+    *,
+    name: str | None = None,
+    skip_rows: Collection[int] = (),
+    trust_offsets: bool = False,
 ) -> TokenLevelDataset:
     """One row per span (``question,doc_id,start,end[,text][,question_id]``), grouped into questions.
 
     Rows belong to the same question when they share ``question_id`` (or, without that column, the same
-    question text); questions keep the order of their first row. ``text``, when given, must equal the
-    document's characters, which catches offsets computed on a differently decoded file. ``skip_rows``:
-    data rows left out (every row of a question that names a document the corpus lacks).
+    question text); questions keep the order of their first row. ``text`` must equal the document's
+    characters, which catches offsets computed on a differently decoded file; rows without it are refused
+    (naming them) unless ``trust_offsets``. ``skip_rows``: data rows left out (every row of a question
+    that names a document the corpus lacks).
     """
     path = Path(path)
+    untrusted = _offsets_without_text(path, skip_rows)
+    if untrusted and not trust_offsets:
+        _refuse_untrusted_offsets(path, untrusted)
     queries: dict[QuestionId, str] = {}
     spans: dict[QuestionId, list[CharacterSpan]] = {}
     for row_no, row in _csv_rows(path, SPAN_COLUMNS):
@@ -180,6 +210,51 @@ def read_span_csv(
         spans.setdefault(question_id, []).append(_row_span(row, corpus, where))
     examples = tuple(TokenLevelExample(qid, queries[qid], tuple(spans[qid]), {}) for qid in queries)
     return TokenLevelDataset(examples, name=name or path.stem)
+
+
+def _quoted(path: Path, corpus: Corpus, excerpts: list[QuotedExcerpt], only_present: bool) -> ImportedDataset:
+    """Quoted questions (core/excerpt_import.py), those naming absent documents handled as for spans."""
+    rows: dict[QuestionId, list[QuotedExcerpt]] = {}
+    for quoted in excerpts:
+        rows.setdefault(quoted.question_id, []).append(quoted)
+    absent = []
+    for named in rows.values():
+        missing = [q for q in named if q.doc_id is not None and q.doc_id not in corpus]
+        if missing:
+            where = f"{missing[0].where}: column doc_id {missing[0].doc_id!r} is not a document of the corpus"
+            documents = tuple(dict.fromkeys(DocumentId(str(q.doc_id)) for q in missing))
+            absent.append(AbsentQuestion(tuple(dict.fromkeys(q.row for q in named)), where, documents))
+    dropped = _present_only(path, corpus, absent, len(rows), only_present)
+    skip = _rows(dropped)
+    kept = [q for q in excerpts if q.row not in skip]
+    return ImportedDataset(place_quoted(kept, corpus, str(path), path.stem), dropped)
+
+
+def _offsets_without_text(path: Path, skip_rows: Collection[int]) -> list[int]:
+    """The span CSV rows that give offsets and no text to check them against."""
+    return [
+        row_no
+        for row_no, row in _csv_rows(path, SPAN_COLUMNS)
+        if row_no not in skip_rows and not (row.get("text") or "")
+    ]
+
+
+def _refuse_untrusted_offsets(path: Path, rows: list[int]) -> None:
+    listed = ", ".join(map(str, rows[:MAX_LISTED]))
+    listed += f" and {len(rows) - MAX_LISTED} more" if len(rows) > MAX_LISTED else ""
+    hint = (
+        " (the file has an excerpt column: name it text to check the offsets against it)"
+        if "excerpt" in _csv_columns(path)
+        else ""
+    )
+    raise DatasetError(
+        f"{path}: data row{'s' * (len(rows) > 1)} {listed} give{'s' * (len(rows) == 1)} start and end but no "
+        f"text, so nothing checks that the offsets point at the passage meant (offsets counted in another "
+        f"version or encoding of a document point elsewhere without an error){hint}. Add a text column "
+        f"holding each span's passage (checked against the document), or give the quoted passage in an "
+        f"excerpt column without start and end (located in the document), or pass --trust-offsets to take "
+        f"the offsets as they are"
+    )
 
 
 def benchmark_document(corpus_id: str) -> DocumentId:
@@ -306,9 +381,12 @@ def _jsonl_kind(path: Path) -> str:
         return "token-level"
     if "relevant_chunk_ids" in keys:
         return "chunk-level"
+    if "outputs" not in obj and "question" in obj:
+        return "quoted"
     raise DatasetError(
         f"{path}, line {line_no}: field outputs must hold relevant_spans (token-level) or relevant_chunk_ids "
-        f"(chunk-level); found {sorted(keys) or 'no outputs object'}"
+        f'(chunk-level), or the line must be a quoted question {{"question": ..., "excerpt": ...}}; '
+        f"found {sorted(keys) or 'no outputs object'}"
     )
 
 
@@ -394,7 +472,7 @@ def _row_span(row: dict[str, str | None], corpus: Corpus, where: str) -> Charact
     text = corpus[doc_id].text
     start, end = offsets
     stated = row.get("text")
-    if stated is None or stated == "":  # no text column, or left empty: the offsets alone define the span
+    if stated is None or stated == "":  # no text column, or left empty: trusted (read_span_csv)
         if not 0 <= start < end <= len(text):
             raise DatasetError(
                 f"{where}: [{start}:{end}] is empty or outside {doc_id} ({len(text)} characters); fix start/end"

@@ -38,6 +38,7 @@ class RegeneratedQuestions:
     documents: tuple[str, ...] | None = None  # None: every document
     generated: int = 0
     kept: int = 0
+    question_count: str = ""  # how many questions were asked for, and why (before the filters)
 
     def record(self) -> dict[str, object]:
         """The run as one row of --format csv|json."""
@@ -57,7 +58,8 @@ class RegeneratedQuestions:
         if self.failure is not None:
             return f"regenerating the questions failed (run {self.run_id}): {self.failure}"
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected_by_reason.items()))
-        lines = [
+        lines = [f"asked for {self.question_count}"] if self.question_count else []
+        lines += [
             f"synthetic_questions ({self.generator}): {self.accepted} accepted, {self.rejected} rejected"
             + (f" ({reasons})" if reasons else "")
         ]
@@ -121,6 +123,7 @@ def regenerate_questions(
         documents=None if documents is None else tuple(documents),
         generated=int(synthetic.get("questions_generated", 0)),
         kept=int(synthetic.get("questions_kept", 0)),
+        question_count=str(synthetic.get("question_count", "")),
     )
 
 

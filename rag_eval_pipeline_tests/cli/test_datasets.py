@@ -203,8 +203,74 @@ def test_dataset_help_lists_the_commands_and_says_where_paths_are_relative_to(
     with pytest.raises(SystemExit):
         main(["dataset", "--help"])
     shown = capsys.readouterr().out
-    assert "rag-eval dataset import FILE [--only-present] [--out JSONL]" in shown
+    assert "rag-eval dataset import FILE [--only-present] [--trust-offsets] [--out JSONL]" in shown
     assert "FILE and --out are relative to the current directory." in shown
     with pytest.raises(SystemExit):
         main(["dataset", "import", "--help"])
     assert "--only-present" in capsys.readouterr().out
+
+
+def test_quoted_answers_are_located_and_any_not_found_exactly_once_is_listed_and_nothing_written(
+    project_env: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Issue 31: real questions without offsets; the excerpt is located as the LLM generator's are."""
+    written = project_env / "data/datasets/real.jsonl"
+    source = project_env / "real.csv"
+    source.write_text(
+        "question,excerpt,doc_id\n"
+        'How fast does the main pump run?,"the main pump runs at 1,450 RPM",\n'  # case differs, no document
+        "Who leads the night shift?,Zoë Mbeki leads the night shift.,beta/staff.md\n"
+        "When are relief valves tested?,Every relief valve is tested in May.,alpha/valves.md\n",
+        encoding="utf-8",
+    )
+    assert main(["dataset", "import", str(source)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {source}: 1 of 3 excerpts are not found exactly once in the corpus" in err
+    assert "data row 3 (" in err and "is not in alpha/valves.md" in err and "Traceback" not in err
+    assert not written.exists()
+
+    source.write_text(source.read_text(encoding="utf-8").replace("in May", "in March"), encoding="utf-8")
+    assert main(["dataset", "import", str(source)]) == 0
+    assert f"3 token-level questions from {source} written to {written}" in capsys.readouterr().out
+    dataset = read_token_level_jsonl(written, Corpus.from_folder(project_env / "data" / "corpus"))
+    assert [(s.doc_id, s.text) for e in dataset for s in e.relevant_spans] == [
+        ("alpha/pumps.md", "The main pump runs at 1,450 rpm"),
+        ("beta/staff.md", "Zoë Mbeki leads the night shift."),
+        ("alpha/valves.md", "Every relief valve is tested in March."),
+    ]
+
+    # a copy of the quote elsewhere makes it ambiguous: both places are named
+    (project_env / "data/corpus/beta/copy.md").write_text(
+        "# Copy\n\nThe main pump runs at 1,450 rpm, as the pump page says.\n", encoding="utf-8"
+    )
+    written.unlink()
+    assert main(["dataset", "import", str(source)]) == 2
+    err = capsys.readouterr().err
+    pumps = TINY_DOCS["alpha/pumps.md"].index("The main pump")
+    assert (
+        "data row 1 (" in err
+        and f"occurs 2 times: alpha/pumps.md [{pumps}:{pumps + 31}], beta/copy.md [8:39]; quote more of the "
+        "passage, or name its document in doc_id"
+        in err
+    )
+    assert not written.exists()
+
+
+def test_offsets_without_text_need_trust_offsets(project_env: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 31: a CSV of offsets and no text was imported with nothing to check the offsets against."""
+    source = project_env / "offsets.csv"
+    source.write_text("question,doc_id,start,end\nHow fast?,alpha/pumps.md,9,40\n", encoding="utf-8")
+    written = project_env / "data/datasets/offsets.jsonl"
+    assert main(["dataset", "import", str(source)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {source}: data row 1 gives start and end but no text" in err
+    assert "or pass --trust-offsets to take the offsets as they are" in err
+    assert not written.exists()
+    assert main(["dataset", "import", str(source), "--trust-offsets"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "1 span(s) taken on trust from their offsets (--trust-offsets): no text to check them against" in out
+    )
+    assert f"rag-eval dataset import {source} --trust-offsets --out " in out
+    (example,) = read_token_level_jsonl(written, Corpus.from_folder(project_env / "data" / "corpus"))
+    assert example.relevant_spans[0].text == TINY_DOCS["alpha/pumps.md"][9:40]

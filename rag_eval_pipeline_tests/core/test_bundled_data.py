@@ -27,3 +27,16 @@ def test_golden_dataset_spans_verify_against_the_corpus():
     assert len(multi_document) >= 5
     cited = {s.doc_id for e in dataset for s in e.relevant_spans}
     assert cited == {d.doc_id for d in corpus}
+
+
+def test_the_import_examples_the_readme_shows_import_against_the_demo_corpus():
+    from rag_eval_pipeline.core.dataset_import import read_dataset
+
+    corpus = Corpus.from_folder(DATA / "corpus")
+    examples = DATA / "datasets" / "import_examples"
+    counts = {}
+    for path in sorted(examples.iterdir()):
+        imported = read_dataset(path, corpus)  # every span located or checked; no offsets taken on trust
+        assert imported.trusted_spans == 0 and not imported.dropped
+        counts[path.name] = len(imported.dataset)
+    assert counts == {"benchmark.csv": 1, "quoted.csv": 2, "quoted.jsonl": 2, "spans.csv": 1}

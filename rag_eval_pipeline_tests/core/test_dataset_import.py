@@ -90,20 +90,21 @@ def test_span_csv_groups_rows_by_question_and_text_is_optional(tmp_path: Path, c
             ["How fast?", "notes.md", 28, 55, DOC[28:55]],
         ],
     )
-    dataset = import_dataset(path, corpus)
+    dataset = import_dataset(path, corpus, trust_offsets=True)
     assert isinstance(dataset, TokenLevelDataset)
     assert [e.query for e in dataset] == ["How fast?", "Who and when?"]
     assert [(s.start, s.end) for s in dataset.examples[0].relevant_spans] == [(0, 26), (28, 55)]
     assert dataset.examples[1].relevant_spans[0].text == "Zoë checks it."
     # question ids are stable content hashes when the file has none, as for JSONL
-    assert read_span_csv(path, corpus).examples[0].question_id == dataset.examples[0].question_id
+    trusted = read_span_csv(path, corpus, trust_offsets=True)
+    assert trusted.examples[0].question_id == dataset.examples[0].question_id
 
 
 def test_jsonl_of_either_level_is_detected_and_round_trips(tmp_path: Path, corpus: Corpus) -> None:
     path = write_csv(
         tmp_path / "spans.csv", ["question", "doc_id", "start", "end"], [["How fast?", "notes.md", 0, 26]]
     )
-    token = import_dataset(path, corpus)
+    token = import_dataset(path, corpus, trust_offsets=True)
     assert isinstance(token, TokenLevelDataset)
     write_jsonl(token, tmp_path / "token.jsonl")
     assert import_dataset(tmp_path / "token.jsonl", corpus).examples == token.examples
@@ -191,8 +192,8 @@ def test_jsonl_of_either_level_is_detected_and_round_trips(tmp_path: Path, corpu
 def test_csv_errors_name_file_row_and_column(
     tmp_path: Path, corpus: Corpus, name: str, header: list[str], rows: list[list[object]], message: str
 ) -> None:
-    with pytest.raises(DatasetError, match=message):
-        import_dataset(write_csv(tmp_path / name, header, rows), corpus)
+    with pytest.raises(DatasetError, match=message):  # offsets without text trusted: the other checks
+        import_dataset(write_csv(tmp_path / name, header, rows), corpus, trust_offsets=True)
 
 
 def test_file_level_errors(tmp_path: Path, corpus: Corpus) -> None:

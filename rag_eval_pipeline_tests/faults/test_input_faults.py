@@ -187,7 +187,9 @@ def test_a_large_document_is_announced_with_its_size_and_estimate_before_any_emb
     # the bad generation.yaml: said before the runs (no estimate of its stage) and as the failure
     assert f"no estimate for synthetic_questions, its settings cannot be read: {generation}" in run.stderr
     assert run.returncode == 2, run.stderr
-    assert f"{generation}: token_level.n_questions must be an integer, got 'many'" in run.stderr
+    assert (
+        f"{generation}: token_level.n_questions must be an integer or one of auto, got 'many'" in run.stderr
+    )
     assert not (tiny_project / "data" / "cache" / "embeddings.sqlite").exists()  # nothing was embedded
 
 

@@ -181,12 +181,59 @@ def _locate_part(
     pos = _find_aligned(norm, needle, bisect_left(norm.offsets, cursor))
     if pos < 0:
         return None
+    start, end = _original(text, norm, pos, len(needle))
+    return start, end, "normalised", _count_aligned(norm, needle)
+
+
+def _original(text: str, norm: NormalisedText, pos: int, length: int) -> tuple[int, int]:
+    """The offsets in ``text`` of the normalised characters ``[pos, pos + length)``."""
     start = norm.offsets[pos]
-    end = norm.offsets[pos + len(needle) - 1] + 1
+    end = norm.offsets[pos + length - 1] + 1
     # A combining mark after the last matched letter was folded away; keep it with its letter.
     while end < len(text) and unicodedata.combining(text[end]):
         end += 1
-    return start, end, "normalised", _count_aligned(norm, needle)
+    return start, end
+
+
+def excerpt_occurrences(
+    doc_id: DocumentId,
+    text: str,
+    excerpt: str,
+    *,
+    min_chars: int = MIN_EXCERPT_CHARS,
+    normalised: NormalisedText | None = None,
+) -> tuple[tuple[CharacterSpan, ...], ...]:
+    """Every place ``excerpt`` occurs in ``text`` when matched loosely, as ``locate_excerpt`` matches it:
+    its parts between ellipses in order, each normalised; one placement (its spans) for each occurrence
+    of the first part that the others follow. None when it does not occur or a part is shorter than
+    ``min_chars``; more than one when the excerpt does not say which copy it means (a copy differing
+    only in case, quotes or whitespace counts: a reader could not tell them apart either). Overlapping
+    occurrences count. ``normalised``: ``normalise(text)``, when the caller keeps it for many excerpts.
+    """
+    parts = split_excerpt(excerpt)
+    needles = [normalise_excerpt(part) for part in parts]
+    if not needles or any(len(needle) < min_chars for needle in needles):
+        return ()
+    norm = normalised if normalised is not None else normalise(text)
+    placements: list[tuple[CharacterSpan, ...]] = []
+    first = _find_aligned(norm, needles[0], 0)
+    while first >= 0:
+        found = [(first, len(needles[0]))]
+        cursor = first + len(needles[0])
+        for needle in needles[1:]:
+            pos = _find_aligned(norm, needle, cursor)
+            if pos < 0:  # a later start leaves even less text to find the rest in
+                return tuple(placements)
+            found.append((pos, len(needle)))
+            cursor = pos + len(needle)
+        placements.append(
+            tuple(
+                CharacterSpan(doc_id, start, end, text[start:end])
+                for start, end in (_original(text, norm, pos, length) for pos, length in found)
+            )
+        )
+        first = _find_aligned(norm, needles[0], first + 1)
+    return tuple(placements)
 
 
 def _aligned(offsets: Sequence[int], start: int, end: int) -> bool:

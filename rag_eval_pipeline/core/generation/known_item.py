@@ -34,6 +34,7 @@ from ..types import PositionAwareChunk, QuestionId, sha256_hex
 from .base import GenerationResult, Rejection, example_metadata
 from .passages import (
     BoilerplateDetector,
+    Passage,
     chunk_identities,
     document_statistics,
     is_mostly_prose,
@@ -41,6 +42,7 @@ from .passages import (
     score_text,
     select_passages,
 )
+from .quotas import QuestionTarget
 from .terms import TermStatistics, content_terms
 
 GENERATOR = "known-item-simulation"
@@ -80,16 +82,23 @@ class KnownItemGenerator:
             raise ValueError(f"noise is a probability, got {self.noise}")
 
     def generate_token_level(
-        self, corpus: Corpus, n_questions: int, documents: Collection[str] | None = None
+        self,
+        corpus: Corpus,
+        n_questions: QuestionTarget,
+        documents: Collection[str] | None = None,
+        *,
+        passages: Sequence[Passage] | None = None,
     ) -> GenerationResult[TokenLevelExample]:
-        """One query per selected passage; its reference span is the passage. With ``documents``, only
-        the passages of those documents among the ones selected over the whole corpus: the questions a
-        full generation would ask about them, and no other."""
+        """One query per selected passage (``n_questions``: a number, or ``CountRule``; or the
+        ``passages`` of a ``plan_passages`` made with this generator's seed and sizes); its reference span
+        is the passage. With ``documents``, only the passages of those documents among the ones selected
+        over the whole corpus: the questions a full generation would ask about them, and no other."""
         statistics: dict[str, TermStatistics] = {doc.doc_id: document_statistics(doc) for doc in corpus}
         noise_models: dict[str, CollectionModel] = {}
-        passages = select_passages(
-            corpus, n_questions, self.seed, self.min_chars, self.max_chars, statistics=statistics
-        )
+        if passages is None:
+            passages = select_passages(
+                corpus, n_questions, self.seed, self.min_chars, self.max_chars, statistics=statistics
+            )
         if documents is not None:
             passages = [p for p in passages if p.span.doc_id in documents]
         examples: list[TokenLevelExample] = []

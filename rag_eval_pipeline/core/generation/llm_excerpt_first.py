@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..corpus import Corpus
@@ -23,6 +23,7 @@ from ..progress import Progress, no_progress
 from ..types import QuestionId, sha256_hex
 from .base import MAX_ANSWER_CHARS, GenerationResult, Rejection, example_metadata
 from .passages import Passage, select_passages
+from .quotas import AUTO, QuestionTarget
 
 PROMPT_VERSION = "excerpt-first-v3"  # v3: asks for the answer too
 GENERATOR = "llm-excerpt-first"
@@ -138,15 +139,19 @@ class ExcerptFirstGenerator:
         self,
         client: LLMClient,
         *,
-        n_questions: int = 40,
+        n_questions: QuestionTarget = AUTO,
         seed: int = 13,
         min_chars: int = 200,
         max_chars: int = 600,
         params: CompletionParams | None = None,
         repair_attempts: int = 1,
         documents: Collection[str] | None = None,
+        passages: Sequence[Passage] | None = None,
     ) -> None:
+        """``passages``: those of a ``plan_passages`` made with this seed and sizes (else drawn here for
+        ``n_questions``, a number or ``CountRule``)."""
         self.client = client
+        self.planned = None if passages is None else tuple(passages)
         self.documents = None if documents is None else frozenset(documents)
         self.n_questions = n_questions
         self.seed = seed
@@ -158,7 +163,10 @@ class ExcerptFirstGenerator:
     def passages(self, corpus: Corpus) -> list[Passage]:
         """The passages asked about: selected over the whole corpus, then (``documents``) those of the
         documents being regenerated, so the LLM is asked about nothing else."""
-        passages = select_passages(corpus, self.n_questions, self.seed, self.min_chars, self.max_chars)
+        if self.planned is not None:
+            passages = list(self.planned)
+        else:
+            passages = select_passages(corpus, self.n_questions, self.seed, self.min_chars, self.max_chars)
         if self.documents is None:
             return passages
         return [p for p in passages if p.span.doc_id in self.documents]

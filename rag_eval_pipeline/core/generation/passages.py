@@ -5,14 +5,16 @@ searching for its text, so a passage inside a repeated paragraph still points at
 repeated text (a boilerplate note pasted into several pages) makes bad ground truth anyway: a question
 about it has several right answers and the reference names one. Such windows are left out, as are
 windows that are mostly headings or code, which hold no facts to ask about, and every window that
-would hold markup that is not prose: an include directive (``{* ../../docs_src/x.py hl[4] *}``), an
-admonition marker (``/// warning``, ``!!! note``), an HTML or comment line, a line that is mostly link
-targets (a release-notes entry: ``PR [#123](https://...) by [@user](https://...)``).
+would hold a line that is not prose to ask about (core/generation/markup.py): an include directive
+(``{* ../../docs_src/x.py hl[4] *}``), an admonition marker (``/// warning``, ``!!! note``), an HTML or
+comment line, a line that is mostly link targets (``PR [#123](https://...) by [@user](https://...)``),
+a list item or table row that is only a link, a table of links, a release-notes list.
 
 Which passages a document gives depends on that document alone (its text, its id and the seed): its
-quota comes from the number of questions and the documents' ids, its draws from a generator seeded by
-its id and text, its weights from its own term statistics. So editing one document changes the
-questions about it and no other's (core/generation/known_item.py builds its queries the same way).
+quota comes from its own prose and the number of documents (core/generation/quotas.py), its draws from
+a generator seeded by its id and text, its weights from its own term statistics. So editing
+one document changes the questions about it and no other's (core/generation/known_item.py builds its
+queries the same way).
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
 from ..chunking.sentences import sentence_spans
 from ..corpus import Corpus
 from ..types import CharacterSpan, Document, PositionAwareChunk, sha256_hex
+from .markup import markup_line_starts
+from .quotas import QuestionCount, QuestionTarget, document_quotas, question_quotas
 from .terms import TermStatistics, content_terms, salient_terms
 
 # A repeated sentence this long (normalised) is boilerplate by itself; shorter repeats ("## Overview",
@@ -39,26 +43,6 @@ MAX_SALIENT_TERMS = 8
 
 _FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
 _HEADING = re.compile(r"[ \t]{0,3}#{1,6}(?:\s|$)")
-# A whole line that is markup, not prose: include directives ({* file *}, {! file !}, {% ... %}, --8<--),
-# admonition and block markers (/// tip | Title, ///, !!! note, ??? note, :::), reStructuredText
-# directives (.. note::), HTML comments and tag-only lines, front matter fences (---).
-_MARKUP_LINE = re.compile(
-    r"""[ \t]*(?:
-        \{[*!%].*[*!%]\}
-      | -{2}8<-{2}.*
-      | /{3}.*
-      | (?:!!!|\?{3}\+?)(?:\s.*)?
-      | :{3,}.*
-      | \.\.[ \t]+[\w:-]+::.*
-      | <!--.*|.*-->
-      | (?:</?[A-Za-z][^>]*>[ \t]*)+
-      | -{3,}
-    )[ \t]*\r?\n?""",
-    re.VERBOSE,
-)
-# Link targets and bare URLs: characters a reader of the rendered page never sees.
-_HIDDEN = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)|<https?://[^>]*>|https?://\S+|</?[A-Za-z][^>]*>")
-
 SentenceKind = Literal["prose", "heading", "code", "blank", "markup"]
 T = TypeVar("T")
 
@@ -142,20 +126,9 @@ def top_terms(weights: dict[str, float], k: int) -> tuple[str, ...]:
     return tuple(term for term, _ in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:k])
 
 
-def is_markup(line: str) -> bool:
-    """Whether a line is markup rather than prose: a directive or marker (``_MARKUP_LINE``), or a line
-    whose link targets, URLs and tags hold more of its visible characters than the text a reader sees
-    (a release-notes entry of PR and author links)."""
-    if _MARKUP_LINE.fullmatch(line):
-        return True
-    visible = sum(1 for ch in line if not ch.isspace())
-    hidden = sum(1 for ch in "".join(_HIDDEN.findall(line)) if not ch.isspace())
-    return visible > 0 and hidden * 2 > visible
-
-
 def _sentence_kinds(text: str, spans: Sequence[tuple[int, int]]) -> list[SentenceKind]:
-    """Headings, fenced code (fences included), markup lines (``is_markup``), blanks and the rest
-    ("prose": text, lists, tables)."""
+    """Headings, fenced code (fences included), markup lines (markup, navigation, tables of links and
+    release-note lists: ``markup_line_starts``), blanks and the rest ("prose": text, lists, tables)."""
     code_ranges = []
     fence_start = None
     pos = 0
@@ -169,6 +142,7 @@ def _sentence_kinds(text: str, spans: Sequence[tuple[int, int]]) -> list[Sentenc
         pos += len(line)
     if fence_start is not None:
         code_ranges.append((fence_start, len(text)))
+    markup = markup_line_starts(text)
     kinds: list[SentenceKind] = []
     for start, end in spans:
         sentence = text[start:end]
@@ -179,7 +153,7 @@ def _sentence_kinds(text: str, spans: Sequence[tuple[int, int]]) -> list[Sentenc
             kinds.append("code")
         elif _HEADING.match(text, line_start):
             kinds.append("heading")
-        elif is_markup(text[line_start : _line_end(text, start)]):
+        elif line_start in markup:
             kinds.append("markup")
         else:
             kinds.append("prose")
@@ -192,11 +166,6 @@ def classified_sentences(text: str) -> list[tuple[int, int, SentenceKind]]:
     question-set health report (core/question_health/) reads sections and markup in references from."""
     spans = [_strip_span(text, s, e) for s, e in sentence_spans(text)]
     return [(s, e, kind) for (s, e), kind in zip(spans, _sentence_kinds(text, spans), strict=True)]
-
-
-def _line_end(text: str, at: int) -> int:
-    end = text.find("\n", at)
-    return len(text) if end == -1 else end
 
 
 def is_mostly_prose(text: str) -> bool:
@@ -278,40 +247,70 @@ def candidate_passages(
     return passages
 
 
+def prose_characters(corpus: Corpus, candidates: Iterable[Passage]) -> dict[str, int]:
+    """Per document (every one of ``corpus``), the characters its candidate passages cover: the
+    informative prose a question can be about (0: none; markup, code, headings, link lists, release
+    notes and boilerplate never count)."""
+    covered: dict[str, list[tuple[int, int]]] = {doc.doc_id: [] for doc in corpus}
+    for passage in candidates:
+        covered[passage.span.doc_id].append((passage.span.start, passage.span.end))
+    prose = {}
+    for doc_id, windows in covered.items():
+        total, reach = 0, 0
+        for start, end in sorted(windows):
+            total += max(0, end - max(start, reach))
+            reach = max(reach, end)
+        prose[doc_id] = total
+    return prose
+
+
+@dataclass(frozen=True)
+class PassagePlan:
+    """The passages a generation asks about, and how many it asked for of each document and why."""
+
+    count: QuestionCount  # ``planned``: the number of passages
+    passages: tuple[Passage, ...]
+
+
+def plan_passages(
+    corpus: Corpus,
+    target: QuestionTarget,
+    seed: int,
+    min_chars: int = 200,
+    max_chars: int = 600,
+    *,
+    statistics: Mapping[str, TermStatistics] | None = None,
+) -> PassagePlan:
+    """The quotas of ``target`` (a number, or ``CountRule``: core/generation/quotas.py) over the
+    documents' informative prose, and the non-overlapping passages drawn for them, with weight = score,
+    per document: each document's draws depend on it alone (``per_document_sample``). A smaller number
+    gives a prefix of a larger one."""
+    candidates = candidate_passages(corpus, min_chars, max_chars, statistics)
+    count = question_quotas(prose_characters(corpus, candidates), target, seed)
+    passages = per_document_sample(
+        candidates,
+        count.total,
+        {doc.doc_id: doc.sha256 for doc in corpus},
+        seed,
+        group=lambda p: p.span.doc_id,
+        weight=lambda p: p.score,
+        conflicts=lambda a, b: a.span.overlaps(b.span),
+        quotas=count.quotas,
+    )
+    return PassagePlan(replace(count, planned=len(passages)), tuple(passages))
+
+
 def select_passages(
     corpus: Corpus,
-    n: int,
+    n: QuestionTarget,
     seed: int,
     min_chars: int = 200,
     max_chars: int = 600,
     *,
     statistics: Mapping[str, TermStatistics] | None = None,
 ) -> list[Passage]:
-    """``n`` non-overlapping passages at most, drawn with weight = score, per document: each document's
-    quota and draws depend on it alone (``per_document_sample``). A smaller ``n`` gives a prefix of a
-    larger one."""
-    candidates = candidate_passages(corpus, min_chars, max_chars, statistics)
-    return per_document_sample(
-        candidates,
-        n,
-        {doc.doc_id: doc.sha256 for doc in corpus},
-        seed,
-        group=lambda p: p.span.doc_id,
-        weight=lambda p: p.score,
-        conflicts=lambda a, b: a.span.overlaps(b.span),
-    )
-
-
-def document_quotas(documents: Sequence[str], n: int, seed: int) -> dict[str, int]:
-    """How many of ``n`` questions each document is asked for: one each, round after round, in an
-    order drawn from the documents' ids alone (sha256 of the seed and the id), so no document's quota
-    depends on another's text. A document that cannot fill its quota leaves it unfilled rather than
-    pass it on: another document's questions must not change when this one is edited."""
-    order = sorted(documents, key=lambda d: (sha256_hex(f"{seed}\0{d}"), d))
-    if not order:
-        return {}
-    base, extra = divmod(max(n, 0), len(order))
-    return {d: base + (1 if i < extra else 0) for i, d in enumerate(order)}
+    """The passages of ``plan_passages``."""
+    return list(plan_passages(corpus, n, seed, min_chars, max_chars, statistics=statistics).passages)
 
 
 def chunk_identities(chunks: Iterable[PositionAwareChunk]) -> dict[str, str]:
@@ -332,14 +331,17 @@ def per_document_sample(
     group: Callable[[T], str],
     weight: Callable[[T], float],
     conflicts: Callable[[T, T], bool],
+    quotas: Mapping[str, int] | None = None,
 ) -> list[T]:
-    """At most ``n`` items: each document (``group``) draws its quota (``document_quotas`` over the
-    documents of ``identities``: doc id -> a hash of its content) from its own items, one weighted draw
-    at a time, dropping whatever conflicts with a pick, with a generator seeded by the seed, its id and
-    its content hash. Listed round-robin: every document's first pick, in the quotas' order, then every
-    second pick, and so on. Deterministic for items in a deterministic order within each document.
+    """At most ``n`` items: each document (``group``) draws its quota (``quotas``, else
+    ``document_quotas`` of ``n`` over the documents of ``identities``: doc id -> a hash of its content)
+    from its own items, one weighted draw at a time, dropping whatever conflicts with a pick, with a
+    generator seeded by the seed, its id and its content hash. Listed round-robin: every document's
+    first pick, in the quotas' order, then every second pick, and so on. Deterministic for items in a
+    deterministic order within each document.
     """
-    quotas = document_quotas(list(identities), n, seed)
+    if quotas is None:
+        quotas = document_quotas(list(identities), n, seed)
     pools: dict[str, list[T]] = {}
     for item in items:
         pools.setdefault(group(item), []).append(item)

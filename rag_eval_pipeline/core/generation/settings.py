@@ -14,6 +14,7 @@ from typing import Any, Literal
 from ..errors import ConfigError
 from ..llm.accounting import Price
 from ..settings_file import Converter, build_settings, check_value, read_settings_file
+from .quotas import CountRule, QuestionTarget
 
 DatasetChoice = Literal["golden", "synthetic", "both"]
 TokenLevelGenerator = Literal["known-item", "llm", "excerpt-first"]
@@ -31,7 +32,11 @@ class TokenLevelSettings:
     # llm: the LLM writes questions and quotes their excerpts; excerpt-first: passages are chosen
     # first, the LLM writes one question each (suits small local models).
     generator: TokenLevelGenerator = "known-item"
-    n_questions: int = 40  # known-item and excerpt-first
+    # known-item and excerpt-first: auto follows the corpus (core/generation/quotas.py), or a number
+    n_questions: int | Literal["auto"] = "auto"
+    min_questions: int = 100  # auto: at least this many, when the documents hold the passages
+    max_questions: int = 500  # auto: at most this many (retrieval work, an LLM generator's bill)
+    prose_unit_chars: int = 10_000  # auto: a document is asked ceil(sqrt(its prose / this)) questions
     questions_per_document: int = 2  # llm
     cross_document_pairs: int = 3  # llm: pairs of related documents asked for two-document questions
     max_document_chars: int = 12_000  # llm: longer documents are sent in sections of this size
@@ -42,12 +47,28 @@ class TokenLevelSettings:
     retrievability_top_n: int = 20  # 0 switches the filter off
 
     def __post_init__(self) -> None:
-        for name in ("n_questions", "questions_per_document", "max_document_chars", "passage_min_chars"):
+        n = self.n_questions
+        if n != "auto" and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+            raise ConfigError(f"token_level.n_questions must be auto or an integer >= 1, got {n!r}")
+        for name in (
+            "questions_per_document",
+            "max_document_chars",
+            "passage_min_chars",
+            "min_questions",
+            "prose_unit_chars",
+        ):
             _check_int(self, name, minimum=1)
+        _check_int(self, "max_questions", minimum=self.min_questions)
         _check_int(self, "passage_max_chars", minimum=self.passage_min_chars)
         for name in ("cross_document_pairs", "retrievability_top_n", "seed"):
             _check_int(self, name, minimum=0)
         _check_unit(self, "dedup_threshold")
+
+    def question_target(self) -> QuestionTarget:
+        """What ``n_questions`` asks for: a number, or the rule that follows the corpus."""
+        if self.n_questions == "auto":
+            return CountRule(self.min_questions, self.max_questions, self.prose_unit_chars)
+        return self.n_questions
 
 
 @dataclass(frozen=True)

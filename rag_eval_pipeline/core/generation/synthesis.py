@@ -26,6 +26,7 @@ from .known_item import KnownItemGenerator
 from .llm_chunk_level import LLMChunkLevelGenerator
 from .llm_excerpt_first import ExcerptFirstGenerator
 from .llm_token_level import LLMTokenLevelGenerator
+from .passages import plan_passages
 from .quality import (
     deduplicate,
     filter_unretrievable_chunk_level,
@@ -33,6 +34,8 @@ from .quality import (
     probe_windows,
     quality_texts,
 )
+from .question_count import llm_question_count
+from .quotas import QuestionCount
 from .settings import ChunkLevelSettings, LLMSettings, TokenLevelSettings
 
 DatasetT = TypeVar("DatasetT", TokenLevelDataset, ChunkLevelDataset)
@@ -52,6 +55,7 @@ class Synthesized(Generic[DatasetT]):
     estimate: CostEstimate | None = None  # the cost estimate checked against the budget (LLM only)
     # the questions this generation made (all but the kept ones of a per-document regeneration)
     generated: tuple[QuestionId, ...] | None = None
+    count: QuestionCount | None = None  # token-level: how many questions were asked for, and why
 
     @property
     def rejected_by_reason(self) -> dict[str, int]:
@@ -76,11 +80,23 @@ def synthesize_token_level(
     --document``). ``rejections`` and ``generated`` are this generation's."""
     llm = llm or LLMSettings()
     estimate = None
+    plan = None
+    if settings.generator != "llm":  # generators that ask about passages: drawn once, for the count too
+        plan = plan_passages(
+            corpus,
+            settings.question_target(),
+            settings.seed,
+            settings.passage_min_chars,
+            settings.passage_max_chars,
+        )
+    count = plan.count if plan is not None else llm_question_count(corpus, settings)
     if settings.generator == "known-item":
         known_item = KnownItemGenerator(
             seed=settings.seed, min_chars=settings.passage_min_chars, max_chars=settings.passage_max_chars
         )
-        result = known_item.generate_token_level(corpus, settings.n_questions, documents)
+        result = known_item.generate_token_level(
+            corpus, settings.question_target(), documents, passages=plan.passages if plan else None
+        )
     else:
         if client is None:
             raise ConfigError(f"token_level.generator {settings.generator!r} {NO_LLM}")
@@ -98,7 +114,7 @@ def synthesize_token_level(
         else:
             generator = ExcerptFirstGenerator(
                 client,
-                n_questions=settings.n_questions,
+                n_questions=settings.question_target(),
                 seed=settings.seed,
                 min_chars=settings.passage_min_chars,
                 max_chars=settings.passage_max_chars,
@@ -106,6 +122,7 @@ def synthesize_token_level(
                 params=CompletionParams(llm.temperature, min(llm.max_tokens, 160), seed=settings.seed),
                 repair_attempts=llm.repair_attempts,
                 documents=documents,
+                passages=plan.passages if plan else None,
             )
         estimate = client.estimate(generator.planned_requests(corpus))
         check_budget(estimate, llm.budget_usd)
@@ -122,6 +139,7 @@ def synthesize_token_level(
         settings.generator,
         estimate,
         generated=tuple(e.question_id for e in tied.examples),
+        count=count,
     )
 
 

@@ -59,6 +59,8 @@ def generation_metadata(
         metadata.update(client.usage_snapshot().as_metadata())
     if synthesized.estimate is not None:
         metadata["llm_estimate"] = synthesized.estimate.describe()
+    if synthesized.count is not None:  # how many were asked for and why, before the filters
+        metadata.update(synthesized.count.as_metadata())
     return metadata
 
 
@@ -160,6 +162,8 @@ def synthetic_questions(
     frame = with_kept_rows(frame, kept, context.run.run_id) if kept is not None else frame
     frame[GENERATED_RUN_ID] = frame.get(GENERATED_RUN_ID, context.run.run_id)
     generated = len(synthesized.generated or ()) if kept is not None else len(synthesized.dataset)
+    if synthesized.count is not None:
+        context.log.info(f"asked for {synthesized.count.describe()}")
     context.log.info(
         f"{len(synthesized.dataset)} synthetic questions ({synthesized.generator}); rejected: "
         f"{json.dumps(synthesized.rejected_by_reason)}"

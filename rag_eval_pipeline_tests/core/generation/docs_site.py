@@ -4,6 +4,7 @@ entries that are mostly links. Written for the tests; no third-party text."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 RELEASE_NOTES = "# Release Notes\n\n## Latest Changes\n\n" + "".join(
@@ -108,3 +109,50 @@ def markup_lines(text: str) -> list[str]:
     """The lines of ``text`` a reference must never hold: directives, block markers, HTML, link lists."""
     markers = ("{*", "///", "!!!", "<div", "</div", "<img", "](https://")
     return [line for line in text.splitlines() if any(m in line for m in markers)]
+
+
+def _made_up_words() -> list[str]:
+    rng = random.Random(0)
+    syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+    return ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(3000)]
+
+
+MADE_UP_WORDS = _made_up_words()
+
+
+def made_up_prose(seed: int, chars: int) -> str:
+    """About ``chars`` characters of paragraphs of sentences of made-up words, the same for a seed: prose
+    with no sentence repeated (no boilerplate) and terms rare enough to score."""
+    rng = random.Random(seed)
+    words = MADE_UP_WORDS
+    paragraphs = []
+    size = 0
+    while size < chars:
+        sentences = [
+            " ".join(rng.choice(words) for _ in range(rng.randint(8, 18))).capitalize() + "."
+            for _ in range(rng.randint(2, 5))
+        ]
+        paragraphs.append(" ".join(sentences))
+        size += len(paragraphs[-1]) + 2
+    return "\n\n".join(paragraphs)
+
+
+def link_table(rows: int) -> str:
+    """A navigation table: every cell a link."""
+    lines = ["| Section | See also |", "| --- | --- |"]
+    lines += [
+        f"| [Topic number {i} in depth](topic{i}.md) | [Reference for {i}](ref{i}.md) |" for i in range(rows)
+    ]
+    return "\n".join(lines)
+
+
+def changelog(versions: int) -> str:
+    """Release notes without a link: version headings, entries citing pull requests and authors."""
+    parts = []
+    for v in range(versions, 0, -1):
+        parts.append(
+            f"## 1.{v}.0\n\n* Fix the scheduler losing a job when two workers start at once (#{400 + v}).\n"
+            f"* Add a timeout to every outgoing request. PR #{500 + v} by @maintainer{v}.\n"
+            f"* Bump the parser from 2.{v}.1 to 2.{v}.2.\n"
+        )
+    return "\n".join(parts)

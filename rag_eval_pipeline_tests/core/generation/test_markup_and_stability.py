@@ -11,10 +11,10 @@ import pytest
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.generation.known_item import KnownItemGenerator
 from rag_eval_pipeline.core.generation.llm_chunk_level import sample_tasks
+from rag_eval_pipeline.core.generation.markup import is_markup
 from rag_eval_pipeline.core.generation.passages import (
     candidate_passages,
     document_quotas,
-    is_markup,
     select_passages,
 )
 from rag_eval_pipeline.core.types import ChunkId, Document, DocumentId, PositionAwareChunk

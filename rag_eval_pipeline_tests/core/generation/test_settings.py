@@ -26,6 +26,9 @@ def test_a_missing_file_gives_the_offline_defaults(tmp_path: Path) -> None:
 def test_the_bundled_file_loads() -> None:
     settings = load_generation_settings(REPO / "data" / "generation.yaml")
     assert settings.source.endswith("generation.yaml")
+    # the number of questions follows the corpus unless a number is written
+    assert settings.token_level.n_questions == "auto" == GenerationSettings().token_level.n_questions
+    assert settings.token_level.question_target() == GenerationSettings().token_level.question_target()
 
 
 def test_sections_and_prices_are_read(tmp_path: Path) -> None:
@@ -50,6 +53,15 @@ def test_sections_and_prices_are_read(tmp_path: Path) -> None:
         ("llm: {max_concurrency: 0}\n", "llm.max_concurrency must be an integer >= 1"),
         ("llm: {prices: {m: {input: 1}}}\n", "llm.prices.m must be {input:"),
         ("lm: {}\n", "unknown key(s) lm"),
+        (
+            "token_level: {n_questions: many}\n",
+            "token_level.n_questions must be an integer or one of auto, got",
+        ),
+        ("token_level: {n_questions: 0}\n", "token_level.n_questions must be auto or an integer >= 1, got 0"),
+        (
+            "token_level: {min_questions: 200, max_questions: 100}\n",
+            "token_level.max_questions must be an integer >= 200, got 100",
+        ),
     ],
 )
 def test_bad_settings_name_the_file_and_key(tmp_path: Path, text: str, message: str) -> None:

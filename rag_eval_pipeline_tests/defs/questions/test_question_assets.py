@@ -54,6 +54,33 @@ def test_offline_default_makes_known_item_questions_and_evaluation_can_use_them(
     assert len(Warehouse(tmp_path / "warehouse").history_files("synthetic_questions")) == 1
 
 
+def test_the_default_number_of_questions_follows_the_corpus_and_says_why(
+    tiny_project: Path, tmp_path: Path
+) -> None:
+    """Issue 31: 40 questions were asked for whatever the corpus; now the count is chosen from it (three
+    documents share min_questions) and the metadata says how many and why, before the filters."""
+    write_generation(
+        tiny_project,
+        "evaluate_on: synthetic\ntoken_level: {passage_min_chars: 40, retrievability_top_n: 0}\n",
+    )
+    defs = build_definitions(tiny_resources(tiny_project, tmp_path))
+    with dg.instance_for_test() as instance:
+        result = defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
+        generated = metadata_of(result, "synthetic_questions")
+        logged = [
+            e.message
+            for e in instance.all_logs(result.run_id)
+            if e.message and e.message.startswith("asked for ")
+        ]
+    assert generated["questions_asked"] == 102 and generated["question_count_rule"] == "auto"
+    planned = generated["questions_planned"]
+    assert 0 < generated["n_questions"] <= planned < 102  # three short documents hold a few passages
+    described = generated["question_count"]
+    assert described.startswith("102 questions (n_questions: auto, between 100 and 500): ")
+    assert f"in 3 documents, 3 with prose, 34 a document; their passages give {planned}" in described
+    assert logged == [f"asked for {described}"]
+
+
 def test_llm_generation_counts_usage_hits_the_cache_on_rerun_and_respects_the_budget(
     tiny_project: Path, tmp_path: Path
 ) -> None:
