@@ -41,7 +41,7 @@ from .datasets import TokenLevelExample
 from .embedding.base import Embedder
 from .errors import ConfigError
 from .evaluation import token_level_result
-from .generation.llm_token_level import plan_tasks
+from .generation.question_count import default_question_count
 from .generation.settings import LLM_TOKEN_LEVEL_GENERATORS, TokenLevelSettings
 from .generation.synthesis import synthesize_token_level
 from .leaderboard.power import (
@@ -196,15 +196,7 @@ def pilot_generation(settings: TokenLevelSettings, pilot_size: int | None) -> To
 
 def requested_questions(corpus: Corpus, settings: TokenLevelSettings) -> int:
     """How many questions the configured generator asks for, before de-duplication and filtering."""
-    if settings.generator == "llm":
-        tasks = plan_tasks(
-            corpus,
-            settings.questions_per_document,
-            settings.cross_document_pairs,
-            settings.max_document_chars,
-        )
-        return sum(task.n_questions for task in tasks)
-    return settings.n_questions
+    return default_question_count(corpus, settings).total
 
 
 def pilot_setups(
@@ -246,11 +238,12 @@ def run_pilot(
     """Generate the pilot questions offline and evaluate the pilot setups on them (module docstring)."""
     synthesized = synthesize_token_level(corpus, settings, embedder, progress=progress, name="pilot")
     examples = synthesized.dataset.examples
+    asked = requested_questions(corpus, settings)
     if len(examples) < 2:
         rejected = ", ".join(f"{n} {why}" for why, n in synthesized.rejected_by_reason.items())
         raise ConfigError(
             f"the pilot's {synthesized.generator} generator made {len(examples)} usable questions of "
-            f"{settings.n_questions} asked for ({f'rejected: {rejected}' if rejected else 'no passage long enough'}"
+            f"{asked} asked for ({f'rejected: {rejected}' if rejected else 'no passage long enough'}"
             "): too few to measure a spread; ask for more with --pilot N, or see token_level in "
             "data/generation.yaml (passage_min_chars: the shortest passage a question is made from)"
         )
@@ -269,7 +262,7 @@ def run_pilot(
     )
     return Pilot(
         synthesized.generator,
-        settings.n_questions,
+        asked,
         len(examples),
         synthesized.rejected_by_reason,
         tuple(str(config.name) for config, _ in setups),
