@@ -101,7 +101,9 @@ def test_the_evaluations_questions_are_counted_from_the_golden_file_and_the_gene
     found = evaluation_questions(both, pilot(), True, TokenLevelSettings(), CORPUS)
     assert found.count == 85 + 39 and "39 made by the known-item generator" in found.source
     # another generation than the pilot's: what the configured generator asks for
-    llm = TokenLevelSettings(generator="excerpt-first", n_questions=50)
+    llm = TokenLevelSettings(
+        generator="excerpt-first", n_questions=50, passage_min_chars=40, passage_max_chars=300
+    )
     found = evaluation_questions(QuestionSets(None, "g", True), pilot(), False, llm, CORPUS)
     assert found.count == 50 and "asked for" in found.source
     missing = QuestionSets(None, "g", False, problem="the golden dataset g does not exist")
