@@ -16,7 +16,9 @@ from ..llm.accounting import Price
 from ..settings_file import Converter, build_settings, check_value, read_settings_file
 
 DatasetChoice = Literal["golden", "synthetic", "both"]
-TokenLevelGenerator = Literal["known-item", "llm", "excerpt-first"]
+# The generators that need no LLM (deterministic, free); the others need one.
+OfflineGenerator = Literal["known-item"]
+TokenLevelGenerator = Literal[OfflineGenerator, "llm", "excerpt-first"]
 ChunkLevelGenerator = Literal["known-item", "llm"]
 LLMProvider = Literal["auto", "openai", "local"]
 
