@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO, get_args
@@ -105,7 +105,7 @@ class QuestionSet:
     name: str
     examples: tuple[TokenLevelExample, ...]
     seconds: float = 0.0  # to generate them (0 for the natural ones)
-    rejected: Mapping[str, int] | None = None  # by the generation's filters, by reason
+    removed: str = ""  # what the generator's checks and each filter removed (Synthesized.describe_filters)
 
     def corpus_counts(self) -> Counter[str]:
         return Counter(question_corpus(e) for e in self.examples)
@@ -125,7 +125,8 @@ def generate(
     not how a generator shares its questions among the corpora."""
     settings = replace(TokenLevelSettings(), generator=generator, seed=seed)
     examples: list[TokenLevelExample] = []
-    rejected: Counter[str] = Counter()
+    removed: Counter[str] = Counter()
+    setting: dict[str, str] = {}
     started = time.perf_counter()
     for name, n in sorted(counts.items()):
         documents = tuple(d for d in corpus if corpus_name(d.doc_id) == name)
@@ -133,9 +134,12 @@ def generate(
             Corpus(documents, root=corpus.root), replace(settings, n_questions=n), embedder
         )
         examples += made.dataset.examples
-        rejected.update(made.rejected_by_reason)
+        for step in made.filters:
+            removed[step.name] += step.removed
+            setting[step.name] = step.setting
     seconds = time.perf_counter() - started
-    return QuestionSet(generator, tuple(examples), seconds, dict(sorted(rejected.items())))
+    described = ", ".join(f"{name} ({setting[name]}) {count}" for name, count in removed.items())
+    return QuestionSet(generator, tuple(examples), seconds, described)
 
 
 @dataclass(frozen=True)
@@ -175,14 +179,21 @@ def score_setups(
                     for profile in profiles:
                         run = retrieve(profile, indexes, queries)
                         result = token_level_result(
-                            examples, run.hits, chunk_set.chunks, profile.top_k, corpus, [objective, CONTEXT_TOKENS]
+                            examples,
+                            run.hits,
+                            chunk_set.chunks,
+                            profile.top_k,
+                            corpus,
+                            [objective, CONTEXT_TOKENS],
                         )
                         values[question_set.name][(config.name, profile.name)] = pd.DataFrame(
                             {
                                 "question_id": [r.question_id for r in result.raw_results],
                                 "corpus": [question_corpus(e) for e in examples],
                                 VALUE: [float(r.metrics[objective]) for r in result.raw_results],
-                                CONTEXT_TOKENS: [float(r.metrics[CONTEXT_TOKENS]) for r in result.raw_results],
+                                CONTEXT_TOKENS: [
+                                    float(r.metrics[CONTEXT_TOKENS]) for r in result.raw_results
+                                ],
                             }
                         )
                     seconds[question_set.name] += time.perf_counter() - started
@@ -283,7 +294,8 @@ def split_half_taus(
         rng.shuffle(shuffled)
         half = set(shuffled[: len(ids) // 2])
         halves = [
-            {s: f[f["question_id"].isin(half) == side] for s, f in per_setup.items()} for side in (True, False)
+            {s: f[f["question_id"].isin(half) == side] for s, f in per_setup.items()}
+            for side in (True, False)
         ]
         a, b = (rank(h, leaderboard, with_tiers=False) for h in halves)
         taus.append(rank_agreement(a, b)[0])
@@ -372,7 +384,9 @@ def format_rankings(rankings: Mapping[str, Ranking]) -> str:
         cells = []
         for name in names:
             r = rankings[name]
-            cells.append(f"{r.position(setup) + 1:>2}. {r.means[setup]:.3f} ({r.tiers.get(setup, '-')})".rjust(18))
+            cells.append(
+                f"{r.position(setup) + 1:>2}. {r.means[setup]:.3f} ({r.tiers.get(setup, '-')})".rjust(18)
+            )
         lines.append(f"{_setup(setup):<{width}}  " + "  ".join(cells))
     return "\n".join(lines)
 
@@ -419,7 +433,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="NAME,...",
         help=f"offline generators to compare (default: all, {', '.join(OFFLINE_GENERATORS)})",
     )
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with corpora/ and questions.csv")
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help="folder with corpora/ and questions.csv"
+    )
     parser.add_argument("--questions", type=Path, default=None, metavar="FILE", help="natural questions CSV")
     parser.add_argument("--corpora", default=None, metavar="NAME,...", help="only these corpora")
     parser.add_argument("--chunk-configs", type=Path, default=DEFAULT_CHUNK_CONFIGS)
@@ -458,7 +474,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None, out: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, embedder: Embedder | None = None, out: TextIO | None = None
+) -> int:
     """Run the benchmark; ``embedder`` defaults to the real MiniLM model (tests pass a cheap one)."""
     out = out or sys.stdout
     args = parse_args(argv)
@@ -485,7 +503,19 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None, ou
         cache = EmbeddingCache((args.cache_dir or Path(temporary)) / "embeddings.sqlite")
         try:
             cached = CachedEmbedder(model, cache)
-            return run(args, data, natural_examples, n_questions, configs, profiles, generators, leaderboard, cached, out, total_started)
+            return run(
+                args,
+                data,
+                natural_examples,
+                n_questions,
+                configs,
+                profiles,
+                generators,
+                leaderboard,
+                cached,
+                out,
+                total_started,
+            )
         finally:
             cache.close()
 
@@ -513,17 +543,18 @@ def run(
         flush=True,
     )
     sets = [QuestionSet(NATURAL, tuple(natural_examples))]
-    counts = sets[0].corpus_counts()
+    asked = sets[0].corpus_counts()
     if args.n_questions is not None:
-        counts = Counter(dict.fromkeys(counts, args.n_questions))
+        asked = Counter(dict.fromkeys(asked, args.n_questions))
     for generator in generators:
-        sets.append(generate(generator, data.corpus, counts, embedder, args.seed))
+        sets.append(generate(generator, data.corpus, asked, embedder, args.seed))
     for s in sets:
-        counts = ", ".join(f"{c} {n}" for c, n in sorted(s.corpus_counts().items()))
-        line = f"{s.name}: {len(s.examples)} questions ({counts})"
+        listed = ", ".join(f"{c} {n}" for c, n in sorted(s.corpus_counts().items()))
+        line = f"{s.name}: {len(s.examples)} questions ({listed})"
         if s.name != NATURAL:
-            rejected = ", ".join(f"{k} {v}" for k, v in (s.rejected or {}).items()) or "none"
-            line += f"; {sum(counts.values())} asked for, generated in {s.seconds:.1f} s; rejected: {rejected}"
+            line += (
+                f"; {sum(asked.values())} asked for, generated in {s.seconds:.1f} s; removed by: {s.removed}"
+            )
         print(line, file=out, flush=True)
     if any(not s.examples for s in sets):
         print("error: a question set is empty; nothing to rank", file=sys.stderr)
@@ -539,7 +570,7 @@ def run(
     rankings = {s.name: rank(scores.values[s.name], leaderboard) for s in sets}
     print("\n" + format_rankings(rankings), file=out)
     corpora = sorted(sets[0].corpus_counts())
-    scopes = ([*corpora, ALL_CORPORA] if len(corpora) > 1 else [ALL_CORPORA])
+    scopes = [*corpora, ALL_CORPORA] if len(corpora) > 1 else [ALL_CORPORA]
     natural = scores.values[NATURAL]
     results = [
         found

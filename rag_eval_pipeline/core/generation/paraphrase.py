@@ -1,0 +1,293 @@
+"""Simulated paraphrased questions: the offline default, whose questions rank setups as natural ones do.
+
+Why known-item queries favour keyword retrieval (known_item.py): each is a bag of the passage's own
+rarest terms (drawn by tf·idf), which is exactly what BM25 scores, and a bag of keywords is what a
+sentence embedding model reads worst. Natural questions (measured on the 276 questions of Chroma's
+chunking benchmark) do the opposite: of their ~8 content words only ~3.6 are in the reference, mostly
+its topical (frequent, moderate-idf) words rather than its rarest; ~3 more are other words of the same
+document and ~1.5 are not in it at all (paraphrase); the rarest word of the passage is often what the
+question asks for, so it is missing; and they are sentences.
+
+So a question here is written from one sentence of a passage, as a writer would write it:
+- the sentence's rarest term (the thing asked about, the "answer") is left out, and the other terms
+  are kept with a weight that grows with how often the document uses them (topical over rare);
+- some kept terms are replaced by a related term of the same document with another stem: one of its
+  nearest neighbours in the embedding model's space (the paraphrase a writer makes), and a few related
+  document terms are added as context (the topic a writer names);
+- the words stay in the sentence's order with its function words, behind "What" ("How many" when the
+  answer is a number), so the question reads as a sentence.
+
+No LLM, no download: the embedding model is the pipeline's own (its vectors come from the embedding
+cache on a re-run). Deterministic: every draw comes from a generator seeded by sha256 of the seed and
+the passage, ties are broken by term. Each document's questions depend on that document alone (its
+passages, its term statistics, its own vocabulary), as with the known-item generator.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from ..chunking.sentences import sentence_spans
+from ..corpus import Corpus
+from ..datasets import TokenLevelExample
+from ..embedding.base import Embedder
+from ..types import CharacterSpan, Document, QuestionId, sha256_hex
+from .base import GenerationResult, Rejection, example_metadata
+from .passages import document_statistics, select_passages
+from .terms import TOKEN_PATTERN, TermStatistics, content_terms, is_content_term, stem
+
+GENERATOR = "paraphrase-simulation"
+TECHNIQUE = "sentence with its answer left out, topical terms kept, related document terms substituted"
+# A focus sentence needs this many distinct content terms: one left out, the rest to ask with.
+MIN_SENTENCE_TERMS = 3
+
+
+@dataclass(frozen=True)
+class DocumentVocabulary:
+    """A document's topical terms (used in at least ``min_df`` of its sentences) and their vectors."""
+
+    terms: tuple[str, ...]
+    vectors: npt.NDArray[np.float32] = field(repr=False)
+
+    def related(
+        self, vector: npt.NDArray[np.float32], excluded: Collection[str], stems: Collection[str], n: int
+    ) -> list[str]:
+        """The ``n`` terms nearest to ``vector``, none in ``excluded`` nor sharing a stem in ``stems``
+        (a different word, not a different form of the same one: BM25 stems both sides)."""
+        if not self.terms:
+            return []
+        order = np.argsort(-(self.vectors @ vector), kind="stable")
+        found: list[str] = []
+        for index in order:
+            term = self.terms[int(index)]
+            if term in excluded or stem(term) in stems:
+                continue
+            found.append(term)
+            if len(found) == n:
+                break
+        return found
+
+
+@dataclass(frozen=True)
+class ParaphraseQuestion:
+    text: str
+    focus: str  # the sentence it was written from
+    left_out: tuple[str, ...]  # the answer terms, not in the question
+    kept: tuple[str, ...]  # terms of the sentence the question keeps
+    substituted: tuple[tuple[str, str], ...]  # (sentence term, related document term)
+    context: tuple[str, ...]  # related document terms added
+
+
+@dataclass
+class ParaphraseGenerator:
+    """Deterministic natural-style questions over passages; the same seed and model, the same set."""
+
+    embedder: Embedder
+    seed: int = 13
+    min_chars: int = 200
+    max_chars: int = 600
+    kept_terms: tuple[int, int] = (6, 12)  # how many of the focus sentence's terms a question keeps
+    left_out: int = 1  # the sentence's rarest terms, left out (what the question asks for)
+    substitution: float = 0.5  # probability that a kept term is replaced by a related document term
+    neighbours: int = 5  # a substitute is drawn from a term's nearest document terms
+    context_terms: tuple[int, int] = (1, 3)  # related document terms added as the question's topic
+    topical_power: float = 0.5  # keep weight = (sentences of the document using the term) ** power
+    min_df: int = 2  # a document term must occur in this many sentences to be a substitute
+
+    def __post_init__(self) -> None:
+        for name in ("kept_terms", "context_terms"):
+            low, high = getattr(self, name)
+            if not 0 <= low <= high:
+                raise ValueError(f"{name} must be (low, high) with 0 <= low <= high, got {(low, high)}")
+        if not 0.0 <= self.substitution <= 1.0:
+            raise ValueError(f"substitution is a probability, got {self.substitution}")
+
+    def generate_token_level(
+        self, corpus: Corpus, n_questions: int, documents: Collection[str] | None = None
+    ) -> GenerationResult[TokenLevelExample]:
+        """One question per selected passage (select_passages, as known-item), its reference the passage.
+        With ``documents``, only the questions a full generation asks about those documents."""
+        statistics = {doc.doc_id: document_statistics(doc) for doc in corpus}
+        passages = select_passages(
+            corpus, n_questions, self.seed, self.min_chars, self.max_chars, statistics=statistics
+        )
+        if documents is not None:
+            passages = [p for p in passages if p.span.doc_id in documents]
+        plans: list[tuple[CharacterSpan, random.Random, str]] = []
+        rejections: list[Rejection] = []
+        for passage in passages:
+            span = passage.span
+            rng = _rng(self.seed, "paraphrase", span.doc_id, str(span.start), str(span.end))
+            focus = _focus_sentence(corpus[span.doc_id], span, rng)
+            if focus is None:
+                rejections.append(_too_few_terms(span))
+                continue
+            plans.append((span, rng, focus))
+        used_docs = sorted({span.doc_id for span, _, _ in plans})
+        vocabularies, word_vectors = self._vocabularies([corpus[d] for d in used_docs], statistics, plans)
+        focus_vectors = self.embedder.embed([focus for _, _, focus in plans]) if plans else None
+        examples: list[TokenLevelExample] = []
+        seen: set[str] = set()
+        for i, (span, rng, focus) in enumerate(plans):
+            assert focus_vectors is not None
+            question = self.write(
+                focus, statistics[span.doc_id], vocabularies[span.doc_id], word_vectors, focus_vectors[i], rng
+            )
+            if question.text in seen:
+                rejections.append(
+                    Rejection(
+                        "duplicate",
+                        f"the question {question.text!r} was already written for another passage",
+                        (span.doc_id,),
+                        question.text,
+                        metadata={"generator": GENERATOR},
+                    )
+                )
+                continue
+            seen.add(question.text)
+            question_id = QuestionId(
+                "pq-" + sha256_hex(f"{question.text}\0{span.doc_id}\0{span.start}\0{span.end}")[:12]
+            )
+            metadata = example_metadata(
+                generator=GENERATOR,
+                model=self.embedder.model_id,
+                prompt_version=None,
+                source_doc_ids=[span.doc_id],
+                question_type="paraphrase",
+                difficulty=None,
+                technique=TECHNIQUE,
+                focus_sentence=question.focus,
+                left_out_terms=list(question.left_out),
+                kept_terms=list(question.kept),
+                substituted_terms=[list(pair) for pair in question.substituted],
+                context_terms=list(question.context),
+                seed=self.seed,
+            )
+            examples.append(TokenLevelExample(question_id, question.text, (span,), metadata))
+        return GenerationResult(tuple(examples), tuple(rejections))
+
+    def _vocabularies(
+        self,
+        documents: Sequence[Document],
+        statistics: dict[str, TermStatistics],
+        plans: Sequence[tuple[CharacterSpan, random.Random, str]],
+    ) -> tuple[dict[str, DocumentVocabulary], dict[str, npt.NDArray[np.float32]]]:
+        """Each document's topical terms with their vectors; every term (and the focus sentences' terms,
+        whose neighbours are looked up) goes to the model in one call."""
+        terms_of = {
+            doc.doc_id: tuple(
+                t
+                for t in statistics[doc.doc_id].vocabulary()
+                if statistics[doc.doc_id].document_frequency[t] >= self.min_df and not t.isdigit()
+            )
+            for doc in documents
+        }
+        wanted = {t for terms in terms_of.values() for t in terms}
+        wanted.update(t for _, _, focus in plans for t in content_terms(focus))
+        words = sorted(wanted)
+        vectors = self.embedder.embed(words) if words else np.zeros((0, self.embedder.dimension), np.float32)
+        word_vectors = {w: vectors[i] for i, w in enumerate(words)}
+        vocabularies = {
+            doc_id: DocumentVocabulary(
+                terms,
+                np.asarray([word_vectors[t] for t in terms], dtype=np.float32).reshape(
+                    len(terms), self.embedder.dimension
+                ),
+            )
+            for doc_id, terms in terms_of.items()
+        }
+        return vocabularies, word_vectors
+
+    def write(
+        self,
+        focus: str,
+        stats: TermStatistics,
+        vocabulary: DocumentVocabulary,
+        word_vectors: dict[str, npt.NDArray[np.float32]],
+        focus_vector: npt.NDArray[np.float32],
+        rng: random.Random,
+    ) -> ParaphraseQuestion:
+        """The question written from ``focus`` (see the module)."""
+        tokens = [(m.group(), m.group().lower()) for m in TOKEN_PATTERN.finditer(focus)]
+        terms = list(dict.fromkeys(t for _, t in tokens if is_content_term(t)))
+        df = stats.document_frequency
+        # the rarest terms are what the sentence says that no other does: the answer, left out
+        left_out = sorted(terms, key=lambda t: (df.get(t, 0), t))[: self.left_out]
+        pool = [t for t in terms if t not in left_out]
+        weights = [max(df.get(t, 1), 1) ** self.topical_power for t in pool]
+        kept: list[str] = []
+        for _ in range(min(rng.randint(*self.kept_terms), len(pool))):
+            index = rng.choices(range(len(pool)), weights=weights)[0]
+            kept.append(pool.pop(index))
+            weights.pop(index)
+        stems = {stem(t) for t in terms}
+        substituted: dict[str, str] = {}
+        for term in sorted(kept):
+            if rng.random() >= self.substitution or term not in word_vectors:
+                continue
+            taken = set(terms) | set(substituted.values())
+            options = vocabulary.related(word_vectors[term], taken, stems, self.neighbours)
+            if options:
+                substituted[term] = rng.choice(options)
+        words = []
+        for surface, term in tokens:
+            if term in kept:
+                words.append(substituted.get(term, surface))
+            elif not is_content_term(term) and term not in left_out:
+                words.append(surface)
+        while words and not is_content_term(words[0].lower()):
+            words.pop(0)
+        while words and not is_content_term(words[-1].lower()):
+            words.pop()
+        wanted = rng.randint(*self.context_terms)
+        context: list[str] = []
+        if wanted:
+            taken = set(terms) | set(substituted.values())
+            options = vocabulary.related(focus_vector, taken, stems, 2 * self.neighbours)
+            rng.shuffle(options)
+            context = sorted(options[:wanted], key=options.index)
+        opening = "How many" if any(t.isdigit() for t in left_out) else "What"
+        text = " ".join([opening, *words])
+        if context:
+            text += " about " + " ".join(context)
+        return ParaphraseQuestion(
+            text + "?",
+            focus,
+            tuple(left_out),
+            tuple(t for t in terms if t in kept),
+            tuple((t, substituted[t]) for t in sorted(substituted)),
+            tuple(context),
+        )
+
+
+def _focus_sentence(document: Document, span: CharacterSpan, rng: random.Random) -> str | None:
+    """A sentence of the passage with enough terms, drawn with weight = its number of distinct terms."""
+    sentences = [
+        document.text[max(a, span.start) : min(b, span.end)]
+        for a, b in sentence_spans(document.text, span.start, span.end)
+    ]
+    scored = [(s, len(set(content_terms(s)))) for s in sentences]
+    scored = [(s, n) for s, n in scored if n >= MIN_SENTENCE_TERMS]
+    if not scored:
+        return None
+    return rng.choices([s for s, _ in scored], weights=[n for _, n in scored])[0].strip()
+
+
+def _rng(seed: int, *parts: str) -> random.Random:
+    """A generator seeded by sha256, not ``hash()``, so it is the same in every process."""
+    return random.Random(int(sha256_hex("\0".join([str(seed), *parts]))[:16], 16))
+
+
+def _too_few_terms(span: CharacterSpan) -> Rejection:
+    return Rejection(
+        "too_few_terms",
+        f"no sentence of the passage holds {MIN_SENTENCE_TERMS} distinct content terms to write a question from",
+        (span.doc_id,),
+        None,
+        metadata={"generator": GENERATOR},
+    )
