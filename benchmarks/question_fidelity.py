@@ -76,7 +76,7 @@ from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
 from rag_eval_pipeline.core.vector_store.engines import DEFAULT_ENGINE, open_vector_store
 
 DEFAULT_MONITORING = PROJECT_ROOT / "data/monitoring.yaml"
-OFFLINE_GENERATORS: tuple[str, ...] = get_args(OfflineGenerator)
+OFFLINE_GENERATORS: tuple[OfflineGenerator, ...] = get_args(OfflineGenerator)
 NATURAL = "natural"
 ALL_CORPORA = "overall"
 FAMILIES = ("dense", "hybrid", "keyword")
@@ -117,7 +117,7 @@ def question_corpus(example: TokenLevelExample) -> str:
 
 
 def generate(
-    generator: str, corpus: Corpus, counts: Mapping[str, int], embedder: Embedder, seed: int
+    generator: OfflineGenerator, corpus: Corpus, counts: Mapping[str, int], embedder: Embedder, seed: int
 ) -> QuestionSet:
     """As many questions about each corpus (``counts``: corpus name -> questions) as asked, by
     ``generator`` through the pipeline's own synthesis (the generator, then the default filters of
@@ -162,7 +162,7 @@ def score_setups(
     """Every question set on every setup: each chunk config is cut and indexed once (both sides), then
     every profile answers every question set and its hits are scored on ``objective``."""
     values: dict[str, dict[Setup, pd.DataFrame]] = {s.name: {} for s in question_sets}
-    seconds: Counter[str] = Counter()
+    seconds: dict[str, float] = {}
     index_seconds = 0.0
     with tempfile.TemporaryDirectory(prefix="question-fidelity-") as folder:
         store = open_vector_store(DEFAULT_ENGINE, path=folder)
@@ -196,7 +196,9 @@ def score_setups(
                                 ],
                             }
                         )
-                    seconds[question_set.name] += time.perf_counter() - started
+                    seconds[question_set.name] = (
+                        seconds.get(question_set.name, 0.0) + time.perf_counter() - started
+                    )
         finally:
             store.close()
     return Scores(values, dict(seconds), index_seconds)
@@ -251,7 +253,11 @@ def rank(
     order = tuple((str(r.chunk_config), str(r.profile)) for r in board.itertuples())
     means = {setup: float(frame[VALUE].mean()) for setup, frame in per_setup.items()}
     tiers = {
-        (str(r.chunk_config), str(r.profile)): int(r.tier) for r in board.itertuples() if not pd.isna(r.tier)
+        (str(chunk_config), str(profile)): int(tier)
+        for chunk_config, profile, tier in zip(
+            board["chunk_config"], board["profile"], board["tier"], strict=True
+        )
+        if not pd.isna(tier)
     }
     return Ranking(order, means, tiers)
 
@@ -527,7 +533,7 @@ def run(
     n_questions: int,
     configs: Sequence[ChunkConfig],
     profiles: Sequence[RetrievalProfile],
-    generators: Sequence[str],
+    generators: Sequence[OfflineGenerator],
     leaderboard: LeaderboardSettings,
     embedder: Embedder,
     out: TextIO,
@@ -566,7 +572,7 @@ def run(
         + " (retrieval and scoring of every setup)",
         file=out,
     )
-    families = {(c.name, p.name): family(p) for c in configs for p in profiles}
+    families: dict[Setup, str] = {(str(c.name), str(p.name)): family(p) for c in configs for p in profiles}
     rankings = {s.name: rank(scores.values[s.name], leaderboard) for s in sets}
     print("\n" + format_rankings(rankings), file=out)
     corpora = sorted(sets[0].corpus_counts())

@@ -26,8 +26,11 @@ passages, its term statistics, its own vocabulary), as with the known-item gener
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -76,7 +79,7 @@ class DocumentVocabulary:
 @dataclass(frozen=True)
 class ParaphraseQuestion:
     text: str
-    focus: str  # the sentence it was written from
+    focus: str  # the sentences it was written from
     left_out: tuple[str, ...]  # the answer terms, not in the question
     kept: tuple[str, ...]  # terms of the sentence the question keeps
     substituted: tuple[tuple[str, str], ...]  # (sentence term, related document term)
@@ -98,9 +101,14 @@ class ParaphraseGenerator:
     context_terms: tuple[int, int] = (1, 3)  # related document terms added as the question's topic
     topical_power: float = 0.5  # keep weight = (sentences of the document using the term) ** power
     min_df: int = 2  # a document term must occur in this many sentences to be a substitute
+    more_sentences: float = 0.0  # probability of writing from one more sentence of the passage
+    max_sentences: int = 3
+    window_terms: tuple[int, int] = (0, 0)  # terms of the sentences around the focus added to the question
+    window: int = 3  # sentences on each side
+    reference: Literal["passage", "sentences"] = "passage"
 
     def __post_init__(self) -> None:
-        for name in ("kept_terms", "context_terms"):
+        for name in ("kept_terms", "context_terms", "window_terms"):
             low, high = getattr(self, name)
             if not 0 <= low <= high:
                 raise ValueError(f"{name} must be (low, high) with 0 <= low <= high, got {(low, high)}")
@@ -112,31 +120,41 @@ class ParaphraseGenerator:
     ) -> GenerationResult[TokenLevelExample]:
         """One question per selected passage (select_passages, as known-item), its reference the passage.
         With ``documents``, only the questions a full generation asks about those documents."""
-        statistics = {doc.doc_id: document_statistics(doc) for doc in corpus}
+        statistics: dict[str, TermStatistics] = {doc.doc_id: document_statistics(doc) for doc in corpus}
         passages = select_passages(
             corpus, n_questions, self.seed, self.min_chars, self.max_chars, statistics=statistics
         )
         if documents is not None:
             passages = [p for p in passages if p.span.doc_id in documents]
-        plans: list[tuple[CharacterSpan, random.Random, str]] = []
+        plans: list[tuple[CharacterSpan, random.Random, str, tuple[CharacterSpan, ...]]] = []
         rejections: list[Rejection] = []
+        neighbourhoods: list[Counter[str]] = []
+        sentences: dict[str, list[tuple[int, int]]] = {}
         for passage in passages:
             span = passage.span
             rng = _rng(self.seed, "paraphrase", span.doc_id, str(span.start), str(span.end))
-            focus = _focus_sentence(corpus[span.doc_id], span, rng)
-            if focus is None:
+            references = self._focus_sentences(corpus[span.doc_id], span, rng)
+            if not references:
                 rejections.append(_too_few_terms(span))
                 continue
-            plans.append((span, rng, focus))
-        used_docs = sorted({span.doc_id for span, _, _ in plans})
-        vocabularies, word_vectors = self._vocabularies([corpus[d] for d in used_docs], statistics, plans)
-        focus_vectors = self.embedder.embed([focus for _, _, focus in plans]) if plans else None
+            focus = " ".join(r.text for r in references)
+            plans.append((span, rng, focus, references if self.reference == "sentences" else (span,)))
+            neighbourhoods.append(self._neighbourhood(corpus[span.doc_id], references, sentences))
+        used_docs = sorted({span.doc_id for span, *_ in plans})
+        vocabularies, word_vectors, focus_vectors = self._vectors(
+            [corpus[d] for d in used_docs], statistics, [focus for _, _, focus, _ in plans]
+        )
         examples: list[TokenLevelExample] = []
         seen: set[str] = set()
-        for i, (span, rng, focus) in enumerate(plans):
-            assert focus_vectors is not None
+        for i, (span, rng, focus, references) in enumerate(plans):
             question = self.write(
-                focus, statistics[span.doc_id], vocabularies[span.doc_id], word_vectors, focus_vectors[i], rng
+                focus,
+                statistics[span.doc_id],
+                vocabularies[span.doc_id],
+                word_vectors,
+                focus_vectors[i],
+                neighbourhoods[i],
+                rng,
             )
             if question.text in seen:
                 rejections.append(
@@ -161,25 +179,23 @@ class ParaphraseGenerator:
                 question_type="paraphrase",
                 difficulty=None,
                 technique=TECHNIQUE,
-                focus_sentence=question.focus,
+                focus_sentences=[r.text for r in references],
+                passage=[span.start, span.end],
                 left_out_terms=list(question.left_out),
                 kept_terms=list(question.kept),
                 substituted_terms=[list(pair) for pair in question.substituted],
                 context_terms=list(question.context),
                 seed=self.seed,
             )
-            examples.append(TokenLevelExample(question_id, question.text, (span,), metadata))
+            examples.append(TokenLevelExample(question_id, question.text, references, metadata))
         return GenerationResult(tuple(examples), tuple(rejections))
 
-    def _vocabularies(
-        self,
-        documents: Sequence[Document],
-        statistics: dict[str, TermStatistics],
-        plans: Sequence[tuple[CharacterSpan, random.Random, str]],
-    ) -> tuple[dict[str, DocumentVocabulary], dict[str, npt.NDArray[np.float32]]]:
-        """Each document's topical terms with their vectors; every term (and the focus sentences' terms,
-        whose neighbours are looked up) goes to the model in one call."""
-        terms_of = {
+    def _vectors(
+        self, documents: Sequence[Document], statistics: dict[str, TermStatistics], focuses: Sequence[str]
+    ) -> tuple[dict[str, DocumentVocabulary], dict[str, npt.NDArray[np.float32]], npt.NDArray[np.float32]]:
+        """Each document's topical terms with their vectors, every word vector by word, and the vectors of
+        the focus texts: all of them from one call to the model (each text once)."""
+        terms_of: dict[str, tuple[str, ...]] = {
             doc.doc_id: tuple(
                 t
                 for t in statistics[doc.doc_id].vocabulary()
@@ -188,20 +204,68 @@ class ParaphraseGenerator:
             for doc in documents
         }
         wanted = {t for terms in terms_of.values() for t in terms}
-        wanted.update(t for _, _, focus in plans for t in content_terms(focus))
+        wanted.update(t for focus in focuses for t in content_terms(focus))
         words = sorted(wanted)
-        vectors = self.embedder.embed(words) if words else np.zeros((0, self.embedder.dimension), np.float32)
-        word_vectors = {w: vectors[i] for i, w in enumerate(words)}
+        texts = list(dict.fromkeys([*words, *focuses]))
+        dimension = self.embedder.dimension
+        vectors = self.embedder.embed(texts) if texts else np.zeros((0, dimension), np.float32)
+        row = {text: i for i, text in enumerate(texts)}
+        word_vectors = {w: vectors[row[w]] for w in words}
         vocabularies = {
             doc_id: DocumentVocabulary(
                 terms,
-                np.asarray([word_vectors[t] for t in terms], dtype=np.float32).reshape(
-                    len(terms), self.embedder.dimension
-                ),
+                np.asarray([word_vectors[t] for t in terms], dtype=np.float32).reshape(len(terms), dimension),
             )
             for doc_id, terms in terms_of.items()
         }
-        return vocabularies, word_vectors
+        focus_vectors = np.asarray([vectors[row[f]] for f in focuses], dtype=np.float32).reshape(
+            len(focuses), dimension
+        )
+        return vocabularies, word_vectors, focus_vectors
+
+    def _focus_sentences(
+        self, document: Document, passage: CharacterSpan, rng: random.Random
+    ) -> tuple[CharacterSpan, ...]:
+        """The sentences of the passage a question is written from, in document order: one, and with
+        probability ``more_sentences`` each, another (up to ``max_sentences``), drawn with weight = its
+        number of distinct content terms among those with at least ``MIN_SENTENCE_TERMS``. They are the
+        question's reference: what it asks about, not the whole passage around them."""
+        candidates = []
+        for a, b in sentence_spans(document.text, passage.start, passage.end):
+            while a < b and document.text[a].isspace():
+                a += 1
+            while b > a and document.text[b - 1].isspace():
+                b -= 1
+            n_terms = len(set(content_terms(document.text[a:b])))
+            if n_terms >= MIN_SENTENCE_TERMS:
+                candidates.append(((a, b), n_terms))
+        chosen: list[tuple[int, int]] = []
+        while candidates and (
+            not chosen or (len(chosen) < self.max_sentences and rng.random() < self.more_sentences)
+        ):
+            index = rng.choices(range(len(candidates)), weights=[n for _, n in candidates])[0]
+            chosen.append(candidates.pop(index)[0])
+        return tuple(CharacterSpan(document.doc_id, a, b, document.text[a:b]) for a, b in sorted(chosen))
+
+    def _neighbourhood(
+        self,
+        document: Document,
+        references: Sequence[CharacterSpan],
+        cache: dict[str, list[tuple[int, int]]],
+    ) -> Counter[str]:
+        """The content terms of the ``window`` sentences on each side of the focus sentences (theirs
+        excluded), counted by sentence: the topic around what the question asks about."""
+        spans = cache.setdefault(document.doc_id, sentence_spans(document.text))
+        starts = [a for a, _ in spans]
+        first = bisect_right(starts, references[0].start) - 1
+        last = bisect_right(starts, references[-1].end - 1) - 1
+        inside = {bisect_right(starts, r.start) - 1 for r in references}
+        found: Counter[str] = Counter()
+        for index in range(max(first - self.window, 0), min(last + self.window + 1, len(spans))):
+            if index not in inside:
+                a, b = spans[index]
+                found.update(dict.fromkeys(content_terms(document.text[a:b]), 1))
+        return found
 
     def write(
         self,
@@ -210,6 +274,7 @@ class ParaphraseGenerator:
         vocabulary: DocumentVocabulary,
         word_vectors: dict[str, npt.NDArray[np.float32]],
         focus_vector: npt.NDArray[np.float32],
+        neighbourhood: Counter[str],
         rng: random.Random,
     ) -> ParaphraseQuestion:
         """The question written from ``focus`` (see the module)."""
@@ -244,13 +309,20 @@ class ParaphraseGenerator:
             words.pop(0)
         while words and not is_content_term(words[-1].lower()):
             words.pop()
+        around = [t for t in neighbourhood if t not in terms and stem(t) not in stems]
+        weights = [neighbourhood[t] * max(df.get(t, 1), 1) ** self.topical_power for t in around]
+        nearby: list[str] = []
+        for _ in range(min(rng.randint(*self.window_terms), len(around))):
+            index = rng.choices(range(len(around)), weights=weights)[0]
+            nearby.append(around.pop(index))
+            weights.pop(index)
         wanted = rng.randint(*self.context_terms)
-        context: list[str] = []
+        context: list[str] = list(nearby)
         if wanted:
-            taken = set(terms) | set(substituted.values())
+            taken = set(terms) | set(substituted.values()) | set(nearby)
             options = vocabulary.related(focus_vector, taken, stems, 2 * self.neighbours)
             rng.shuffle(options)
-            context = sorted(options[:wanted], key=options.index)
+            context += options[:wanted]
         opening = "How many" if any(t.isdigit() for t in left_out) else "What"
         text = " ".join([opening, *words])
         if context:
@@ -263,19 +335,6 @@ class ParaphraseGenerator:
             tuple((t, substituted[t]) for t in sorted(substituted)),
             tuple(context),
         )
-
-
-def _focus_sentence(document: Document, span: CharacterSpan, rng: random.Random) -> str | None:
-    """A sentence of the passage with enough terms, drawn with weight = its number of distinct terms."""
-    sentences = [
-        document.text[max(a, span.start) : min(b, span.end)]
-        for a, b in sentence_spans(document.text, span.start, span.end)
-    ]
-    scored = [(s, len(set(content_terms(s)))) for s in sentences]
-    scored = [(s, n) for s, n in scored if n >= MIN_SENTENCE_TERMS]
-    if not scored:
-        return None
-    return rng.choices([s for s, _ in scored], weights=[n for _, n in scored])[0].strip()
 
 
 def _rng(seed: int, *parts: str) -> random.Random:

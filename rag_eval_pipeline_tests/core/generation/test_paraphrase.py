@@ -50,10 +50,13 @@ def test_each_question_is_labelled_and_leaves_out_the_rarest_term_of_its_sentenc
         metadata = example.metadata
         assert set(METADATA_KEYS) <= set(metadata)
         assert metadata["generator"] == GENERATOR and metadata["question_type"] == "paraphrase"
-        (span,) = example.relevant_spans
-        assert metadata["focus_sentence"] in span.text
-        focus_terms = set(content_terms(metadata["focus_sentence"]))
-        df = statistics[span.doc_id].document_frequency
+        # the reference is the sentences the question was written from, inside the passage drawn
+        assert [r.text for r in example.relevant_spans] == metadata["focus_sentences"]
+        start, end = metadata["passage"]
+        doc_id = example.relevant_spans[0].doc_id
+        assert all(r.doc_id == doc_id and start <= r.start < r.end <= end for r in example.relevant_spans)
+        focus_terms = set(content_terms(" ".join(metadata["focus_sentences"])))
+        df = statistics[doc_id].document_frequency
         rarest = min(focus_terms, key=lambda t: (df.get(t, 0), t))
         assert metadata["left_out_terms"] == [rarest]
         question_terms = set(content_terms(example.query))
@@ -61,7 +64,7 @@ def test_each_question_is_labelled_and_leaves_out_the_rarest_term_of_its_sentenc
         for original, substitute in metadata["substituted_terms"]:
             assert original not in question_terms and substitute in question_terms
             assert stem(substitute) not in {stem(t) for t in focus_terms}  # another word, not another form
-            assert substitute in content_terms(corpus[span.doc_id].text)  # a term of the same document
+            assert substitute in content_terms(corpus[doc_id].text)  # a term of the same document
         assert example.query.startswith(("What ", "How many ")) and example.query.endswith("?")
 
 
