@@ -5,22 +5,25 @@ rarest terms (drawn by tf·idf), which is exactly what BM25 scores, and a bag of
 sentence embedding model reads worst. Natural questions (measured on the 276 questions of Chroma's
 chunking benchmark) do the opposite: of their ~8 content words only ~3.6 are in the reference, mostly
 its topical (frequent, moderate-idf) words rather than its rarest; ~3 more are other words of the same
-document and ~1.5 are not in it at all (paraphrase); the rarest word of the passage is often what the
-question asks for, so it is missing; and they are sentences.
+document, often of the sentences around the reference, and ~1.5 are not in it at all (paraphrase); the
+rarest word of the passage is often what the question asks for, so it is missing; and they are sentences.
 
 So a question here is written from one sentence of a passage, as a writer would write it:
-- the sentence's rarest term (the thing asked about, the "answer") is left out, and the other terms
-  are kept with a weight that grows with how often the document uses them (topical over rare);
-- some kept terms are replaced by a related term of the same document with another stem: one of its
-  nearest neighbours in the embedding model's space (the paraphrase a writer makes), and a few related
-  document terms are added as context (the topic a writer names);
+- the sentence's rarest term (the thing asked about, the "answer") is left out;
+- each other term is, with probability ``substitution``, replaced by a related term of the same
+  document with another stem: one of its nearest neighbours in the embedding model's space (the
+  paraphrase a writer makes; another stem, since BM25 stems both sides);
+- a few terms of the sentences around it (the topic it sits in, topical ones favoured) and a few
+  document terms nearest to the sentence in the embedding space (the topic a writer names) are added;
 - the words stay in the sentence's order with its function words, behind "What" ("How many" when the
-  answer is a number), so the question reads as a sentence.
+  answer is a number), so the question reads as a (rough) sentence.
+The reference is the passage, as for known-item questions.
 
 No LLM, no download: the embedding model is the pipeline's own (its vectors come from the embedding
 cache on a re-run). Deterministic: every draw comes from a generator seeded by sha256 of the seed and
 the passage, ties are broken by term. Each document's questions depend on that document alone (its
 passages, its term statistics, its own vocabulary), as with the known-item generator.
+benchmarks/question_fidelity.py measures how these questions rank setups against natural ones.
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +47,7 @@ from .passages import document_statistics, select_passages
 from .terms import TOKEN_PATTERN, TermStatistics, content_terms, is_content_term, stem
 
 GENERATOR = "paraphrase-simulation"
-TECHNIQUE = "sentence with its answer left out, topical terms kept, related document terms substituted"
+TECHNIQUE = "a sentence with its answer left out, related document terms substituted and its topic added"
 # A focus sentence needs this many distinct content terms: one left out, the rest to ask with.
 MIN_SENTENCE_TERMS = 3
 
@@ -79,11 +81,10 @@ class DocumentVocabulary:
 @dataclass(frozen=True)
 class ParaphraseQuestion:
     text: str
-    focus: str  # the sentences it was written from
+    focus: str  # the sentence it was written from
     left_out: tuple[str, ...]  # the answer terms, not in the question
-    kept: tuple[str, ...]  # terms of the sentence the question keeps
     substituted: tuple[tuple[str, str], ...]  # (sentence term, related document term)
-    context: tuple[str, ...]  # related document terms added
+    context: tuple[str, ...]  # terms added: from the sentences around it, then nearest to it
 
 
 @dataclass
@@ -94,21 +95,17 @@ class ParaphraseGenerator:
     seed: int = 13
     min_chars: int = 200
     max_chars: int = 600
-    kept_terms: tuple[int, int] = (6, 12)  # how many of the focus sentence's terms a question keeps
     left_out: int = 1  # the sentence's rarest terms, left out (what the question asks for)
-    substitution: float = 0.5  # probability that a kept term is replaced by a related document term
+    substitution: float = 0.7  # probability that a term is replaced by a related document term
     neighbours: int = 5  # a substitute is drawn from a term's nearest document terms
-    context_terms: tuple[int, int] = (1, 3)  # related document terms added as the question's topic
-    topical_power: float = 0.5  # keep weight = (sentences of the document using the term) ** power
-    min_df: int = 2  # a document term must occur in this many sentences to be a substitute
-    more_sentences: float = 0.0  # probability of writing from one more sentence of the passage
-    max_sentences: int = 3
-    window_terms: tuple[int, int] = (0, 0)  # terms of the sentences around the focus added to the question
+    context_terms: tuple[int, int] = (4, 8)  # document terms nearest to the sentence, added
+    window_terms: tuple[int, int] = (1, 3)  # terms of the sentences around it, added
     window: int = 3  # sentences on each side
-    reference: Literal["passage", "sentences"] = "passage"
+    topical_power: float = 0.5  # a window term's weight: sentences using it x (its document df) ** power
+    min_df: int = 2  # a document term must occur in this many sentences to be a substitute
 
     def __post_init__(self) -> None:
-        for name in ("kept_terms", "context_terms", "window_terms"):
+        for name in ("context_terms", "window_terms"):
             low, high = getattr(self, name)
             if not 0 <= low <= high:
                 raise ValueError(f"{name} must be (low, high) with 0 <= low <= high, got {(low, high)}")
@@ -126,27 +123,26 @@ class ParaphraseGenerator:
         )
         if documents is not None:
             passages = [p for p in passages if p.span.doc_id in documents]
-        plans: list[tuple[CharacterSpan, random.Random, str, tuple[CharacterSpan, ...]]] = []
+        plans: list[tuple[CharacterSpan, random.Random, str]] = []
         rejections: list[Rejection] = []
         neighbourhoods: list[Counter[str]] = []
         sentences: dict[str, list[tuple[int, int]]] = {}
         for passage in passages:
             span = passage.span
             rng = _rng(self.seed, "paraphrase", span.doc_id, str(span.start), str(span.end))
-            references = self._focus_sentences(corpus[span.doc_id], span, rng)
-            if not references:
+            focus = _focus_sentence(corpus[span.doc_id], span, rng)
+            if focus is None:
                 rejections.append(_too_few_terms(span))
                 continue
-            focus = " ".join(r.text for r in references)
-            plans.append((span, rng, focus, references if self.reference == "sentences" else (span,)))
-            neighbourhoods.append(self._neighbourhood(corpus[span.doc_id], references, sentences))
+            plans.append((span, rng, focus.text))
+            neighbourhoods.append(self._neighbourhood(corpus[span.doc_id], focus, sentences))
         used_docs = sorted({span.doc_id for span, *_ in plans})
         vocabularies, word_vectors, focus_vectors = self._vectors(
-            [corpus[d] for d in used_docs], statistics, [focus for _, _, focus, _ in plans]
+            [corpus[d] for d in used_docs], statistics, [focus for _, _, focus in plans]
         )
         examples: list[TokenLevelExample] = []
         seen: set[str] = set()
-        for i, (span, rng, focus, references) in enumerate(plans):
+        for i, (span, rng, focus) in enumerate(plans):
             question = self.write(
                 focus,
                 statistics[span.doc_id],
@@ -179,15 +175,13 @@ class ParaphraseGenerator:
                 question_type="paraphrase",
                 difficulty=None,
                 technique=TECHNIQUE,
-                focus_sentences=[r.text for r in references],
-                passage=[span.start, span.end],
+                focus_sentence=question.focus,
                 left_out_terms=list(question.left_out),
-                kept_terms=list(question.kept),
                 substituted_terms=[list(pair) for pair in question.substituted],
                 context_terms=list(question.context),
                 seed=self.seed,
             )
-            examples.append(TokenLevelExample(question_id, question.text, references, metadata))
+            examples.append(TokenLevelExample(question_id, question.text, (span,), metadata))
         return GenerationResult(tuple(examples), tuple(rejections))
 
     def _vectors(
@@ -223,46 +217,21 @@ class ParaphraseGenerator:
         )
         return vocabularies, word_vectors, focus_vectors
 
-    def _focus_sentences(
-        self, document: Document, passage: CharacterSpan, rng: random.Random
-    ) -> tuple[CharacterSpan, ...]:
-        """The sentences of the passage a question is written from, in document order: one, and with
-        probability ``more_sentences`` each, another (up to ``max_sentences``), drawn with weight = its
-        number of distinct content terms among those with at least ``MIN_SENTENCE_TERMS``. They are the
-        question's reference: what it asks about, not the whole passage around them."""
-        candidates = []
-        for a, b in sentence_spans(document.text, passage.start, passage.end):
-            while a < b and document.text[a].isspace():
-                a += 1
-            while b > a and document.text[b - 1].isspace():
-                b -= 1
-            n_terms = len(set(content_terms(document.text[a:b])))
-            if n_terms >= MIN_SENTENCE_TERMS:
-                candidates.append(((a, b), n_terms))
-        chosen: list[tuple[int, int]] = []
-        while candidates and (
-            not chosen or (len(chosen) < self.max_sentences and rng.random() < self.more_sentences)
-        ):
-            index = rng.choices(range(len(candidates)), weights=[n for _, n in candidates])[0]
-            chosen.append(candidates.pop(index)[0])
-        return tuple(CharacterSpan(document.doc_id, a, b, document.text[a:b]) for a, b in sorted(chosen))
-
     def _neighbourhood(
         self,
         document: Document,
-        references: Sequence[CharacterSpan],
+        focus: CharacterSpan,
         cache: dict[str, list[tuple[int, int]]],
     ) -> Counter[str]:
-        """The content terms of the ``window`` sentences on each side of the focus sentences (theirs
+        """The content terms of the ``window`` sentences on each side of the focus sentence (its own
         excluded), counted by sentence: the topic around what the question asks about."""
         spans = cache.setdefault(document.doc_id, sentence_spans(document.text))
         starts = [a for a, _ in spans]
-        first = bisect_right(starts, references[0].start) - 1
-        last = bisect_right(starts, references[-1].end - 1) - 1
-        inside = {bisect_right(starts, r.start) - 1 for r in references}
+        first = bisect_right(starts, focus.start) - 1
+        last = bisect_right(starts, focus.end - 1) - 1
         found: Counter[str] = Counter()
         for index in range(max(first - self.window, 0), min(last + self.window + 1, len(spans))):
-            if index not in inside:
+            if not first <= index <= last:
                 a, b = spans[index]
                 found.update(dict.fromkeys(content_terms(document.text[a:b]), 1))
         return found
@@ -283,13 +252,7 @@ class ParaphraseGenerator:
         df = stats.document_frequency
         # the rarest terms are what the sentence says that no other does: the answer, left out
         left_out = sorted(terms, key=lambda t: (df.get(t, 0), t))[: self.left_out]
-        pool = [t for t in terms if t not in left_out]
-        weights = [max(df.get(t, 1), 1) ** self.topical_power for t in pool]
-        kept: list[str] = []
-        for _ in range(min(rng.randint(*self.kept_terms), len(pool))):
-            index = rng.choices(range(len(pool)), weights=weights)[0]
-            kept.append(pool.pop(index))
-            weights.pop(index)
+        kept = [t for t in terms if t not in left_out]
         stems = {stem(t) for t in terms}
         substituted: dict[str, str] = {}
         for term in sorted(kept):
@@ -331,10 +294,26 @@ class ParaphraseGenerator:
             text + "?",
             focus,
             tuple(left_out),
-            tuple(t for t in terms if t in kept),
             tuple((t, substituted[t]) for t in sorted(substituted)),
             tuple(context),
         )
+
+
+def _focus_sentence(document: Document, passage: CharacterSpan, rng: random.Random) -> CharacterSpan | None:
+    """A sentence of the passage (whitespace trimmed) with at least ``MIN_SENTENCE_TERMS`` distinct
+    content terms, drawn with weight = that number; None when the passage has none."""
+    candidates: list[tuple[CharacterSpan, int]] = []
+    for a, b in sentence_spans(document.text, passage.start, passage.end):
+        while a < b and document.text[a].isspace():
+            a += 1
+        while b > a and document.text[b - 1].isspace():
+            b -= 1
+        n_terms = len(set(content_terms(document.text[a:b])))
+        if n_terms >= MIN_SENTENCE_TERMS:
+            candidates.append((CharacterSpan(document.doc_id, a, b, document.text[a:b]), n_terms))
+    if not candidates:
+        return None
+    return rng.choices([c for c, _ in candidates], weights=[n for _, n in candidates])[0]
 
 
 def _rng(seed: int, *parts: str) -> random.Random:

@@ -50,12 +50,10 @@ def test_each_question_is_labelled_and_leaves_out_the_rarest_term_of_its_sentenc
         metadata = example.metadata
         assert set(METADATA_KEYS) <= set(metadata)
         assert metadata["generator"] == GENERATOR and metadata["question_type"] == "paraphrase"
-        # the reference is the sentences the question was written from, inside the passage drawn
-        assert [r.text for r in example.relevant_spans] == metadata["focus_sentences"]
-        start, end = metadata["passage"]
-        doc_id = example.relevant_spans[0].doc_id
-        assert all(r.doc_id == doc_id and start <= r.start < r.end <= end for r in example.relevant_spans)
-        focus_terms = set(content_terms(" ".join(metadata["focus_sentences"])))
+        (span,) = example.relevant_spans  # the reference is the passage, the question from one of its sentences
+        doc_id = span.doc_id
+        assert metadata["focus_sentence"] in span.text
+        focus_terms = set(content_terms(metadata["focus_sentence"]))
         df = statistics[doc_id].document_frequency
         rarest = min(focus_terms, key=lambda t: (df.get(t, 0), t))
         assert metadata["left_out_terms"] == [rarest]
