@@ -130,12 +130,12 @@ class ParaphraseGenerator:
         for passage in passages:
             span = passage.span
             rng = _rng(self.seed, "paraphrase", span.doc_id, str(span.start), str(span.end))
-            focus = _focus_sentence(corpus[span.doc_id], span, rng)
-            if focus is None:
+            sentence = _focus_sentence(corpus[span.doc_id], span, rng)
+            if sentence is None:
                 rejections.append(_too_few_terms(span))
                 continue
-            plans.append((span, rng, focus.text))
-            neighbourhoods.append(self._neighbourhood(corpus[span.doc_id], focus, sentences))
+            plans.append((span, rng, sentence.text))
+            neighbourhoods.append(self._neighbourhood(corpus[span.doc_id], sentence, sentences))
         used_docs = sorted({span.doc_id for span, *_ in plans})
         vocabularies, word_vectors, focus_vectors = self._vectors(
             [corpus[d] for d in used_docs], statistics, [focus for _, _, focus in plans]
