@@ -61,7 +61,7 @@ def describe_created(created: CreatedWorkspace) -> str:
         f"  wrote {', '.join(str(p.relative_to(created.root)) for p in created.written)}",
         "next:",
         f"  cd {shlex.quote(str(created.root))}",
-        "  rag-eval run     # questions generated offline (known-item), every chunk config x profile",
+        "  rag-eval run     # questions generated offline (paraphrase), every chunk config x profile",
         "  rag-eval ui      # the Dagster UI on this workspace",
     ]
     return "\n".join(lines)

@@ -33,6 +33,7 @@ class RegeneratedQuestions:
     accepted: int = 0
     rejected: int = 0
     rejected_by_reason: Mapping[str, int] = field(default_factory=dict)
+    filters: str = ""  # what the generator's checks and each filter removed (Synthesized.describe_filters)
     evaluation_questions: int | None = None
     evaluate_on: str = ""
     documents: tuple[str, ...] | None = None  # None: every document
@@ -63,6 +64,8 @@ class RegeneratedQuestions:
             f"synthetic_questions ({self.generator}): {self.accepted} accepted, {self.rejected} rejected"
             + (f" ({reasons})" if reasons else "")
         ]
+        if self.filters:
+            lines.append(f"removed by: {self.filters}")
         if self.documents is not None:
             lines.append(
                 f"regenerated {len(self.documents)} document(s) ({', '.join(self.documents)}): "
@@ -118,6 +121,7 @@ def regenerate_questions(
         accepted=int(synthetic["n_questions"]),
         rejected=int(synthetic["n_rejected"]),
         rejected_by_reason={str(k): int(v) for k, v in dict(synthetic["rejected_by_reason"]).items()},
+        filters=str(synthetic.get("filters", "")),
         evaluation_questions=int(evaluated["n_questions"]),
         evaluate_on=str(evaluated["evaluate_on"]),
         documents=None if documents is None else tuple(documents),

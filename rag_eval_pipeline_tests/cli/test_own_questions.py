@@ -1,6 +1,6 @@
 """A project without golden questions, through `rag-eval run` in process: asking for the golden set
 (the default) exits 2 before any run, naming the file and the import; with evaluate_on: synthetic it
-evaluates on known-item questions (leaderboard printed, with the keyword caveat, no traceback); a broken
+evaluates on paraphrase questions (leaderboard printed, no known-item caveat, no traceback); a broken
 golden file is still bad input (exit 2, file and line); questions imported into the golden location are
 then what it evaluates, and synthetic_questions computes nothing."""
 
@@ -32,7 +32,7 @@ def project(project: Path) -> Path:
     return project
 
 
-def test_a_project_without_golden_questions_asks_for_them_or_runs_on_known_item_ones(
+def test_a_project_without_golden_questions_asks_for_them_or_runs_on_generated_ones(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     golden = project / "data/datasets/golden_token_level.jsonl"
@@ -44,16 +44,18 @@ def test_a_project_without_golden_questions_asks_for_them_or_runs_on_known_item_
     assert f"`rag-eval dataset import FILE --out {golden}`" in err and "Traceback" not in out + err
     assert "evaluation " not in out
 
-    # evaluate_on: synthetic, as `rag-eval init` writes it: known-item questions, said in the board
+    # evaluate_on: synthetic, as `rag-eval init` writes it: paraphrase questions (the offline default),
+    # so no known-item caveat under the board
     generation.write_text("evaluate_on: synthetic\n" + SMALL, encoding="utf-8")
     assert main(ONE_PARTITION) == 0
     out, err = capsys.readouterr()
     assert "golden dataset" not in err
     assert "Traceback" not in out + err and "FAILED" not in err
     assert "rank  tier  chunk_config" in out and "recursive-120-20" in out  # the leaderboard
-    assert sum(line.startswith(CAVEAT) for line in out.splitlines()) == 1
+    assert not any(line.startswith(CAVEAT) for line in out.splitlines())
     with project_instance(project) as instance:
         assert latest_metadata(instance, "eval_questions")["evaluate_on"] == "synthetic"
+        assert latest_metadata(instance, "synthetic_questions")["generator"] == "paraphrase"
         assert latest_metadata(instance, "synthetic_questions")["n_questions"] > 0
 
     # a golden file that is there but broken: bad input naming it and its line, as before

@@ -168,6 +168,10 @@ def test_regenerate_questions_overrides_the_generator_for_one_run(
     assert accepted > 0
     assert f"synthetic_questions (known-item): {accepted} accepted, {rejected} rejected" in out
     assert "asked for 6 questions (n_questions: 6): " in out  # how many were asked for, and why
+    assert re.search(
+        r"removed by: generator \(its own checks\) \d+, deduplicate \(cosine >= 0.9\) \d+, retrievability \(off\) 0",
+        out,
+    )
     assert f"eval_questions: {4 + accepted} questions from the both set" in out
     assert (project / "data/generation.yaml").read_text(encoding="utf-8") == settings
 

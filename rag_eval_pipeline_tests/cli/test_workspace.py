@@ -132,7 +132,8 @@ def test_init_then_run_evaluates_your_documents_in_four_formats_and_leaves_the_d
     assert "Traceback" not in run.stderr
     board_lines = [line for line in run.stdout.splitlines() if "recursive-400-50" in line]
     assert {"dense-top5", "keyword-top5"} <= {w for line in board_lines for w in line.split()}
-    assert "questions: known-item (bags of salient terms, which favour keyword retrieval)" in run.stdout
+    # the offline default is the paraphrase generator: no known-item caveat under the board
+    assert "questions: known-item" not in run.stdout
     assert "skipped 1 files with extensions the corpus does not read (.pdf 1)" in run.stderr
 
     files = ProjectFiles.in_project(workspace, {})

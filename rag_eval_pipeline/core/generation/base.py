@@ -20,7 +20,8 @@ RejectionReason = Literal[
     "excerpt_not_found",  # a quoted excerpt does not occur in the document, even normalised
     "sparse_chunk",  # chunk-level: the chunk was classified SPARSE, so no question was asked
     "duplicate",  # semantically a repeat of an earlier question
-    "unretrievable",  # a local retriever cannot tie the question back to its own source at all
+    "too_few_terms",  # the offline generators: the source holds too few content terms to ask with
+    "unretrievable",  # the retrievability filter (off by default): its retriever cannot find the source
 ]
 
 # Keys every generated example's metadata carries (values may be None where unknown).

@@ -235,7 +235,7 @@ class KnownItemGenerator:
         self, query: SimulatedQuery, doc_ids: tuple[str, ...], chunk_ids: tuple[str, ...] = ()
     ) -> Rejection:
         return Rejection(
-            "unretrievable",
+            "too_few_terms",
             f"the source holds only {len(query.terms) - len(query.noise_terms)} distinct content terms; "
             f"a known-item query needs {self.min_terms} to single it out",
             doc_ids,

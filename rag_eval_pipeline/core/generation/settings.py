@@ -1,7 +1,7 @@
 """``data/generation.yaml``: which questions the evaluation uses, how synthetic ones are made, which LLM.
 
 Every key is optional; a project without the file gets the defaults (evaluate on the golden set; the
-deterministic known-item generator, which needs no LLM). Errors name the file and the key.
+deterministic paraphrase generator, which needs no LLM). Errors name the file and the key.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from ..settings_file import Converter, build_settings, check_value, read_setting
 from .quotas import CountRule, QuestionTarget
 
 DatasetChoice = Literal["golden", "synthetic", "both"]
-TokenLevelGenerator = Literal["known-item", "llm", "excerpt-first"]
+# The generators that need no LLM (deterministic, free); the others need one.
+OfflineGenerator = Literal["paraphrase", "known-item"]
+TokenLevelGenerator = Literal[OfflineGenerator, "llm", "excerpt-first"]
 # The token-level generators that need an LLM; every other one runs offline (no key, nothing downloaded).
 LLM_TOKEN_LEVEL_GENERATORS = frozenset({"llm", "excerpt-first"})
 ChunkLevelGenerator = Literal["known-item", "llm"]
@@ -28,11 +30,13 @@ LLMProvider = Literal["auto", "openai", "local"]
 class TokenLevelSettings:
     """``synthetic_questions``: chunker-independent questions with character-span ground truth."""
 
-    # known-item: simulated queries from a passage's salient terms, deterministic, no LLM;
+    # paraphrase: questions written from a passage's sentence (its answer left out, related document
+    # terms substituted), deterministic, no LLM, ranking setups as natural questions do (paraphrase.py);
+    # known-item: simulated keyword queries from a passage's rarest terms (they favour BM25);
     # llm: the LLM writes questions and quotes their excerpts; excerpt-first: passages are chosen
     # first, the LLM writes one question each (suits small local models).
-    generator: TokenLevelGenerator = "known-item"
-    # known-item and excerpt-first: auto follows the corpus (core/generation/quotas.py), or a number
+    generator: TokenLevelGenerator = "paraphrase"
+    # paraphrase, known-item and excerpt-first: auto follows the corpus (core/generation/quotas.py), or a number
     n_questions: int | Literal["auto"] = "auto"
     min_questions: int = 100  # auto: at least this many, when the documents hold the passages
     max_questions: int = 500  # auto: at most this many (retrieval work, an LLM generator's bill)
@@ -40,11 +44,13 @@ class TokenLevelSettings:
     questions_per_document: int = 2  # llm
     cross_document_pairs: int = 3  # llm: pairs of related documents asked for two-document questions
     max_document_chars: int = 12_000  # llm: longer documents are sent in sections of this size
-    passage_min_chars: int = 200  # known-item and excerpt-first: the passages questions are made from
+    passage_min_chars: int = 200  # all but llm: the passages questions are made from
     passage_max_chars: int = 600
     seed: int = 13
     dedup_threshold: float = 0.9  # cosine similarity at or above which a question repeats an earlier one
-    retrievability_top_n: int = 20  # 0 switches the filter off
+    # >0 keeps only questions whose source a local dense retriever finds in its top n: a selection that
+    # favours that retriever over the others being compared, so it is off (0) by default
+    retrievability_top_n: int = 0
 
     def __post_init__(self) -> None:
         n = self.n_questions
@@ -80,7 +86,7 @@ class ChunkLevelSettings:
     questions_per_chunk: int = 2  # DENSE chunks; MODERATE ones get one
     seed: int = 13
     dedup_threshold: float = 0.9
-    retrievability_top_n: int = 20
+    retrievability_top_n: int = 0  # as token_level's: off, it favours the dense retriever
 
     def __post_init__(self) -> None:
         _check_int(self, "max_chunks", minimum=1)

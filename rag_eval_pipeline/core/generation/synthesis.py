@@ -21,11 +21,12 @@ from ..llm.base import CompletionParams
 from ..llm.client import LLMClient
 from ..progress import Progress, no_progress
 from ..types import PositionAwareChunk, QuestionId
-from .base import Rejection
+from .base import ExampleT, GenerationResult, Rejection
 from .known_item import KnownItemGenerator
 from .llm_chunk_level import LLMChunkLevelGenerator
 from .llm_excerpt_first import ExcerptFirstGenerator
 from .llm_token_level import LLMTokenLevelGenerator
+from .paraphrase import ParaphraseGenerator
 from .passages import plan_passages
 from .quality import (
     deduplicate,
@@ -43,8 +44,40 @@ DatasetT = TypeVar("DatasetT", TokenLevelDataset, ChunkLevelDataset)
 NO_LLM = (
     "needs an LLM, and none is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another "
     "OpenAI-protocol server), or install the local SmolLM2 model (make local-llm), or use the "
-    "deterministic generator 'known-item'"
+    "deterministic generator 'paraphrase' (or 'known-item')"
 )
+
+
+@dataclass(frozen=True)
+class FilterReport:
+    """What one step between the generator and the dataset removed, and how it was set: the generator's
+    own checks, then each filter; a filter that is off removes nothing and says so."""
+
+    name: str  # "generator", "deduplicate", "retrievability"
+    setting: str  # "cosine >= 0.9", "off", ...
+    removed: int
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.setting}) {self.removed}"
+
+
+def filter_reports(
+    generator: GenerationResult[ExampleT],
+    unique: GenerationResult[ExampleT],
+    tied: GenerationResult[ExampleT],
+    dedup_threshold: float,
+    top_n: int,
+    embedder: Embedder,
+) -> tuple[FilterReport, ...]:
+    return (
+        FilterReport("generator", "its own checks", len(generator.rejections)),
+        FilterReport("deduplicate", f"cosine >= {dedup_threshold:g}", len(unique.rejections)),
+        FilterReport(
+            "retrievability",
+            f"source in the top {top_n} of {embedder.model_id}" if top_n > 0 else "off",
+            len(tied.rejections),
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -56,10 +89,19 @@ class Synthesized(Generic[DatasetT]):
     # the questions this generation made (all but the kept ones of a per-document regeneration)
     generated: tuple[QuestionId, ...] | None = None
     count: QuestionCount | None = None  # token-level: how many questions were asked for, and why
+    filters: tuple[FilterReport, ...] = ()  # what the generator's checks and each filter removed
 
     @property
     def rejected_by_reason(self) -> dict[str, int]:
         return dict(sorted(Counter(r.reason for r in self.rejections).items()))
+
+    @property
+    def removed_by_filter(self) -> dict[str, int]:
+        return {f.name: f.removed for f in self.filters}
+
+    def describe_filters(self) -> str:
+        """``generator (its own checks) 0, deduplicate (cosine >= 0.9) 2, retrievability (off) 0``."""
+        return ", ".join(f.describe() for f in self.filters)
 
 
 def synthesize_token_level(
@@ -90,7 +132,17 @@ def synthesize_token_level(
             settings.passage_max_chars,
         )
     count = plan.count if plan is not None else llm_question_count(corpus, settings)
-    if settings.generator == "known-item":
+    if settings.generator == "paraphrase":
+        paraphrase = ParaphraseGenerator(
+            embedder,
+            seed=settings.seed,
+            min_chars=settings.passage_min_chars,
+            max_chars=settings.passage_max_chars,
+        )
+        result = paraphrase.generate_token_level(
+            corpus, settings.question_target(), documents, passages=plan.passages if plan else None
+        )
+    elif settings.generator == "known-item":
         known_item = KnownItemGenerator(
             seed=settings.seed, min_chars=settings.passage_min_chars, max_chars=settings.passage_max_chars
         )
@@ -140,6 +192,7 @@ def synthesize_token_level(
         estimate,
         generated=tuple(e.question_id for e in tied.examples),
         count=count,
+        filters=filter_reports(result, unique, tied, settings.dedup_threshold, top_n, embedder),
     )
 
 
@@ -180,4 +233,5 @@ def synthesize_chunk_level(
         result.rejections + unique.rejections + tied.rejections,
         settings.generator,
         estimate,
+        filters=filter_reports(result, unique, tied, settings.dedup_threshold, top_n, embedder),
     )

@@ -6,17 +6,20 @@ generator seeded the same way picks the same terms on any machine.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 # An alphanumeric run, joined to the next one by '-', '_' or '.' (V-12, kst-prod-eu1, 7.5, e.g,
 # dispatch.scans.v2) or, between digits only, by ',' or ':' (1,450 and 22:00), so numbers and
 # identifiers stay whole while "end, next" and "rule: x" still split.
-_TOKEN = re.compile(r"[^\W_]+(?:[-_.][^\W_]+|(?<=\d)[,:]\d+)*")
+TOKEN_PATTERN = re.compile(r"[^\W_]+(?:[-_.][^\W_]+|(?<=\d)[,:]\d+)*")
 
 # A compact English stopword list (function words, auxiliaries, contraction fragments): enough to
 # keep "the", "would", "don" out of simulated queries without downloading a corpus.
@@ -47,7 +50,7 @@ def tokenize(text: str) -> list[str]:
     The text is NFC-composed first: a decomposed "é" (e + combining accent) would otherwise split the
     word, since a combining mark is not a word character for ``re``.
     """
-    return [match.group().lower() for match in _TOKEN.finditer(unicodedata.normalize("NFC", text))]
+    return [match.group().lower() for match in TOKEN_PATTERN.finditer(unicodedata.normalize("NFC", text))]
 
 
 def is_content_term(term: str) -> bool:
@@ -72,7 +75,7 @@ def salient_terms(text: str) -> list[str]:
     """
     text = unicodedata.normalize("NFC", text)
     seen: dict[str, None] = {}
-    for match in _TOKEN.finditer(text):
+    for match in TOKEN_PATTERN.finditer(text):
         surface = match.group()
         term = surface.lower()
         if term in seen or not is_content_term(term):
@@ -133,6 +136,24 @@ class TermStatistics:
     def vocabulary(self) -> list[str]:
         """Every content term, sorted, so sampling from it does not depend on insertion order."""
         return sorted(self.collection_frequency)
+
+
+@functools.cache
+def stem(term: str) -> str:
+    """The Snowball English stem of a lowercased term: what the keyword index (core/retrieval/keyword.py)
+    matches on, so two forms of a word with one stem are the same word to it."""
+    with _stemmer_lock:  # PyStemmer objects are not thread-safe
+        return str(_stemmer().stemWord(term))
+
+
+@functools.cache
+def _stemmer() -> Any:
+    import Stemmer  # PyStemmer, imported on first use (as the keyword index does)
+
+    return Stemmer.Stemmer("english")
+
+
+_stemmer_lock = threading.Lock()
 
 
 def document_frequencies(texts: Iterable[str]) -> dict[str, int]:

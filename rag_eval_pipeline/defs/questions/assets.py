@@ -6,6 +6,7 @@ accepted ones as a JSONL dataset in the warehouse (and in LangSmith when configu
 
 import json
 from collections.abc import Sequence
+from typing import get_args
 
 import dagster as dg
 import pandas as pd
@@ -13,7 +14,7 @@ import pandas as pd
 from ...core.corpus import Corpus
 from ...core.datasets import TokenLevelDataset
 from ...core.generation.regeneration import GENERATED_RUN_ID, KeptQuestions, questions_to_keep, with_kept_rows
-from ...core.generation.settings import GenerationSettings
+from ...core.generation.settings import GenerationSettings, OfflineGenerator
 from ...core.generation.synthesis import Synthesized, synthesize_chunk_level, synthesize_token_level
 from ...core.llm.client import LLMClient
 from ...core.tables import (
@@ -37,7 +38,7 @@ from ...lib.step_redaction import redacts_secrets
 
 
 def llm_client(llm: LLMResource, settings: GenerationSettings, generator: str) -> LLMClient | None:
-    if generator == "known-item":
+    if generator in get_args(OfflineGenerator):
         return None
     with input_errors_fail_the_step():
         return llm.client(settings.llm)
@@ -50,6 +51,8 @@ def generation_metadata(
         "n_questions": len(synthesized.dataset),
         "n_rejected": len(synthesized.rejections),
         "rejected_by_reason": dg.MetadataValue.json(synthesized.rejected_by_reason),
+        "removed_by_filter": dg.MetadataValue.json(synthesized.removed_by_filter),
+        "filters": synthesized.describe_filters(),
         "generator": synthesized.generator,
         "model": client.model_id if client else "none",
         "dataset_sha256": synthesized.dataset.sha256,
@@ -99,6 +102,7 @@ def skipped_synthetic_questions(
             "n_questions": 0,
             "n_rejected": 0,
             "rejected_by_reason": dg.MetadataValue.json({}),
+            "removed_by_filter": dg.MetadataValue.json({}),
             "generator": settings.token_level.generator,
             "model": "none",
         },
@@ -166,7 +170,7 @@ def synthetic_questions(
         context.log.info(f"asked for {synthesized.count.describe()}")
     context.log.info(
         f"{len(synthesized.dataset)} synthetic questions ({synthesized.generator}); rejected: "
-        f"{json.dumps(synthesized.rejected_by_reason)}"
+        f"{json.dumps(synthesized.rejected_by_reason)}; removed by: {synthesized.describe_filters()}"
         + (
             f"; regenerated {len(documents or ())} document(s): {generated} new questions, "
             f"{len(kept.examples)} kept from the other documents"

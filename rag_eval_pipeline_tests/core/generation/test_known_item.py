@@ -226,7 +226,7 @@ def test_a_source_too_poor_for_a_query_is_rejected_not_dropped() -> None:
     corpus = Corpus((Document(DocumentId("poor.md"), text),))
     result = KnownItemGenerator(min_terms=5, max_terms=6).generate_token_level(corpus, 3)
     assert result.examples == ()
-    assert [r.reason for r in result.rejections] == ["unretrievable"]
+    assert [r.reason for r in result.rejections] == ["too_few_terms"]
     assert result.rejections[0].source_doc_ids == ("poor.md",)
 
 

@@ -20,7 +20,9 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_a_missing_file_gives_the_offline_defaults(tmp_path: Path) -> None:
     settings = load_generation_settings(tmp_path / "absent.yaml")
     assert settings == GenerationSettings()
-    assert settings.evaluate_on == "golden" and settings.token_level.generator == "known-item"
+    assert settings.evaluate_on == "golden" and settings.token_level.generator == "paraphrase"
+    # no filter that keeps only what one retriever finds: it would favour it over the setups compared
+    assert settings.token_level.retrievability_top_n == 0 and settings.chunk_level.retrievability_top_n == 0
 
 
 def test_the_bundled_file_loads() -> None:

@@ -20,7 +20,10 @@ from rag_eval_pipeline.core.types import ChunkConfigName
 from rag_eval_pipeline_tests.conftest import tiny_corpus
 from rag_eval_pipeline_tests.fakes import CountingEmbedder, HashingEmbedder
 
-TOKEN_LEVEL = TokenLevelSettings(n_questions=6, passage_min_chars=40)
+# the probe path: the retrievability filter on, known-item questions (they embed nothing themselves)
+TOKEN_LEVEL = TokenLevelSettings(
+    generator="known-item", n_questions=6, passage_min_chars=40, retrievability_top_n=20
+)
 
 
 def test_token_level_questions_and_probe_passages_in_one_model_call(tmp_path: Path) -> None:
@@ -38,7 +41,13 @@ def test_token_level_questions_and_probe_passages_in_one_model_call(tmp_path: Pa
     assert alone.calls == 1
     generated = synthesize_token_level(
         corpus,
-        TokenLevelSettings(n_questions=6, passage_min_chars=40, dedup_threshold=1.0, retrievability_top_n=0),
+        TokenLevelSettings(
+            generator="known-item",
+            n_questions=6,
+            passage_min_chars=40,
+            dedup_threshold=1.0,
+            retrievability_top_n=0,
+        ),
         HashingEmbedder(),
     )
     unique = deduplicate(generated.dataset.examples, HashingEmbedder(), TOKEN_LEVEL.dedup_threshold)
@@ -51,11 +60,24 @@ def test_token_level_questions_and_probe_passages_in_one_model_call(tmp_path: Pa
     assert len(model.calls) == 1  # a re-run: everything from the cache
 
 
+def test_paraphrase_questions_embed_once_and_not_again_through_the_cache(tmp_path: Path) -> None:
+    """The offline default: its word and sentence vectors in one call, the de-duplication in another,
+    and a re-run through the embedding cache calls the model no more."""
+    corpus = tiny_corpus()
+    model = CountingEmbedder(HashingEmbedder())
+    settings = TokenLevelSettings(n_questions=6, passage_min_chars=40)
+    made = synthesize_token_level(corpus, settings, CachedEmbedder(model, EmbeddingCache(tmp_path / "e")))
+    assert made.generator == "paraphrase" and len(made.dataset) > 0
+    assert len(model.calls) == 2 and all(len(call) == len(set(call)) for call in model.calls)
+    again = synthesize_token_level(corpus, settings, CachedEmbedder(model, EmbeddingCache(tmp_path / "e")))
+    assert len(model.calls) == 2 and again.dataset.examples == made.dataset.examples
+
+
 def test_chunk_level_questions_and_chunks_in_one_model_call(tmp_path: Path) -> None:
     config = ChunkConfig(ChunkConfigName("fixed-60-0"), "fixed", 60, 0)
     chunks = chunk_corpus(build_chunker(config), tiny_corpus())
     model = CountingEmbedder(HashingEmbedder())
-    settings = ChunkLevelSettings(max_chunks=4)
+    settings = ChunkLevelSettings(max_chunks=4, retrievability_top_n=20)
     made = synthesize_chunk_level(
         chunks, "fp", settings, CachedEmbedder(model, EmbeddingCache(tmp_path / "e"))
     )

@@ -28,7 +28,7 @@ def write_generation(project: Path, text: str) -> None:
     (project / "data" / "generation.yaml").write_text(text, encoding="utf-8")
 
 
-def test_offline_default_makes_known_item_questions_and_evaluation_can_use_them(
+def test_offline_default_makes_paraphrase_questions_and_evaluation_can_use_them(
     tiny_project: Path, tmp_path: Path
 ) -> None:
     write_generation(
@@ -41,16 +41,24 @@ def test_offline_default_makes_known_item_questions_and_evaluation_can_use_them(
         evaluated = metadata_of(result, "eval_questions")
         questions = result.output_for_node("eval_questions")
         table = result.output_for_node("synthetic_questions")
-    assert generated["generator"] == "known-item" and generated["model"] == "none"
+    assert generated["generator"] == "paraphrase" and generated["model"] == "none"
     n = generated["n_questions"]
     assert 0 < n <= 6 and generated["n_rejected"] == len(table) - n
+    # what each step removed: the generator's own checks, then each filter (retrievability off)
+    removed = generated["removed_by_filter"]
+    assert list(removed) == ["generator", "deduplicate", "retrievability"] and removed["retrievability"] == 0
+    assert sum(removed.values()) == generated["n_rejected"]
+    assert generated["filters"] == (
+        f"generator (its own checks) {removed['generator']}, deduplicate (cosine >= 0.9) "
+        f"{removed['deduplicate']}, retrievability (off) 0"
+    )
     assert set(table["status"]) <= {"accepted", "rejected"}
     assert (table.loc[table["status"] == "rejected", "reason"] != "").all()
     assert evaluated["n_golden"] == 4 and evaluated["n_synthetic"] == n and len(questions) == 4 + n
     assert evaluated["evaluate_on"] == "both" and "off" in evaluated["langsmith"]
     corpus = Corpus.from_folder(tiny_project / "data" / "corpus")
     jsonl = read_token_level_jsonl(generated["jsonl"], corpus)  # every span valid against the corpus
-    assert len(jsonl) == n and all(e.metadata["generator"] == "known-item-simulation" for e in jsonl)
+    assert len(jsonl) == n and all(e.metadata["generator"] == "paraphrase-simulation" for e in jsonl)
     assert len(Warehouse(tmp_path / "warehouse").history_files("synthetic_questions")) == 1
 
 
