@@ -34,6 +34,7 @@ def test_dagster_dev_shows_the_assets(tiny_project: Path):
             ("answers",): "answers",
             ("answer_metrics",): "answers",
             ("answer_judgements",): "answers",
+            ("question_set_health",): "reporting",
             ("leaderboard",): "reporting",
             ("search_outcome",): "search",
             ("search_race",): "search",
