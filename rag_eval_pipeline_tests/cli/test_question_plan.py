@@ -14,7 +14,7 @@ from rag_eval_pipeline.core.leaderboard.power import questions_needed
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
 
 # evaluate on the golden file (4 questions) and on offline questions: the tiny documents hold short
-# passages, so the known-item generator is told to ask about passages of 40 characters and more
+# passages, so the offline generator is told to ask about passages of 40 characters and more
 GENERATION = "evaluate_on: both\ntoken_level: {n_questions: 12, passage_min_chars: 40}\n"
 
 
@@ -30,7 +30,7 @@ def test_the_plan_prints_the_questions_needed_from_a_pilot_and_writes_no_table(t
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     pilot = re.search(
-        r"^pilot: (\d+) known-item questions \(12 asked for.*\) on fixed-60-0 \(the cheapest", out, re.M
+        r"^pilot: (\d+) paraphrase questions \(12 asked for.*\) on fixed-60-0 \(the cheapest", out, re.M
     )
     assert pilot is not None, out
     kept = int(pilot.group(1))
@@ -50,7 +50,7 @@ def test_the_plan_prints_the_questions_needed_from_a_pilot_and_writes_no_table(t
     assert shared > alone
     assert re.search(
         rf"^the evaluation's {4 + kept} questions now \(4 from data/datasets/golden_token_level\.jsonl \+ {kept} "
-        r"made by the known-item generator of data/generation\.yaml\) detect a difference of \d\.\d{3} at 80 % "
+        r"made by the paraphrase generator of data/generation\.yaml\) detect a difference of \d\.\d{3} at 80 % "
         r"power, \d\.\d{3} at alpha 0\.05/3$",
         out,
         re.M,

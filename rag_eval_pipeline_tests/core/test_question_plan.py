@@ -99,7 +99,7 @@ def test_the_evaluations_questions_are_counted_from_the_golden_file_and_the_gene
     assert (found.count, found.source) == (85, "from data/datasets/golden_token_level.jsonl")
     both = QuestionSets(85, "data/datasets/golden_token_level.jsonl", synthetic=True)
     found = evaluation_questions(both, pilot(), True, TokenLevelSettings(), CORPUS)
-    assert found.count == 85 + 39 and "39 made by the known-item generator" in found.source
+    assert found.count == 85 + 39 and "39 made by the paraphrase generator" in found.source
     # another generation than the pilot's: what the configured generator asks for
     llm = TokenLevelSettings(
         generator="excerpt-first", n_questions=50, passage_min_chars=40, passage_max_chars=300
