@@ -38,9 +38,9 @@ from .passages import (
     chunk_identities,
     document_statistics,
     is_mostly_prose,
+    passages_to_ask,
     per_document_sample,
     score_text,
-    select_passages,
 )
 from .quotas import QuestionTarget
 from .terms import TermStatistics, content_terms
@@ -95,12 +95,9 @@ class KnownItemGenerator:
         over the whole corpus: the questions a full generation would ask about them, and no other."""
         statistics: dict[str, TermStatistics] = {doc.doc_id: document_statistics(doc) for doc in corpus}
         noise_models: dict[str, CollectionModel] = {}
-        if passages is None:
-            passages = select_passages(
-                corpus, n_questions, self.seed, self.min_chars, self.max_chars, statistics=statistics
-            )
-        if documents is not None:
-            passages = [p for p in passages if p.span.doc_id in documents]
+        passages = passages_to_ask(
+            corpus, n_questions, self.seed, self.min_chars, self.max_chars, statistics, passages, documents
+        )
         examples: list[TokenLevelExample] = []
         rejections: list[Rejection] = []
         seen_queries: set[str] = set()

@@ -43,7 +43,7 @@ from ..datasets import TokenLevelExample
 from ..embedding.base import Embedder
 from ..types import CharacterSpan, Document, QuestionId, sha256_hex
 from .base import GenerationResult, Rejection, example_metadata
-from .passages import Passage, document_statistics, select_passages
+from .passages import Passage, document_statistics, passages_to_ask
 from .quotas import QuestionTarget
 from .terms import TOKEN_PATTERN, TermStatistics, content_terms, is_content_term, stem
 
@@ -125,12 +125,9 @@ class ParaphraseGenerator:
         ``plan_passages`` with this generator's seed and sizes, as known-item), its reference the
         passage. With ``documents``, only the questions a full generation asks about those documents."""
         statistics: dict[str, TermStatistics] = {doc.doc_id: document_statistics(doc) for doc in corpus}
-        if passages is None:
-            passages = select_passages(
-                corpus, n_questions, self.seed, self.min_chars, self.max_chars, statistics=statistics
-            )
-        if documents is not None:
-            passages = [p for p in passages if p.span.doc_id in documents]
+        passages = passages_to_ask(
+            corpus, n_questions, self.seed, self.min_chars, self.max_chars, statistics, passages, documents
+        )
         plans: list[tuple[CharacterSpan, random.Random, str]] = []
         rejections: list[Rejection] = []
         neighbourhoods: list[Counter[str]] = []

@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
@@ -311,6 +311,27 @@ def select_passages(
 ) -> list[Passage]:
     """The passages of ``plan_passages``."""
     return list(plan_passages(corpus, n, seed, min_chars, max_chars, statistics=statistics).passages)
+
+
+def passages_to_ask(
+    corpus: Corpus,
+    n: QuestionTarget,
+    seed: int,
+    min_chars: int,
+    max_chars: int,
+    statistics: Mapping[str, TermStatistics],
+    planned: Sequence[Passage] | None,
+    documents: Collection[str] | None,
+) -> list[Passage]:
+    """The passages a passage-based generator asks about: ``planned`` (a ``plan_passages`` made with its
+    seed and sizes) or its own selection over the whole corpus, then, with ``documents``, only theirs: the
+    questions a full generation would ask about them, and no other."""
+    passages = (
+        planned
+        if planned is not None
+        else select_passages(corpus, n, seed, min_chars, max_chars, statistics=statistics)
+    )
+    return [p for p in passages if documents is None or p.span.doc_id in documents]
 
 
 def chunk_identities(chunks: Iterable[PositionAwareChunk]) -> dict[str, str]:
