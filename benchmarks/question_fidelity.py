@@ -18,7 +18,11 @@ one, and its winner in the natural tier 1.
     python benchmarks/question_fidelity.py [--generators known-item,...] [--data DIR] [--questions FILE]
         [--corpora NAME,...] [--chunk-configs FILE] [--only NAME,...] [--profiles FILE]
         [--only-profiles NAME,...] [--monitoring FILE] [--limit-questions N] [--split-halves N]
-        [--cache-dir DIR]
+        [--seeds N,...] [--cache-dir DIR]
+
+With several seeds (``--seeds 5,7,13,21,99``) each generator writes one question set per seed, every set
+is scored on the same indexes, and a summary gives the spread over seeds: the goals are judged on the
+median, as the split-half baseline is (one seed's questions are one sample, as one half is).
 """
 
 from __future__ import annotations
@@ -117,7 +121,12 @@ def question_corpus(example: TokenLevelExample) -> str:
 
 
 def generate(
-    generator: OfflineGenerator, corpus: Corpus, counts: Mapping[str, int], embedder: Embedder, seed: int
+    generator: OfflineGenerator,
+    corpus: Corpus,
+    counts: Mapping[str, int],
+    embedder: Embedder,
+    seed: int,
+    name: str | None = None,
 ) -> QuestionSet:
     """As many questions about each corpus (``counts``: corpus name -> questions) as asked, by
     ``generator`` through the pipeline's own synthesis (the generator, then the default filters of
@@ -128,8 +137,8 @@ def generate(
     removed: Counter[str] = Counter()
     setting: dict[str, str] = {}
     started = time.perf_counter()
-    for name, n in sorted(counts.items()):
-        documents = tuple(d for d in corpus if corpus_name(d.doc_id) == name)
+    for corpus_of_set, n in sorted(counts.items()):
+        documents = tuple(d for d in corpus if corpus_name(d.doc_id) == corpus_of_set)
         made = synthesize_token_level(
             Corpus(documents, root=corpus.root), replace(settings, n_questions=n), embedder
         )
@@ -138,8 +147,8 @@ def generate(
             removed[step.name] += step.removed
             setting[step.name] = step.setting
     seconds = time.perf_counter() - started
-    described = ", ".join(f"{name} ({setting[name]}) {count}" for name, count in removed.items())
-    return QuestionSet(generator, tuple(examples), seconds, described)
+    described = ", ".join(f"{step} ({setting[step]}) {count}" for step, count in removed.items())
+    return QuestionSet(name or generator, tuple(examples), seconds, described)
 
 
 @dataclass(frozen=True)
@@ -431,6 +440,78 @@ def format_fidelity(results: Sequence[Fidelity], baselines: Mapping[str, list[fl
     return "\n".join(lines)
 
 
+def set_name(generator: str, seed: int, seeds: Sequence[int]) -> str:
+    """A generator's question set is named for it, and for its seed when several are compared."""
+    return f"{generator}@{seed}" if len(seeds) > 1 else generator
+
+
+@dataclass(frozen=True)
+class SeedSpread:
+    """One generator's fidelity on one corpus (or all) over its seeds: the spread of one sample to the next."""
+
+    generator: str
+    corpus: str
+    results: tuple[Fidelity, ...]  # one per seed
+
+    @property
+    def taus(self) -> list[float]:
+        return [r.tau for r in self.results]
+
+    @property
+    def gaps(self) -> list[float]:
+        return [r.largest_family_gap for r in self.results]
+
+    @property
+    def winners_in_tier_1(self) -> int:
+        return sum(r.winner_in_tier_1 for r in self.results)
+
+    @property
+    def goals_met_on_median(self) -> bool:
+        """The median tau and the median largest gap meet the goals and the winner is in the natural tier 1
+        for at least half the seeds: the generator judged as the baseline is, on its typical sample."""
+        return (
+            statistics.median(self.taus) >= GOAL_TAU
+            and statistics.median(self.gaps) <= GOAL_FAMILY_GAP
+            and 2 * self.winners_in_tier_1 >= len(self.results)
+        )
+
+
+def seed_spreads(
+    results: Sequence[Fidelity], generators: Sequence[str], seeds: Sequence[int]
+) -> list[SeedSpread]:
+    """Per generator and corpus, its results over ``seeds`` (in the order of ``results``)."""
+    spreads = []
+    for generator in generators:
+        names = {set_name(generator, seed, seeds) for seed in seeds}
+        corpora = dict.fromkeys(r.corpus for r in results if r.generator in names)
+        for corpus in corpora:
+            found = tuple(r for r in results if r.generator in names and r.corpus == corpus)
+            spreads.append(SeedSpread(generator, corpus, found))
+    return spreads
+
+
+def format_seed_spreads(spreads: Sequence[SeedSpread], seeds: Sequence[int]) -> str:
+    lines = [
+        f"Over {len(seeds)} seeds ({', '.join(map(str, seeds))}): median (min-max); goals judged on the median"
+    ]
+    header = (
+        f"{'generator':<14} {'corpus':<20} {'tau':>17} {'max gap':>19} {'winner in tier 1':>16} "
+        f"{'seeds met':>9} {'goals':>5}"
+    )
+    lines += [header, "-" * len(header)]
+    for spread in spreads:
+        taus, gaps = spread.taus, spread.gaps
+        met = sum(r.goals_met for r in spread.results)
+        lines.append(
+            f"{spread.generator:<14} {spread.corpus:<20} "
+            f"{f'{statistics.median(taus):.2f} ({min(taus):.2f}-{max(taus):.2f})':>17} "
+            f"{f'{statistics.median(gaps):.3f} ({min(gaps):.3f}-{max(gaps):.3f})':>19} "
+            f"{f'{spread.winners_in_tier_1} of {len(spread.results)}':>16} {f'{met} of {len(spread.results)}':>9} "
+            f"{('met' if spread.goals_met_on_median else 'no'):>5}"
+        )
+    return "\n".join(lines)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
@@ -466,6 +547,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=13, help="the generators' seed")
     parser.add_argument(
+        "--seeds",
+        default=None,
+        metavar="N,...",
+        help="several seeds: one question set per generator and seed, and the spread over seeds",
+    )
+    parser.add_argument(
         "--split-halves", type=int, default=SPLIT_HALVES, metavar="N", help="random halves for the baseline"
     )
     parser.add_argument(
@@ -477,6 +564,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             parser.error(f"--{option.replace('_', '-')} must be >= 1")
     if args.split_halves < 0:
         parser.error("--split-halves must be >= 0")
+    try:
+        args.seeds = [int(v) for v in args.seeds.split(",")] if args.seeds else [args.seed]
+    except ValueError:
+        parser.error(f"--seeds takes whole numbers separated by commas, not {args.seeds!r}")
+    if len(set(args.seeds)) != len(args.seeds):
+        parser.error(f"--seeds names a seed twice: {args.seeds}")
     return args
 
 
@@ -552,8 +645,11 @@ def run(
     asked = sets[0].corpus_counts()
     if args.n_questions is not None:
         asked = Counter(dict.fromkeys(asked, args.n_questions))
+    seeds: list[int] = args.seeds
     for generator in generators:
-        sets.append(generate(generator, data.corpus, asked, embedder, args.seed))
+        for seed in seeds:
+            name = set_name(generator, seed, seeds)
+            sets.append(generate(generator, data.corpus, asked, embedder, seed, name))
     for s in sets:
         listed = ", ".join(f"{c} {n}" for c, n in sorted(s.corpus_counts().items()))
         line = f"{s.name}: {len(s.examples)} questions ({listed})"
@@ -580,15 +676,21 @@ def run(
     natural = scores.values[NATURAL]
     results = [
         found
-        for generator in generators
+        for question_set in sets[1:]
         for corpus in scopes
-        if (found := fidelity(generator, corpus, natural, scores.values[generator], families, leaderboard))
+        if (
+            found := fidelity(
+                question_set.name, corpus, natural, scores.values[question_set.name], families, leaderboard
+            )
+        )
     ]
     baselines = {
         corpus: split_half_taus(of_corpus(natural, corpus), leaderboard, args.split_halves, SPLIT_SEED)
         for corpus in scopes
     }
     print("\n" + format_fidelity(results, baselines), file=out)
+    if len(seeds) > 1:
+        print("\n" + format_seed_spreads(seed_spreads(results, generators, seeds), seeds), file=out)
     print(f"\ntotal runtime {time.perf_counter() - total_started:.1f} s", file=out)
     out.flush()
     return 0

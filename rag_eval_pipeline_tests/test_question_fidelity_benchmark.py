@@ -91,3 +91,80 @@ def test_an_unknown_generator_is_refused(capsys: pytest.CaptureFixture[str]) -> 
     module = load_script()
     assert module.main(["--generators", "paraphrase,nope"], embedder=HashingEmbedder()) == 2
     assert "nope" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_several_seeds_give_one_question_set_each_and_their_spread(tmp_path: Path) -> None:
+    module = load_script()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = module.main(
+            [*SLICE, "--generators", "paraphrase", "--seeds", "3,4"], embedder=HashingEmbedder()
+        )
+    text = out.getvalue()
+    assert code == 0, text
+    taus = []
+    for seed in (3, 4):
+        assert re.search(rf"^paraphrase@{seed}: \d+ questions \(chatlogs \d+\); 24 asked for", text, re.M)
+        row = re.search(rf"^paraphrase@{seed}\s+overall\s+24\s+\d+\s+(-?[0-9.]+)\s", text, re.M)
+        assert row, text
+        taus.append(float(row.group(1)))
+    assert "Over 2 seeds (3, 4): median (min-max); goals judged on the median" in text
+    spread = re.search(
+        r"^paraphrase\s+overall\s+(-?[0-9.]+) \((-?[0-9.]+)-(-?[0-9.]+)\)\s+[0-9.]+ \([0-9.]+-[0-9.]+\)\s+"
+        r"[0-2] of 2\s+[0-2] of 2\s+(met|no)$",
+        text,
+        re.M,
+    )
+    assert spread, text
+    assert float(spread.group(1)) == pytest.approx(sum(taus) / 2, abs=0.006)
+    assert (float(spread.group(2)), float(spread.group(3))) == (min(taus), max(taus))
+
+
+def fidelity_of(module: ModuleType, name: str, tau: float, gap: float, in_tier_1: bool) -> object:
+    setups = [("a", "dense-top5"), ("b", "dense-top5")]
+    natural = {"dense": 0.5, "hybrid": float("nan"), "keyword": float("nan")}
+    return module.Fidelity(
+        name,
+        "overall",
+        10,
+        10,
+        tau,
+        tau,
+        natural,
+        {**natural, "dense": 0.5 + gap},
+        setups[0] if in_tier_1 else setups[1],
+        setups[0],
+        (setups[0],),
+    )
+
+
+def test_the_goals_over_seeds_are_judged_on_the_median() -> None:
+    module = load_script()
+    seeds = [1, 2, 3]
+    results = [
+        fidelity_of(module, "paraphrase@1", 0.70, 0.01, True),
+        fidelity_of(module, "paraphrase@2", 0.85, 0.05, True),
+        fidelity_of(module, "paraphrase@3", 0.90, 0.02, False),
+        fidelity_of(module, "known-item@1", 0.9, 0.01, True),
+    ]
+    (spread,) = module.seed_spreads(results, ["paraphrase"], seeds)
+    assert spread.taus == [0.70, 0.85, 0.90] and spread.winners_in_tier_1 == 2
+    assert spread.goals_met_on_median  # median tau 0.85, median gap 0.02, winner in tier 1 in 2 of 3
+    worse = [*results[:2], fidelity_of(module, "paraphrase@3", 0.75, 0.02, False)]
+    assert not module.seed_spreads(worse, ["paraphrase"], seeds)[0].goals_met_on_median  # median 0.75
+    once = [results[0], *(fidelity_of(module, f"paraphrase@{s}", 0.9, 0.0, False) for s in (2, 3))]
+    assert not module.seed_spreads(once, ["paraphrase"], seeds)[0].goals_met_on_median  # tier 1 once
+    table = module.format_seed_spreads([spread], seeds)
+    assert re.search(
+        r"paraphrase\s+overall\s+0.85 \(0.70-0.90\)\s+0.020 \(0.010-0.050\)\s+2 of 3\s+0 of 3\s+met", table
+    )
+
+
+def test_seeds_are_whole_numbers_named_once() -> None:
+    module = load_script()
+    assert module.parse_args(["--seeds", "5,7"]).seeds == [5, 7]
+    assert module.parse_args(["--seed", "4"]).seeds == [4]
+    for bad in ("5,x", "5,5"):
+        with pytest.raises(SystemExit):
+            module.parse_args(["--seeds", bad])
