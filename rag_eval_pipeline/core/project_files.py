@@ -67,6 +67,8 @@ class ProjectFiles:
     # it) and the embedding and LLM response caches.
     qdrant_dir: str = "data/qdrant"
     embedding_cache_file: str = "data/cache/embeddings.sqlite"
+    # Imported real queries, their pooled passages and every judgement (core/judging/store.py).
+    judging_dir: str = "data/judging"
     llm_cache_file: str = "data/cache/llm_responses.sqlite"
 
     @classmethod
