@@ -74,6 +74,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     install_stream_redaction()  # what the terminal shows (logs, tracebacks, output) holds no secret
     install_log_redaction()
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # the reader stopped reading (`rag-eval query ... | head`): stop without a traceback, and point
+        # stdout at nothing so the interpreter's last flush does not fail again; 1, as the Python docs
+        # advise (a truncated output is not a success)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     # where the user ran the command: paths given on the command line resolve against it, not against
     # the project root the command then changes to

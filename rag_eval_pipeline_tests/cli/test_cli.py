@@ -113,3 +113,17 @@ def test_bad_selection_and_bad_config_exit_2_with_the_reason(tiny_project: Path)
     )
     done = rag_eval(tiny_project, "run")
     assert done.returncode == 2 and "chunk_overlap (10) must be smaller than chunk_size (10)" in done.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tiny_project: Path):
+    """`rag-eval query ... | head -2`: the pipe closes under a long output."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL")}
+    env["RAG_EVAL_PROJECT_DIR"] = str(tiny_project)
+    command = [sys.executable, "-m", "rag_eval_pipeline", "query", "select range as x from range(200000)"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().strip() == b"x"
+    process.stdout.close()  # as head does after its lines
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 1
+    assert "Traceback" not in errors and "BrokenPipeError" not in errors, errors
