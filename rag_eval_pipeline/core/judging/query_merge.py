@@ -37,6 +37,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,9 @@ from ..files import locked, storage_error, write_text_atomically
 from .store import JudgingStore
 from .types import ImportedQuery, QueryId, query_id_for
 
-NEAR_DUPLICATE_JACCARD = 0.8
+# exact, as a fraction: 0.8 * 5 in floating point need not be 4
+NEAR_DUPLICATE_JACCARD = Fraction(4, 5)
+_NUM, _DEN = NEAR_DUPLICATE_JACCARD.numerator, NEAR_DUPLICATE_JACCARD.denominator
 NEGATIONS = frozenset(
     {"not", "no", "never", "without", "cannot", "cant", "dont", "doesnt", "isnt", "wont", "nor", "none"}
 )
@@ -86,9 +89,9 @@ def near_duplicates(a: str, b: str) -> bool:
 def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
     if not a or not b:  # no word at all ("???"): only an exact duplicate merges
         return False
-    if _guarded(a) != _guarded(b):
+    if len(a & b) * _DEN < _NUM * len(a | b):
         return False
-    return len(a & b) >= NEAR_DUPLICATE_JACCARD * len(a | b)
+    return _guarded(a ^ b) == frozenset()  # no number or negation in one and not the other
 
 
 def _guarded(tokens: frozenset[str]) -> frozenset[str]:
@@ -128,14 +131,20 @@ def merge_queries(
         query_id, group = item
         return (stored_rank.get(query_id, len(stored_rank)), -group.count, query_id)
 
+    ordered = sorted(exact.items(), key=order)
+    token_sets = [
+        frozenset(fold(_leading_text(group, stored_text.get(query_id)))) for query_id, group in ordered
+    ]
+    rarity = Counter(token for tokens in token_sets for token in tokens)
     clusters: list[tuple[QueryId, frozenset[str], list[_Group]]] = []
-    index: dict[str, list[int]] = defaultdict(list)  # token -> clusters whose leader holds it
-    for query_id, group in sorted(exact.items(), key=order):
-        tokens = frozenset(fold(_leading_text(group, stored_text.get(query_id))))
-        home = _find_cluster(tokens, clusters, index)
+    # (prefix token, leader size) -> the clusters whose leader has that token in its prefix
+    index: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for (query_id, group), tokens in zip(ordered, token_sets, strict=True):
+        prefix = _prefix(tokens, rarity)
+        home = _find_cluster(tokens, prefix, clusters, index)
         if home is None:
-            for token in tokens:
-                index[token].append(len(clusters))
+            for token in prefix:
+                index[token, len(tokens)].append(len(clusters))
             clusters.append((query_id, tokens, [group]))
         else:
             clusters[home][2].append(group)
@@ -143,14 +152,28 @@ def merge_queries(
     return sorted(merged, key=lambda q: (-q.count, q.query_id))
 
 
+def _prefix(tokens: frozenset[str], rarity: Mapping[str, int]) -> tuple[str, ...]:
+    """The rarest ``|x| - ceil(t |x|) + 1`` tokens of ``x`` (rarest first, ties by token): two sets of
+    Jaccard similarity >= t share at least ``ceil(t max(|x|, |y|))`` tokens, so their prefixes, cut
+    from the same global order, share one (prefix filtering, as in Bayardo et al.'s All-Pairs). Only
+    leaders sharing a prefix token need comparing: thousands of queries all holding "how" stay cheap."""
+    t = NEAR_DUPLICATE_JACCARD
+    must_share = -(-len(tokens) * t.numerator // t.denominator)  # ceil, in integers
+    return tuple(sorted(tokens, key=lambda token: (rarity[token], token))[: len(tokens) - must_share + 1])
+
+
 def _find_cluster(
     tokens: frozenset[str],
+    prefix: Sequence[str],
     clusters: Sequence[tuple[QueryId, frozenset[str], list[_Group]]],
-    index: Mapping[str, list[int]],
+    index: Mapping[tuple[str, int], list[int]],
 ) -> int | None:
-    """The first cluster (in creation order) whose leader is a near-duplicate of ``tokens``: a
-    near-duplicate shares at least one token, so only the leaders sharing one are compared."""
-    candidates = sorted({c for token in tokens for c in index.get(token, ())})
+    """The first cluster (in creation order) whose leader is a near-duplicate of ``tokens``; only the
+    leaders sharing a prefix token can be (``_prefix``)."""
+    size = len(tokens)
+    # Jaccard >= t needs t |larger| <= |smaller|: only leaders of these sizes can be near
+    sizes = range(-(-size * _NUM // _DEN), size * _DEN // _NUM + 1)
+    candidates = sorted({c for token in prefix for n in sizes for c in index.get((token, n), ())})
     return next((c for c in candidates if _similar(tokens, clusters[c][1])), None)
 
 

@@ -212,3 +212,45 @@ def test_json_records_read_lines_concatenated_values_and_arrays_with_their_lines
         list(json_records(path, '[\n {"a": 1}\n {"a": 2}\n]'))
     with pytest.raises(InputError, match="not closed"):
         list(json_records(path, '[{"a": 1},'))
+
+
+def test_phoenix_span_rows_and_runs_without_trace_id_are_read(tmp_path: Path) -> None:
+    # Phoenix's span frames as JSON lines: flat "attributes.*" and "context.*" columns, span_kind
+    rows = [
+        {
+            "name": "q",
+            "span_kind": "CHAIN",
+            "parent_id": None,
+            "context.trace_id": "t",
+            "context.span_id": "a",
+            "attributes.input.value": "root question",
+        },
+        {
+            "name": "r",
+            "span_kind": "RETRIEVER",
+            "parent_id": "a",
+            "context.trace_id": "t",
+            "context.span_id": "b",
+            "attributes.input.value": "retriever question",
+        },
+    ]
+    read = read_queries(write(tmp_path / "phoenix.jsonl", rows))
+    assert read.format == "otel" and [q.text for q in read.queries] == ["retriever question"]
+    # old LangSmith exports without trace_id: the trace is the root of the dotted order
+    runs = [
+        {
+            "id": "r1",
+            "parent_run_id": None,
+            "run_type": "chain",
+            "dotted_order": "20261201T1Zr1",
+            "inputs": {"question": "root"},
+        },
+        {
+            "id": "r2",
+            "parent_run_id": "r1",
+            "run_type": "retriever",
+            "dotted_order": "20261201T1Zr1.20261201T2Zr2",
+            "inputs": {"query": "retrieved"},
+        },
+    ]
+    assert [q.text for q in read_queries(write(tmp_path / "runs.jsonl", runs)).queries] == ["retrieved"]

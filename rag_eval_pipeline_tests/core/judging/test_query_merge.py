@@ -3,6 +3,7 @@ ids stay, and a file imported again replaces its earlier contribution instead of
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,35 @@ def test_a_damaged_contributions_line_names_the_file_and_line(tmp_path: Path) ->
     (tmp_path / QUERY_IMPORTS_FILE).write_text('{"source": "a", "text": "t", "count": 1}\n{"text": 2}\n')
     with pytest.raises(ValueError, match=rf"{QUERY_IMPORTS_FILE}:2: .*fix or delete the line"):
         read_contributions(tmp_path)
+
+
+def test_the_fast_merge_finds_what_comparing_every_pair_finds() -> None:
+    """The prefix filter is only a shortcut: the clusters equal a greedy pass comparing every leader."""
+    rng = random.Random(7)
+    words = [
+        "how",
+        "do",
+        "i",
+        "reset",
+        "my",
+        "password",
+        "account",
+        "delete",
+        "the",
+        "api",
+        "key",
+        "not",
+        "v2",
+    ]
+    texts = {" ".join(rng.choices(words, k=rng.randint(1, 8))) for _ in range(400)}
+    items = [(text, rng.randint(1, 5)) for text in sorted(texts)]
+    merged = merge_queries(source("f", *items))
+    leaders: list[tuple[str, int]] = []  # the brute force: every earlier leader compared
+    for text, count in sorted(items, key=lambda item: (-item[1], query_id_for(item[0]))):
+        home = next((i for i, (leader, _) in enumerate(leaders) if near_duplicates(text, leader)), None)
+        if home is None:
+            leaders.append((text, count))
+        else:
+            leaders[home] = (leaders[home][0], leaders[home][1] + count)
+    assert sorted((q.text, q.count) for q in merged) == sorted(leaders)
+    assert sum(q.count for q in merged) == sum(count for _, count in items)
