@@ -91,11 +91,12 @@ def _similar(a: frozenset[str], b: frozenset[str]) -> bool:
         return False
     if len(a & b) * _DEN < _NUM * len(a | b):
         return False
-    return _guarded(a ^ b) == frozenset()  # no number or negation in one and not the other
+    return not any(_guarded(token) for token in a ^ b)  # no number or negation in one only
 
 
-def _guarded(tokens: frozenset[str]) -> frozenset[str]:
-    return frozenset(t for t in tokens if t in NEGATIONS or any(c.isdigit() for c in t))
+def _guarded(token: str) -> bool:
+    """A token two near-duplicates must share: a negation, or anything holding a digit."""
+    return token in NEGATIONS or any(c.isdigit() for c in token)
 
 
 # --- merging -------------------------------------------------------------------------------------------
