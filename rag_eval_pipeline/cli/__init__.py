@@ -7,6 +7,7 @@ instance, so every run it makes shows up in the UI too.
   profiles list|show|create|update|delete|clone                                 cli/configs.py
   chunk-configs list | apply FILE | apply NAME --document DOC | presets [NAME]   cli/configs.py
   questions list|stats|plan [--detect D] | results REF                          cli/questions.py
+  queries import FILE [--format F] [--redact-pii|--allow-pii] | list [--limit N] cli/queries.py
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
   leaderboard [--pareto [--cost AXIS]] | dataset import|push|pull                 cli/leaderboard.py, cli/datasets.py
   search                                                                          cli/search.py
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .explain import add_explain_command
     from .history import add_history_commands
     from .leaderboard import add_leaderboard_command
+    from .queries import add_queries_commands
     from .questions import add_question_commands
     from .runs import add_runs_commands
     from .search import add_search_command
@@ -61,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_search_command(commands)
     add_config_commands(commands)
     add_question_commands(commands)
+    add_queries_commands(commands)
     add_dataset_commands(commands)
     add_history_commands(commands)
     add_explain_command(commands)
@@ -127,6 +130,10 @@ def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         from .questions import run_question_command
 
         return run_question_command(args, files)
+    if args.command == "queries":
+        from .queries import run_queries_command
+
+        return run_queries_command(args, files)
     if args.command == "ui":
         from .workspace import run_ui_command
 

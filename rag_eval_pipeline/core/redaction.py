@@ -166,6 +166,15 @@ def redact(text: str) -> str:
     return scanner.redact(text) if scanner is not None else text
 
 
+def secret_runs(text: str) -> list[tuple[int, int]]:
+    """Where ``redact`` would replace text: the (start, end) of every run of a configured secret in
+    ``text``, sorted (runs may overlap); empty when no secret is configured."""
+    if len(text) < MIN_SECRET_CHARS:
+        return []
+    scanner = _current_scanner()
+    return sorted((start, end) for start, end, _ in scanner.runs(text)) if scanner is not None else []
+
+
 def redact_value(value: T) -> T:
     """``value`` with every string inside it redacted: dicts (keys too), lists, tuples, sets, numpy
     arrays of strings; numbers and other objects (subclasses of those containers too) unchanged. The
