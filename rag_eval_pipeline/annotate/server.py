@@ -4,6 +4,7 @@ a clear error before anything is printed, and port 0 picks a free port whose URL
 
 from __future__ import annotations
 
+import signal
 import socket
 import threading
 import time
@@ -16,6 +17,7 @@ from starlette.applications import Starlette
 from ..core.errors import InputError
 
 LOOPBACK = "127.0.0.1"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def bind_loopback(port: int) -> socket.socket:
@@ -44,8 +46,16 @@ def _server(app: Starlette) -> uvicorn.Server:
 
 
 def serve(app: Starlette, sock: socket.socket) -> None:
-    """Serve until interrupted (Ctrl-C or SIGTERM: uvicorn stops gracefully)."""
-    _server(app).run(sockets=[sock])
+    """Serve until Ctrl-C or SIGTERM, then return: uvicorn stops gracefully (a save in flight lands)
+    and re-raises the signal to the handlers that were there before it; these record it, so the
+    command ends with its own message and exit code rather than a KeyboardInterrupt traceback."""
+    stopped: list[int] = []
+    previous = {sig: signal.signal(sig, lambda number, _: stopped.append(number)) for sig in STOP_SIGNALS}
+    try:
+        _server(app).run(sockets=[sock])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @contextmanager

@@ -71,4 +71,5 @@ def run_annotate_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         serve(create_app(source, annotator), sock)
     finally:
         sock.close()
+    print(f"Stopped. Judgements are in {store.judgements_path}", flush=True)
     return 0

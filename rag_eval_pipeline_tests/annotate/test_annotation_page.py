@@ -54,6 +54,19 @@ for (let node = walker.nextNode(); node; node = walker.nextNode()) {
 throw new Error('not in passage ' + index + ': ' + needle);
 """
 
+# Selects from the start of `first` in passage `a` to the end of `last` in passage `b`, across the grey
+# context between them.
+SELECT_ACROSS = """
+const [first, a, last, b] = arguments;
+const textOf = (index) => document.querySelector(`.passage-text[data-passage="${index}"]`).firstChild;
+const from = textOf(a), to = textOf(b);
+const range = document.createRange();
+range.setStart(from, from.data.indexOf(first));
+range.setEnd(to, to.data.indexOf(last) + last.length);
+window.getSelection().removeAllRanges();
+window.getSelection().addRange(range);
+"""
+
 
 @pytest.fixture
 def store(tmp_path: Path) -> JudgingStore:
@@ -150,12 +163,25 @@ def test_two_annotators_judge_in_the_browser_and_the_spans_are_the_documents_tex
         name.send_keys("bob", Keys.ENTER)
         wait_for(driver, "progress", "0 of 2 queries judged by bob")
         wait_for(driver, "query", PUMP_QUERY)
+        # a selection across two passages becomes a span in each, the context between them left out
+        driver.execute_script(SELECT_ACROSS, "1,450", 0, "pressure alarm", 1)
+        press(driver, "a")
+        wait_for(driver, "spans", "A pressure alarm")
+        assert span_texts(driver) == ["1,450 rpm and is serviced every 90 days.", "A pressure alarm"]
+        press(driver, "n")  # unsaved: asks first
+        wait_for(driver, "message", "Unsaved changes: press n again")
         press(driver, "n")
         wait_for(driver, "query", NIGHT_QUERY)
         wait_for(driver, "query-meta", "also judged by ann")
         driver.execute_script(SELECT, "starts at 22:00", 0)
         press(driver, "a")
         wait_for(driver, "spans", "starts at 22:00")
+        pooled = store.read_pool()
+        store.write_pool(pooled[:-1])  # pooled again meanwhile, without the canteen note: refused
+        press(driver, Keys.ENTER)
+        wait_for(driver, "message", "Not saved: the passages of query")
+        assert "reload the page" in driver.find_element("id", "message").text
+        store.write_pool(pooled)
         press(driver, Keys.ENTER)
         wait_for(driver, "progress", "1 of 2 queries judged by bob")
         wait_for(driver, "agreement-table", "bob")
