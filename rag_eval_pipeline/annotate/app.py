@@ -37,7 +37,9 @@ from ..core.judging.annotation import (
     check_judge_name,
     first_unjudged,
     human_judgements_by,
+    own_judgements,
     progress,
+    unread_passages,
 )
 from ..core.judging.annotation_source import AnnotationSource
 from ..core.judging.store import judgement_to_json, latest_judgements
@@ -104,7 +106,7 @@ def create_app(source: AnnotationSource, default_annotator: str | None = None) -
         return JSONResponse(answer)
 
     def agreement(request: Request) -> Response:
-        return JSONResponse({"rows": [_row_json(row) for row in source.agreement()]})
+        return JSONResponse({"rows": [dataclasses.asdict(row) for row in source.agreement()]})
 
     async def refused(request: Request, exc: Exception) -> Response:
         return _error(400, str(exc))
@@ -162,15 +164,15 @@ def _state_json(
     if not name:
         return answer
     judge = check_judge_name(name)
-    mine = human_judgements_by(judgements, judge)
+    own = own_judgements(judgements, judge)
     done = progress(work, judgements, judge)
     answer.update(
         annotator=judge,
         progress={"judged": done.judged, "total": done.total, "text": done.describe()},
         resume=first_unjudged(work, judgements, judge),
     )
-    for query in answer["queries"]:
-        query["judged"] = query["query_id"] in mine
+    for query, task in zip(answer["queries"], work.tasks, strict=True):
+        query["judged"] = not unread_passages(task, own.get(task.query.query_id, []))
     return answer
 
 
@@ -180,7 +182,10 @@ def _task_json(work: AnnotationWork, index: int, judgements: list[Judgement], na
     judges = sorted(
         {j.judge for j in latest_judgements(judgements) if j.query_id == query_id and j.kind == "human"}
     )
-    mine = human_judgements_by(judgements, check_judge_name(name)).get(query_id) if name else None
+    judge = check_judge_name(name) if name else None
+    mine = human_judgements_by(judgements, judge).get(query_id) if judge else None
+    # passages new since this person judged the query (a new chunk config or run added them to the pool)
+    unread = unread_passages(task, own_judgements(judgements, judge).get(query_id, [])) if judge else ()
     return {
         "index": index,
         "total": len(work.tasks),
@@ -202,6 +207,7 @@ def _task_json(work: AnnotationWork, index: int, judgements: list[Judgement], na
             for e in task.excerpts
         ],
         "mine": judgement_to_json(mine) if mine else None,
+        "new_since_judged": list(unread) if mine else [],
         "judged_by": judges,
     }
 
@@ -220,28 +226,3 @@ def _passage_json(passage: ShownPassage) -> dict[str, Any]:
         "document_sha256": passage.document_sha256,
         "found_by": list(passage.found_by),
     }
-
-
-def _row_json(row: Any) -> dict[str, Any]:
-    """An agreement row as a JSON object, whatever record type the agreement module returns."""
-    if dataclasses.is_dataclass(row) and not isinstance(row, type):
-        fields = {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
-    elif hasattr(row, "_asdict"):
-        fields = row._asdict()
-    elif isinstance(row, dict):
-        fields = dict(row)
-    else:
-        fields = vars(row)
-    return {key: _plain(value) for key, value in fields.items()}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, float):
-        return round(value, 4)
-    if isinstance(value, str | int | bool) or value is None:
-        return value
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return str(value)

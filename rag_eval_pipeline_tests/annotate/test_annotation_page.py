@@ -186,7 +186,7 @@ def test_two_annotators_judge_in_the_browser_and_the_spans_are_the_documents_tex
         wait_for(driver, "progress", "1 of 2 queries judged by bob")
         wait_for(driver, "agreement-table", "bob")
         table = driver.find_element("id", "agreement-table").text
-        assert "ann" in table and "kappa" in table
+        assert "ann / bob" in table and "kappa" in table
         print(f"first query judged in the browser in {first_query_seconds:.1f} s (automated)")
 
     judgements = {(j.judge, j.query_id): j for j in latest_judgements(store.read_judgements())}

@@ -132,4 +132,20 @@ def test_agreement_rows_are_served_for_doubly_judged_queries(client: TestClient)
         }
         assert client.post("/api/judgements", json=body).status_code == 200
     (row,) = client.get("/api/agreement").json()["rows"]
-    assert row["judge_a"] == "ann" and row["judge_b"] == "bob" and row["queries"] == 1
+    assert row["judges"] == "ann / bob" and row["queries"] == 1 and row["kappa"] is None
+    assert row["summary"].startswith("ann / bob: 1 queries both judged")
+
+
+def test_passages_pooled_after_a_judgement_are_offered_as_new(
+    client: TestClient, store: JudgingStore
+) -> None:
+    pooled = store.read_pool()
+    store.write_pool(pooled[:-1])  # the night query without the canteen note
+    task = client.get("/api/task/1").json()
+    body = {"annotator": "ann", "query_id": NIGHT_ID, "verdict": "unclear", "spans": [], "shown": shown(task)}
+    assert client.post("/api/judgements", json=body).json()["queries"][1]["judged"] is True
+    store.write_pool(pooled)  # a new run pooled the canteen note
+    state = client.get("/api/state", params={"annotator": "ann"}).json()
+    assert state["queries"][1]["judged"] is False and state["progress"]["judged"] == 0
+    task = client.get("/api/task/1", params={"annotator": "ann"}).json()
+    assert task["new_since_judged"] == [1] and task["mine"]["verdict"] == "unclear"

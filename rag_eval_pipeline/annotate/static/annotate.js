@@ -334,6 +334,8 @@ function renderTask() {
   const meta = [`asked ${task.query.count} time${task.query.count === 1 ? "" : "s"}`, `${task.passages.length} passage${task.passages.length === 1 ? "" : "s"} to read`];
   const others = task.judged_by.filter((name) => name !== state.annotator);
   if (others.length) meta.push(`also judged by ${others.join(", ")}`);
+  const fresh = task.new_since_judged.length;
+  if (fresh) meta.push(`${fresh} passage${fresh === 1 ? "" : "s"} new since you judged it`);
   $("query-meta").textContent = meta.join(" · ");
   $("saved-before").textContent = task.mine ? `You judged this query at ${task.mine.judged_at}; saving again replaces it.` : "";
   renderProgress();
@@ -354,6 +356,11 @@ function renderPassages() {
       return `${passage.start}–${passage.end} (found by ${passage.found_by.join(", ") || "the pool"})`;
     });
     source.textContent = `${excerpt.doc_id} · characters ${shown.join(", ")}`;
+    const fresh = excerpt.pieces.filter((piece) => state.task.new_since_judged.includes(piece.passage));
+    if (fresh.length) {
+      article.classList.add("new");
+      source.textContent += " · new since you judged this query";
+    }
     const doc = document.createElement("div");
     doc.className = "doc";
     if (excerpt.start > 0) doc.append(context("…"));
@@ -429,6 +436,14 @@ function renderAnswer() {
   $("spans").replaceChildren(...items);
 }
 
+const AGREEMENT_COLUMNS = [
+  ["judges", "annotators"],
+  ["queries", "queries both judged"],
+  ["kappa", "Cohen's kappa (relevance)"],
+  ["span_overlap", "span overlap (IoU)"],
+  ["summary", "in words"],
+];
+
 function renderAgreement(rows) {
   const table = $("agreement-table");
   $("agreement-empty").hidden = rows.length > 0;
@@ -436,14 +451,14 @@ function renderAgreement(rows) {
     table.replaceChildren();
     return;
   }
-  const columns = Object.keys(rows[0]);
   const head = document.createElement("tr");
-  head.append(...columns.map((c) => Object.assign(document.createElement("th"), { textContent: c.replaceAll("_", " ") })));
+  head.append(...AGREEMENT_COLUMNS.map(([, title]) => Object.assign(document.createElement("th"), { textContent: title })));
   const body = rows.map((row) => {
     const tr = document.createElement("tr");
-    tr.append(...columns.map((c) => {
-      const value = row[c];
-      const shown = value === null ? "–" : typeof value === "number" && !Number.isInteger(value) ? value.toFixed(2) : String(value);
+    tr.append(...AGREEMENT_COLUMNS.map(([key]) => {
+      const value = row[key];
+      const ratio = key === "kappa" || key === "span_overlap";
+      const shown = value === null ? "–" : ratio ? value.toFixed(2) : String(value);
       return Object.assign(document.createElement("td"), { textContent: shown });
     }));
     return tr;

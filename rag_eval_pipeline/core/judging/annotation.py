@@ -234,17 +234,49 @@ def human_judgements_by(judgements: Iterable[Judgement], judge: str) -> dict[Que
     return {j.query_id: j for j in latest_judgements(judgements) if j.kind == "human" and j.judge == judge}
 
 
+def own_judgements(judgements: Iterable[Judgement], judge: str) -> dict[QueryId, list[Judgement]]:
+    """Every judgement this person made, per query, in the order made."""
+    found: dict[QueryId, list[Judgement]] = {}
+    for judgement in judgements:
+        if judgement.kind == "human" and judgement.judge == judge:
+            found.setdefault(judgement.query_id, []).append(judgement)
+    return found
+
+
+def unread_passages(task: AnnotationTask, own: Sequence[Judgement]) -> tuple[int, ...]:
+    """The passages of ``task`` (indexes) that this person's judgements of the query (``own``) never
+    read in the passage's present document version: all of them when they never judged it; after a
+    new chunk config or run added passages to the pool, only those (the earlier judgement still stands
+    on the text it read). Text read in another version of its document counts as not read."""
+    versions = {p.doc_id: p.document_sha256 for p in task.passages}
+    read = [
+        span
+        for judgement in own
+        for span in (*judgement.read, *judgement.spans)
+        if span.doc_id in versions and judgement.documents.get(span.doc_id) == versions[span.doc_id]
+    ]
+    covered = merge_intervals(read)
+    return tuple(
+        index
+        for index, passage in enumerate(task.passages)
+        if not any(
+            start <= passage.start and passage.end <= end for start, end in covered.get(passage.doc_id, [])
+        )
+    )
+
+
 def progress(work: AnnotationWork, judgements: Iterable[Judgement], judge: JudgeName) -> Progress:
-    mine = human_judgements_by(judgements, judge)
-    judged = sum(1 for task in work.tasks if task.query.query_id in mine)
+    """Queries judged: those whose every passage this person has read (and judged)."""
+    own = own_judgements(judgements, judge)
+    judged = sum(1 for task in work.tasks if not unread_passages(task, own.get(task.query.query_id, [])))
     return Progress(judge, judged, len(work.tasks))
 
 
 def first_unjudged(work: AnnotationWork, judgements: Iterable[Judgement], judge: JudgeName) -> int | None:
-    """Where this annotator resumes: the first query they have not judged (None: all judged)."""
-    mine = human_judgements_by(judgements, judge)
+    """Where this annotator resumes: the first query with a passage they have not read (None: none)."""
+    own = own_judgements(judgements, judge)
     for index, task in enumerate(work.tasks):
-        if task.query.query_id not in mine:
+        if unread_passages(task, own.get(task.query.query_id, [])):
             return index
     return None
 

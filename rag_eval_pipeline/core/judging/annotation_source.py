@@ -11,17 +11,29 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..corpus import Corpus
-from .agreement_placeholder import judge_agreement  # lead: import from .agreement once it is merged
+from .agreement_placeholder import judge_agreement  # lead: the real agreement, see _pair_agreements
 from .annotation import AnnotationWork, build_work, judgement_from_request
-from .store import JudgingStore, latest_judgements
+from .store import JudgingStore
 from .types import Judgement
 
 Signature = tuple[tuple[int, int] | None, ...]
+
+
+@dataclass(frozen=True)
+class AgreementRow:
+    """One pair of judges as the page shows it."""
+
+    judges: str  # "a / b"
+    queries: int  # both judged
+    kappa: float | None  # Cohen's kappa on the relevance of the passages both read
+    span_overlap: float | None  # character overlap (IoU) of their spans
+    summary: str  # the agreement's own sentence
 
 
 def _signature(*paths: Path) -> Signature:
@@ -64,6 +76,17 @@ class AnnotationSource:
         self.store.append_judgements([judgement])
         return judgement
 
-    def agreement(self) -> list[Any]:
-        """Agreement between the judges of the queries judged more than once (core/judging/agreement)."""
-        return list(judge_agreement(latest_judgements(self.judgements())))
+    def agreement(self) -> list[AgreementRow]:
+        """Agreement between every two judges who judged a query in common (people and LLM judges)."""
+        return [
+            AgreementRow(
+                f"{pair.judge_a} / {pair.judge_b}", pair.n_queries, pair.kappa, pair.span_iou, pair.describe()
+            )
+            for pair in self._pair_agreements(self.judgements())
+        ]
+
+    def _pair_agreements(self, judgements: list[Judgement]) -> list[Any]:
+        """Rows with judge_a, judge_b, n_queries, kappa, span_iou and describe(). With the real module:
+        ``agreement(judge_views(judgements), self.store.read_pool())`` (core/judging/agreement.py,
+        judge_views.py)."""
+        return list(judge_agreement(judgements))

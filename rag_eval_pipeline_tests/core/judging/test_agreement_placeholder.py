@@ -29,13 +29,14 @@ def test_kappa_and_overlap_match_a_hand_computation() -> None:
     # ann: passages 1 and 2 relevant; bob: passage 1 only. Observed 3/4; chance .5*.25 + .5*.75 = .5;
     # kappa (.75 - .5) / (1 - .5) = .5. Characters: ann 0-10 and 12-15 (13), bob 5-10 (5): 5 / 13.
     (row,) = judge_agreement([judged("bob", span(5, 10)), judged("ann", span(0, 10), span(12, 15))])
-    assert (row.judge_a, row.judge_b, row.queries, row.passages) == ("ann", "bob", 1, 4)
+    assert (row.judge_a, row.judge_b, row.n_queries, row.n_passages) == ("ann", "bob", 1, 4)
     assert row.kappa == 0.5
-    assert row.span_overlap == 5 / 13
+    assert row.span_iou == 5 / 13 and row.n_span_queries == 1
+    assert row.describe().startswith("ann / bob: 1 queries both judged, kappa 0.50 over 4 passages")
 
 
 def test_no_chance_of_disagreement_has_no_kappa() -> None:
     assert cohen_kappa([]) is None
     assert cohen_kappa([(False, False), (False, False)]) is None
     (row,) = judge_agreement([judged("ann"), judged("bob")])
-    assert row.kappa is None and row.span_overlap is None
+    assert row.kappa is None and row.span_iou is None

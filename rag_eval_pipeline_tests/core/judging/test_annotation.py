@@ -15,6 +15,7 @@ from rag_eval_pipeline.core.judging.annotation import (
     first_unjudged,
     judgement_from_request,
     progress,
+    unread_passages,
 )
 from rag_eval_pipeline.core.judging.annotation_source import AnnotationSource
 from rag_eval_pipeline.core.judging.types import Judgement, JudgeName, query_id_for
@@ -115,8 +116,14 @@ def test_a_passage_whose_document_changed_since_pooling_is_left_out_and_said() -
     assert any("queries.jsonl does not hold" in p for p in built.problems)
 
 
-def judged(judge: str, query_id: str, kind: str = "human", verdict: str = "not-answerable") -> Judgement:
-    return Judgement(query_id, JudgeName(judge), kind, verdict, (), (), AT)  # type: ignore[arg-type]
+def judged(judge: str, query_id: str, kind: str = "human", passages: Any = None) -> Judgement:
+    """A judgement that read the passages of the query's task (or ``passages``) as pooled now."""
+    queue = work()
+    read = passages if passages is not None else queue.tasks[queue.index_of(query_id)].passages
+    documents = {p.doc_id: p.document_sha256 for p in read}
+    return Judgement(
+        query_id, JudgeName(judge), kind, "not-answerable", (), tuple(p.span for p in read), AT, documents
+    )  # type: ignore[arg-type]
 
 
 def test_progress_and_resuming_count_only_this_persons_judgements() -> None:
@@ -130,6 +137,19 @@ def test_progress_and_resuming_count_only_this_persons_judgements() -> None:
     assert first_unjudged(queue, judgements, ann) == 1
     judgements.append(judged("ann", NIGHT_ID))
     assert first_unjudged(queue, judgements, ann) is None
+
+
+def test_passages_added_to_the_pool_after_a_judgement_are_offered_again_and_only_they() -> None:
+    night = work().tasks[1]
+    earlier = judged("ann", NIGHT_ID, passages=night.passages[:1])  # before the canteen note was pooled
+    assert unread_passages(night, [earlier]) == (1,)
+    assert first_unjudged(work(), [judged("ann", PUMP_ID), earlier], JudgeName("ann")) == 1
+    again = judged("ann", NIGHT_ID, passages=night.passages[1:])  # only the new passage judged
+    assert unread_passages(night, [earlier, again]) == ()
+    other_version = Judgement(
+        NIGHT_ID, JudgeName("ann"), "human", "unclear", (), earlier.read, AT, {STAFF: "0" * 64}
+    )
+    assert unread_passages(night, [other_version]) == (0, 1)  # read in another version of the document
 
 
 def test_a_save_becomes_a_judgement_of_the_text_at_its_offsets() -> None:
