@@ -159,11 +159,17 @@ def build_work(
 
 def excerpts(passages: Sequence[ShownPassage], corpus: Corpus) -> tuple[Excerpt, ...]:
     """The passages (in document order) in excerpts: a passage whose context meets the previous
-    passage's, in the same document, joins its excerpt."""
+    passage's, in the same document, joins its excerpt (unless the two overlap, which a pool merged
+    by character range never holds: then each keeps its own excerpt)."""
     groups: list[list[int]] = []
     for index, passage in enumerate(passages):
         previous = passages[groups[-1][-1]] if groups else None
-        if previous and previous.doc_id == passage.doc_id and passage.context_start <= previous.context_end:
+        if (
+            previous
+            and previous.doc_id == passage.doc_id
+            and previous.end <= passage.start
+            and passage.context_start <= previous.context_end
+        ):
             groups[-1].append(index)
         else:
             groups.append([index])

@@ -101,6 +101,14 @@ def test_passages_whose_contexts_meet_are_shown_in_one_excerpt_of_their_document
     assert len(apart.excerpts) == 2  # with less context the passages no longer meet
 
 
+def test_overlapping_passages_keep_their_own_excerpts() -> None:
+    overlapping = [passage(PUMP_ID, PUMPS, PUMP_LINE), passage(PUMP_ID, PUMPS, "1,450 rpm and is serviced")]
+    (task,) = build_work(queries(), overlapping, corpus()).tasks
+    assert len(task.excerpts) == 2
+    for excerpt in task.excerpts:
+        assert "".join(p.text for p in excerpt.pieces) == DOCS[PUMPS][excerpt.start : excerpt.end]
+
+
 def test_a_passage_whose_document_changed_since_pooling_is_left_out_and_said() -> None:
     edited = corpus()
     changed = type(edited)(
