@@ -149,3 +149,21 @@ def test_passages_pooled_after_a_judgement_are_offered_as_new(
     assert state["queries"][1]["judged"] is False and state["progress"]["judged"] == 0
     task = client.get("/api/task/1", params={"annotator": "ann"}).json()
     assert task["new_since_judged"] == [1] and task["mine"]["verdict"] == "unclear"
+
+
+def test_the_page_ships_in_the_package() -> None:
+    import fnmatch
+    import tomllib
+
+    from rag_eval_pipeline.annotate.app import STATIC
+
+    package = STATIC.parents[1]
+    pyproject = tomllib.loads((package.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    globs = pyproject["tool"]["setuptools"]["package-data"]["rag_eval_pipeline"]
+    files = [p.relative_to(package).as_posix() for p in STATIC.iterdir()]
+    assert sorted(files) == [
+        "annotate/static/annotate.css",
+        "annotate/static/annotate.js",
+        "annotate/static/index.html",
+    ]
+    assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files)

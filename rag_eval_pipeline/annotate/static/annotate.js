@@ -76,9 +76,10 @@ function selectedSpans() {
       while (from < to && /\s/.test(passage.text[from])) from++;
       while (to > from && /\s/.test(passage.text[to - 1])) to--;
       if (to <= from) return;
+      // code points (a boundary inside a surrogate pair takes the whole character)
       const start = passage.start + u16ToCodePoints(passage.text, from);
       const end = passage.start + u16ToCodePoints(passage.text, to);
-      found.push({ doc_id: passage.doc_id, start, end, text: passage.text.slice(from, to) });
+      found.push({ doc_id: passage.doc_id, start, end, text: textIn(passage, start, end) });
     });
   }
   return found;
