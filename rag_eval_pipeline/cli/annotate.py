@@ -53,7 +53,7 @@ def run_annotate_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         if not work.tasks:
             raise InputError(
                 f"no pooled query to judge in {store.pool_path}: import the queries and pool them first "
-                f"({store.queries_path} and {store.pool_path} are written by the import and the pooling)"
+                "(`rag-eval queries import FILE`, then `rag-eval pool build`)"
             )
         sock = bind_loopback(args.port)
     except InputError as exc:

@@ -325,7 +325,7 @@ function renderProblems() {
 
 function renderEmpty() {
   $("query").textContent = "No pooled query to judge.";
-  $("query-meta").textContent = "Import queries and pool them first; then reload this page.";
+  $("query-meta").textContent = "Import queries and pool them first (rag-eval queries import FILE, then rag-eval pool build); then reload this page.";
   $("passages").replaceChildren();
 }
 
