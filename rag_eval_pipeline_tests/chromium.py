@@ -1,7 +1,10 @@
-"""Headless Chromium for the report tests: the DOM a real browser builds from a page, as a small tree.
+"""Headless Chromium for the report tests: the DOM a real browser builds from a page, as a small tree;
+and Chromium driven by Selenium for the pages a person works in (the annotation page).
 
-Chromium is a system package (`apt-get install -y chromium`); without it a test skips locally and
-fails in CI (the env var CI set), so a CI image without it cannot pass by skipping.
+Chromium and its driver are system packages (`apt-get install -y chromium chromium-driver`: Debian's
+chromedriver matches its chromium); without them a test skips locally and fails in CI (the env var CI
+set), so a CI image without them cannot pass by skipping. Selenium is given the driver's path, so its
+Selenium Manager never looks for (or downloads) a driver or a browser.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import os
 import shutil
 import struct
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -39,6 +44,44 @@ def chromium() -> str:
     if os.environ.get("CI"):
         pytest.fail("chromium is required in CI for the report tests: apt-get install -y chromium")
     pytest.skip("chromium is not installed (apt-get install -y chromium); set CI=1 to make this a failure")
+
+
+def chromedriver() -> str:
+    """Debian's chromedriver (package chromium-driver); skips without it, unless CI is set."""
+    chromium()
+    found = shutil.which("chromedriver")
+    if found:
+        return found
+    if os.environ.get("CI"):
+        pytest.fail(
+            "chromedriver is required in CI for the browser tests: apt-get install -y chromium-driver"
+        )
+    pytest.skip(
+        "chromedriver is not installed (apt-get install -y chromium-driver); set CI=1 to make this a failure"
+    )
+
+
+@contextmanager
+def driven_chromium(work: Path, window: tuple[int, int] = (1280, 1000)) -> Iterator[Any]:
+    """A headless Chromium driven by Selenium (a ``selenium.webdriver.Chrome``), closed afterwards."""
+    driver_path = chromedriver()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager: never download anything
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium()
+    for flag in (
+        *FLAGS,
+        f"--window-size={window[0]},{window[1]}",
+        f"--user-data-dir={work / 'selenium-profile'}",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
 
 
 @dataclass

@@ -6,8 +6,9 @@
 - lib/ (Dagster helpers) imports only lib/ and core/;
 - runner/ never imports defs/; it reaches the definitions only through definitions.build_definitions,
   inside a function (so planning and status stay free of the asset modules);
-- cli/ imports only runner/ and core/: never a Dagster helper of lib/ (it finds the project's files
-  with core/project_files.py, not a resource), defs/ or definitions.py;
+- cli/ imports only runner/, annotate/ and core/: never a Dagster helper of lib/ (it finds the
+  project's files with core/project_files.py, not a resource), defs/ or definitions.py;
+- annotate/ (the annotation page's web layer) imports only core/, where its rules live;
 - the package root holds only the entry points: definitions.py, __main__.py;
 - nothing, tests included, imports a private module of Dagster (``dagster._core``...): those change
   without notice between releases.
@@ -27,7 +28,8 @@ ALLOWED = {
     "lib": {"lib", "core"},
     "defs": {"defs", "lib", "core"},
     "runner": {"runner", "lib", "core"},
-    "cli": {"cli", "runner", "core"},
+    "cli": {"cli", "runner", "annotate", "core"},
+    "annotate": {"annotate", "core"},
 }
 
 
@@ -97,7 +99,7 @@ def violations(root: Path) -> list[str]:
         folder = folder_of(name)
         if name.count(".") == 1 and folder not in ALLOWED and folder not in ROOT_MODULES:
             found.append(
-                f"{name}: a module at the package root; put it in core/, defs/, lib/, runner/ or cli/"
+                f"{name}: a module at the package root; put it in core/, defs/, lib/, runner/, annotate/ or cli/"
             )
         for imp in imports_of(path, root):
             top = imp.target.split(".")[0]

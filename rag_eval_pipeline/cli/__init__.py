@@ -13,6 +13,7 @@ instance, so every run it makes shows up in the UI too.
   search                                                                          cli/search.py
   explain QUESTION_ID [--chunk-config C --profile P]                             cli/explain.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
+  annotate [--port N] [--annotator NAME]                                          cli/annotate.py
 
 cli/runs.py builds on runner/: plan.py (the plan), in_process.py (run here), launch.py (the plan
 submitted to `dagster dev` by GraphQL) and run_status.py (what the instance knows about an
@@ -36,6 +37,7 @@ CONFIG_COMMANDS = frozenset({"profiles", "chunk-configs"})
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .annotate import add_annotate_command
     from .configs import add_config_commands
     from .datasets import add_dataset_commands
     from .explain import add_explain_command
@@ -67,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_dataset_commands(commands)
     add_history_commands(commands)
     add_explain_command(commands)
+    add_annotate_command(commands)
     return parser
 
 
@@ -142,6 +145,10 @@ def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         from .search import run_search_command
 
         return run_search_command(args, files)
+    if args.command == "annotate":
+        from .annotate import run_annotate_command
+
+        return run_annotate_command(args, files)
     if args.command == "dataset":
         from .datasets import run_dataset_command
 
