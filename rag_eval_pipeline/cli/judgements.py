@@ -142,6 +142,8 @@ def _status(args: argparse.Namespace, files: ProjectFiles) -> int:
         f"queries judged: {status.n_judged} of {status.n_queries} imported; {status.n_questions} with an "
         f"answer (the questions `rag-eval judgements export` writes)"
     )
+    if not status.n_judged:
+        print("next: `rag-eval pool build`, then judge the pooled passages with `rag-eval annotate`")
     if status.judged:
         print(
             f"\njudged@k (the share of each setup's top k some judge read, by characters, mean over the "
@@ -202,7 +204,30 @@ def _export(args: argparse.Namespace, files: ProjectFiles) -> int:
     )
     if questions.reanchored:
         print(f"{questions.reanchored} judgements moved with edited documents (re-anchored)")
+    for line in _next_steps(files, written.path):
+        print(line)
     return 0
+
+
+def _next_steps(files: ProjectFiles, out: Path) -> list[str]:
+    """How `rag-eval run` comes to evaluate on the written file: nothing when it is the golden file
+    and evaluate_on uses it."""
+    from ..core.project_files import GOLDEN_DATASET_ENV
+
+    golden = files.path(files.golden_dataset).resolve()
+    try:
+        evaluate_on = files.load_generation_settings().evaluate_on
+    except InputError:  # `rag-eval run` reports the broken file; the export itself is done
+        evaluate_on = "golden"
+    steps = []
+    if evaluate_on == "synthetic":
+        steps.append(
+            f"next: set evaluate_on: golden (or both) in {files.path(files.generation_file)}: "
+            f"`rag-eval run` evaluates on synthetic questions only now"
+        )
+    if out.resolve() != golden:
+        steps.append(f"next: evaluate on them with `{GOLDEN_DATASET_ENV}={out} rag-eval run`")
+    return steps
 
 
 def _print_stale(stale: tuple[StaleJudgement, ...]) -> None:

@@ -253,3 +253,32 @@ def test_bad_arguments_exit_2(
         main(args)
     assert exited.value.code == 2
     assert said in capsys.readouterr().err
+
+
+def test_export_elsewhere_says_how_to_evaluate_on_it(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["pool", "build"]) == 0
+    answer = excerpt("alpha/pumps.md", "The main pump runs at 1,450 rpm")
+    judge_everything(workspace, "ann", {query_id_for(PUMP): answer})
+    (workspace / "data" / "generation.yaml").write_text("evaluate_on: synthetic\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["judgements", "export", "--out", "judged.jsonl"]) == 0
+    out = capsys.readouterr().out
+    written = workspace / "judged.jsonl"  # relative to where rag-eval ran (the workspace here)
+    assert (
+        f"1 judged questions written to {written} (0 rows of an earlier export replaced, 0 other rows kept)"
+        in out
+    )
+    assert "next: set evaluate_on: golden (or both) in" in out
+    assert f"next: evaluate on them with `RAG_EVAL_GOLDEN_DATASET={written} rag-eval run`" in out
+    assert [e.query for e in read_token_level_jsonl(written, corpus(workspace))] == [PUMP]
+
+
+def test_status_before_any_judgement_says_what_to_do(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["judgements", "status"]) == 0
+    out = capsys.readouterr().out
+    assert "queries judged: 0 of 2 imported; 0 with an answer" in out
+    assert "next: `rag-eval pool build`, then judge the pooled passages with `rag-eval annotate`" in out
