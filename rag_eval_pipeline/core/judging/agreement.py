@@ -2,7 +2,8 @@
 passages both read, and the character overlap (IoU) of the answering spans they selected.
 
 The items of kappa are passages: each pooled passage of a query, cut to the part both judges read (a
-passage only one of them read is no item); without a pool, each stretch of text both read. A passage is
+passage only one of them read is no item); for a query with no pooled passage (no pool given, or the
+pool rebuilt without it), each stretch of text both read. A passage is
 relevant for a judge when it shares a character with the text that judge holds relevant
 (core/judging/judge_views.py: a person's selected spans; an LLM judgement's graded range when its
 grade is at least RELEVANT_GRADE). Kappa = (p_o - p_e) / (1 - p_e) over the 2x2 table; it is undefined
@@ -102,7 +103,7 @@ def agreement(
             n_queries += 1
             va, vb = by_judge[a], by_judge[b]
             both_read = intersect(va.read, vb.read)
-            for item in _items(both_read, passages.get(query_id) if pool is not None else None):
+            for item in _items(both_read, passages.get(query_id)):
                 table = _count(table, _relevant(va, item), _relevant(vb, item))
             spans_a, spans_b = intersect(va.spans, both_read), intersect(vb.spans, both_read)
             whole = size(union(spans_a, spans_b))
@@ -119,7 +120,7 @@ Item = list[tuple[DocumentId, int, int]]  # the pieces (doc_id, start, end) of o
 
 def _items(both_read: Merged, passages: list[PooledPassage] | None) -> list[Item]:
     """The items of kappa: each passage's part both read (one item even when in several pieces), or
-    each stretch both read without a pool."""
+    each stretch both read when the query has no pooled passage."""
     if passages is None:
         return [[(d, s, e)] for d, intervals in both_read.items() for s, e in intervals]
     items = []

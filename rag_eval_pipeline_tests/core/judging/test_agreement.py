@@ -95,3 +95,11 @@ def test_judges_with_no_query_in_common_make_no_pair() -> None:
     ann = [judgement(Q1, "ann", [WINDOWS[0][1]])]
     bob = [judgement(Q2, "bob", [WINDOWS[5][1]])]
     assert agreement(judge_views(ann + bob), POOL) == []
+
+
+def test_a_query_missing_from_the_pool_counts_each_stretch_both_read() -> None:
+    views = judge_views(judged_by("ann", ANN) + judged_by("bob", BOB))
+    (pair,) = agreement(views, [p for p in POOL if p.query_id == Q1])
+    assert pair.table.n == 10
+    (empty,) = agreement(views, [])
+    assert empty.table == pair.table
