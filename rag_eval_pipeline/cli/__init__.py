@@ -12,6 +12,7 @@ instance, so every run it makes shows up in the UI too.
   leaderboard [--pareto [--cost AXIS]] | dataset import|push|pull                 cli/leaderboard.py, cli/datasets.py
   search                                                                          cli/search.py
   explain QUESTION_ID [--chunk-config C --profile P]                             cli/explain.py
+  pool build [--depth N] | judgements status|export [--out FILE]                 cli/judgements.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
   annotate [--port N] [--annotator NAME]                                          cli/annotate.py
 
@@ -34,6 +35,7 @@ from ..core.workspace import locate_workspace
 
 RUNS_COMMANDS = frozenset({"run", "status", "list", "cancel", "regenerate-questions"})
 CONFIG_COMMANDS = frozenset({"profiles", "chunk-configs"})
+JUDGEMENT_COMMANDS = frozenset({"pool", "judgements"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .datasets import add_dataset_commands
     from .explain import add_explain_command
     from .history import add_history_commands
+    from .judgements import add_judgement_commands
     from .leaderboard import add_leaderboard_command
     from .queries import add_queries_commands
     from .questions import add_question_commands
@@ -69,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_dataset_commands(commands)
     add_history_commands(commands)
     add_explain_command(commands)
+    add_judgement_commands(commands)
     add_annotate_command(commands)
     return parser
 
@@ -153,6 +157,10 @@ def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         from .datasets import run_dataset_command
 
         return run_dataset_command(args, files)
+    if args.command in JUDGEMENT_COMMANDS:
+        from .judgements import run_judgement_command
+
+        return run_judgement_command(args, files)
     from ..core.warehouse import Warehouse
     from .history import HISTORY_COMMANDS, run_history_command
 

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus import Corpus
-from .agreement_placeholder import judge_agreement  # lead: the real agreement, see _pair_agreements
+from .agreement import PairAgreement, agreement
 from .annotation import AnnotationWork, build_work, judgement_from_request
+from .judge_views import judge_views
+from .reanchor import anchor_judgements
 from .store import JudgingStore
 from .types import Judgement
 
@@ -85,8 +87,8 @@ class AnnotationSource:
             for pair in self._pair_agreements(self.judgements())
         ]
 
-    def _pair_agreements(self, judgements: list[Judgement]) -> list[Any]:
-        """Rows with judge_a, judge_b, n_queries, kappa, span_iou and describe(). With the real module:
-        ``agreement(judge_views(judgements), self.store.read_pool())`` (core/judging/agreement.py,
-        judge_views.py)."""
-        return list(judge_agreement(judgements))
+    def _pair_agreements(self, judgements: list[Judgement]) -> list[PairAgreement]:
+        """As `rag-eval judgements status` computes it: over the judgements still anchored in the
+        documents as they are, each judge's view of a query, on the pooled passages both read."""
+        usable = anchor_judgements(judgements, self.corpus).usable
+        return agreement(judge_views(usable), self.store.read_pool())
