@@ -10,6 +10,7 @@ instance, so every run it makes shows up in the UI too.
   query SQL | compare A B | baseline set|list | history METRIC                   cli/history.py
   leaderboard [--pareto [--cost AXIS]] | dataset import|push|pull                 cli/leaderboard.py, cli/datasets.py
   search                                                                          cli/search.py
+  judgements llm [--limit N]                                                      cli/llm_judge.py
   explain QUESTION_ID [--chunk-config C --profile P]                             cli/explain.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
 
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .explain import add_explain_command
     from .history import add_history_commands
     from .leaderboard import add_leaderboard_command
+    from .llm_judge import add_llm_judge_commands
     from .questions import add_question_commands
     from .runs import add_runs_commands
     from .search import add_search_command
@@ -64,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_dataset_commands(commands)
     add_history_commands(commands)
     add_explain_command(commands)
+    add_llm_judge_commands(commands)
     return parser
 
 
@@ -127,6 +130,10 @@ def run_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         from .datasets import run_dataset_command
 
         return run_dataset_command(args, files)
+    if args.command == "judgements" and args.action == "llm":
+        from .llm_judge import run_llm_judge_command
+
+        return run_llm_judge_command(args, files)
     from ..core.warehouse import Warehouse
     from .history import HISTORY_COMMANDS, run_history_command
 
