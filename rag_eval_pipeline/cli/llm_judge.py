@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.generation.settings import LLMSettings
-from ..core.judging.llm_judge import JudgingRun, LLMPassageJudge, judge_pool
+from ..core.judging.llm_judge import ERROR_STATUSES, JudgingRun, LLMPassageJudge, judge_pool
 from ..core.judging.store import JudgingStore
 from ..core.llm.accounting import PriceTable
 from ..core.llm.client import LLMClient
@@ -144,8 +144,7 @@ def summary(run: JudgingRun, store: JudgingStore) -> str:
         f"{run.count('not-relevant')} passages graded below 2",
     ]
     if run.errors:
-        kinds = ("not-located", "llm-failed", "invalid-reply", "document-changed")
-        counts = ", ".join(f"{kind} {run.count(kind)}" for kind in kinds if run.count(kind))
+        counts = ", ".join(f"{kind} {run.count(kind)}" for kind in ERROR_STATUSES if run.count(kind))
         lines.append(
             f"  errors:   {run.errors} ({counts}), listed with their reasons in "
             f"{store.folder / 'judge_errors.jsonl'}; run again to retry them"
