@@ -47,7 +47,7 @@ from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply, parse_json_object
 from ..progress import Progress, no_progress
 from ..types import CharacterSpan
-from .store import JudgingStore
+from .store import JudgingStore, latest_judgements
 from .types import GRADES, RELEVANT_GRADE, Grade, ImportedQuery, Judgement, JudgeName, PooledPassage, QueryId
 
 LLM_JUDGE_PROMPT_VERSION = "umbrela-excerpt-v1"
@@ -488,3 +488,50 @@ def _line_key(line: Mapping[str, Any]) -> tuple[str, str, int, int, str] | None:
         )
     except (KeyError, TypeError, ValueError):
         return None
+
+
+@dataclass(frozen=True)
+class PairedLabel:
+    """One passage judged by a person and by the LLM judge, as binary relevance (for Cohen's kappa,
+    core/judging/agreement.py): the person's is whether a span they selected overlaps the passage, the
+    LLM's whether its grade is at least RELEVANT_GRADE."""
+
+    query_id: QueryId
+    passage: CharacterSpan
+    human: JudgeName
+    human_relevant: bool
+    llm_relevant: bool
+
+
+def llm_human_labels(judgements: Iterable[Judgement], llm: JudgeName) -> list[PairedLabel]:
+    """Every passage both ``llm`` and a person judged, in the same document version: the latest
+    judgement of each (latest_judgements). A person's ``unclear`` says nothing about relevance and is
+    left out; ``not-answerable`` and ``answered-elsewhere`` make every passage they read not relevant.
+    Sorted by query, passage and person, so the agreement is the same run after run."""
+    latest = latest_judgements(judgements)
+    humans = [j for j in latest if j.kind == "human" and j.verdict != "unclear"]
+    pairs = []
+    for graded in latest:
+        if graded.judge != llm or graded.grade is None:
+            continue
+        llm_relevant = graded.grade >= RELEVANT_GRADE
+        for passage in graded.read:
+            version = graded.documents.get(passage.doc_id)
+            for person in humans:
+                if person.query_id != graded.query_id or person.documents.get(passage.doc_id) != version:
+                    continue
+                if not any(
+                    r.doc_id == passage.doc_id and r.start <= passage.start and passage.end <= r.end
+                    for r in person.read
+                ):
+                    continue  # the person was not shown this passage
+                pairs.append(
+                    PairedLabel(
+                        graded.query_id,
+                        passage,
+                        person.judge,
+                        any(s.overlaps(passage) for s in person.spans),
+                        llm_relevant,
+                    )
+                )
+    return sorted(pairs, key=lambda p: (p.query_id, p.passage, p.human))

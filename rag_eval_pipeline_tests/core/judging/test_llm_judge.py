@@ -11,15 +11,23 @@ from typing import Any
 import pytest
 
 from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.errors import DatasetError
 from rag_eval_pipeline.core.judging.llm_judge import (
     JudgeErrors,
     LLMPassageJudge,
     judge_pool,
+    llm_human_labels,
     locate_in_passage,
     validate_reply,
 )
 from rag_eval_pipeline.core.judging.store import JudgingStore
-from rag_eval_pipeline.core.judging.types import ImportedQuery, PooledPassage, query_id_for
+from rag_eval_pipeline.core.judging.types import (
+    ImportedQuery,
+    Judgement,
+    JudgeName,
+    PooledPassage,
+    query_id_for,
+)
 from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price
 from rag_eval_pipeline.core.llm.cache import ResponseCache
 from rag_eval_pipeline.core.llm.client import LLMClient
@@ -302,3 +310,55 @@ def test_no_request_when_nothing_is_left(tmp_path: Path) -> None:
         run = judge_pool(store, CORPUS, judge_for(scripted_client(url, tmp_path)))
         assert not script.chat_requests
     assert run.outcomes == () and not store.judgements_path.exists()
+
+
+def test_passages_of_queries_not_imported_are_refused_naming_the_files(tmp_path: Path) -> None:
+    store = make_store(tmp_path, [DEPLOY_PARA])
+    store.write_queries([ImportedQuery(query_id_for("something else"), "something else")])
+    with openai_server() as (url, script):
+        with pytest.raises(DatasetError, match=r"pool.jsonl: passages of queries not in .*queries.jsonl"):
+            judge_pool(store, CORPUS, judge_for(scripted_client(url, tmp_path)))
+        assert not script.chat_requests
+
+
+def human(
+    name: str, read: tuple[PooledPassage, ...], spans: tuple[CharacterSpan, ...], verdict: str = "answers"
+) -> Judgement:
+    return Judgement(
+        QID,
+        JudgeName(name),
+        "human",
+        verdict,  # type: ignore[arg-type]
+        spans,
+        tuple(p.span for p in read),
+        "2026-12-02T09:00:00+00:00",
+        {p.span.doc_id: p.document_sha256 for p in read},
+    )
+
+
+def test_llm_and_human_relevance_are_paired_per_passage_both_judged(tmp_path: Path) -> None:
+    store = make_store(tmp_path, [DEPLOY_PARA, PLANT, CATS_ALL])
+    with openai_server() as (url, script):
+        script.responder = by_passage(
+            {
+                "Deploys happen": reply(3, "Deploys happen on Tuesdays"),
+                "office plant": reply(2, "watered on Fridays"),
+                "Cats": reply(0),
+            }
+        )
+        run = judge_pool(store, CORPUS, judge_for(scripted_client(url, tmp_path)))
+    tuesday = DEPLOY_TEXT.index("Deploys happen on Tuesdays")
+    answer = CharacterSpan(DEPLOY, tuesday, tuesday + 26, DEPLOY_TEXT[tuesday : tuesday + 26])
+    people = [
+        human("ann", (DEPLOY_PARA, PLANT, CATS_ALL), (answer,)),  # the deploy passage only
+        human("bob", (DEPLOY_PARA,), (), "not-answerable"),  # shown one passage, found no answer
+        human("cy", (DEPLOY_PARA, PLANT), (), "unclear"),  # says nothing about relevance
+    ]
+    pairs = llm_human_labels([*store.read_judgements(), *people], run.judge)
+    got = [(p.passage.doc_id, p.passage.start, p.human, p.human_relevant, p.llm_relevant) for p in pairs]
+    assert got == [
+        (CATS, 0, "ann", False, False),
+        (DEPLOY, 13, "ann", True, True),
+        (DEPLOY, 13, "bob", False, True),
+        (DEPLOY, 126, "ann", False, True),
+    ]
