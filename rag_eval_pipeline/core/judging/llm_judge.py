@@ -374,6 +374,7 @@ def judge_pool(
     estimate = judge.estimate(to_send)
     check_budget(estimate, budget_usd)
     errors = JudgeErrors(store.folder)
+    errors.keep_only(judge.name, {passage_key(p) for p in pool})  # passages pooled no more: no error
     sent: dict[tuple[str, str, int, int, str], PassageOutcome] = {}
     total, done, lock = len(to_send), 0, threading.Lock()
     stage = f"judging passages ({judge.name})"
@@ -442,6 +443,20 @@ class JudgeErrors:
             found.append(obj)
         return found
 
+    def keep_only(self, judge: JudgeName, pooled: set[tuple[str, str, int, int, str]]) -> None:
+        """This judge's lines of passages no longer in the pool dropped (the queries were pooled again)."""
+        if not self.path.exists():
+            return
+        with locked(self.path):
+            lines = self.read()
+            kept = [line for line in lines if line.get("judge") != judge or _line_key(line) in pooled]
+            if len(kept) != len(lines):
+                self._write(kept)
+
+    def _write(self, lines: Sequence[Mapping[str, Any]]) -> None:
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+        write_text_atomically(self.path, text)
+
     def replace(
         self, judge: JudgeName, attempted: Sequence[PooledPassage], errors: Sequence[PassageOutcome]
     ) -> None:
@@ -453,10 +468,7 @@ class JudgeErrors:
             kept = [
                 line for line in self.read() if not (line.get("judge") == judge and _line_key(line) in gone)
             ]
-            lines = kept + [error_line(e) for e in errors]
-            write_text_atomically(
-                self.path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-            )
+            self._write(kept + [error_line(e) for e in errors])
 
 
 def error_line(outcome: PassageOutcome) -> dict[str, Any]:

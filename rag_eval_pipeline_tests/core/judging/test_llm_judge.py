@@ -258,9 +258,14 @@ def test_a_passage_whose_document_changed_is_not_sent_and_is_listed(tmp_path: Pa
     with openai_server() as (url, script):
         run = judge_pool(store, CORPUS, judge_for(scripted_client(url, tmp_path)))
         assert not script.chat_requests
-    [outcome] = run.outcomes
-    assert outcome.status == "document-changed" and "pool the queries again" in outcome.reason
-    assert [line["status"] for line in JudgeErrors(store.folder).read()] == ["document-changed"]
+        [outcome] = run.outcomes
+        assert outcome.status == "document-changed" and "pool the queries again" in outcome.reason
+        assert [line["status"] for line in JudgeErrors(store.folder).read()] == ["document-changed"]
+        # pooled again on the current document: the old passage's error line goes, the new one is judged
+        store.write_pool([DEPLOY_PARA])
+        script.chat_contents = [reply(1)]
+        rerun = judge_pool(store, CORPUS, judge_for(scripted_client(url, tmp_path)))
+    assert [o.status for o in rerun.outcomes] == ["not-relevant"] and not JudgeErrors(store.folder).read()
 
 
 def test_the_budget_is_checked_before_anything_is_sent(tmp_path: Path) -> None:
