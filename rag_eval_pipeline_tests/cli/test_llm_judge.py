@@ -31,7 +31,9 @@ VALVE = pooled("alpha/valves.md", "Every relief valve is tested in March.")
 
 
 @pytest.fixture
-def judging(project: Path) -> JudgingStore:
+def judging(project: Path, monkeypatch: pytest.MonkeyPatch) -> JudgingStore:
+    for name in ("OPENAI_BASE_URL", "RAG_EVAL_LLM_PROVIDER", "RAG_EVAL_LLM_MODEL"):  # the shell's LLM
+        monkeypatch.delenv(name, raising=False)
     store = JudgingStore(project / "data" / "judging")
     store.write_queries([ImportedQuery(QID, QUERY, count=3)])
     store.write_pool([PUMP, VALVE])
@@ -106,3 +108,11 @@ def test_an_empty_pool_says_what_to_do(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert main(["judgements", "llm"]) == 1
     assert "holds no pooled passage" in capsys.readouterr().err
+
+
+def test_provider_openai_without_a_key_exits_2_naming_the_variable(
+    judging: JudgingStore, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RAG_EVAL_LLM_PROVIDER", "openai")
+    assert main(["judgements", "llm"]) == 2
+    assert "llm.provider 'openai' needs OPENAI_API_KEY" in capsys.readouterr().err
