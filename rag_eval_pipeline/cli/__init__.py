@@ -12,7 +12,7 @@ instance, so every run it makes shows up in the UI too.
   leaderboard [--pareto [--cost AXIS]] | dataset import|push|pull                 cli/leaderboard.py, cli/datasets.py
   search                                                                          cli/search.py
   explain QUESTION_ID [--chunk-config C --profile P]                             cli/explain.py
-  pool build [--depth N] | judgements status|export [--out FILE]                 cli/judgements.py
+  pool build [--depth N] | judgements status|export [--out FILE]|llm [--limit N] cli/judgements.py, cli/llm_judge.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
   annotate [--port N] [--annotator NAME]                                          cli/annotate.py
 

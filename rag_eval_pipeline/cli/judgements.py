@@ -17,6 +17,7 @@ from ..core.judging.runs import BM25_RUN, DENSE_RUN, WINDOW_OVERLAP, WINDOW_SIZE
 from ..core.progress import Progress, no_progress
 from ..core.project_files import ProjectFiles
 from ..core.text_table import format_table
+from .llm_judge import add_llm_judge_action, run_llm_judge_command
 
 POOL_DESCRIPTION = f"""\
 Pool the text to judge for every imported query (TREC-style): the top --depth chunks of every
@@ -55,11 +56,11 @@ def add_judgement_commands(commands: argparse._SubParsersAction[argparse.Argumen
     )
     judgements = commands.add_parser(
         "judgements",
-        help="how far the judging is, or the judgements written as golden questions",
+        help="how far the judging is, the judgements written as golden questions, or an LLM's judgements",
         description=JUDGEMENTS_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    actions = judgements.add_subparsers(dest="action", required=True, metavar="{status,export}")
+    actions = judgements.add_subparsers(dest="action", required=True, metavar="{status,export,llm}")
     status = actions.add_parser("status", help="queries judged, judged@k per setup, agreement per judge pair")
     status.add_argument(
         "--k",
@@ -83,6 +84,7 @@ def add_judgement_commands(commands: argparse._SubParsersAction[argparse.Argumen
         help="the JSONL to write into, relative to the current directory (default: the workspace's golden "
         "file, data/datasets/golden_token_level.jsonl)",
     )
+    add_llm_judge_action(actions)
 
 
 def run_judgement_command(args: argparse.Namespace, files: ProjectFiles) -> int:
@@ -91,6 +93,8 @@ def run_judgement_command(args: argparse.Namespace, files: ProjectFiles) -> int:
             return _pool_build(args, files)
         if args.action == "status":
             return _status(args, files)
+        if args.action == "llm":
+            return run_llm_judge_command(args, files)
         return _export(args, files)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -32,9 +32,10 @@ from .errors import ConfigError
 from .metrics.aggregate import MetricSummary, summarize_by_group, summarize_table
 from .metrics.chunk_metrics import chunk_metrics
 from .metrics.context_budget import ChunkTokenStarts, context_budget_metrics
-from .metrics.names import CHUNK_METRICS, TOKEN_LEVEL_METRICS
+from .metrics.names import CHUNK_METRICS, QUERY_COUNT, TOKEN_LEVEL_METRICS
 from .metrics.reference_copies import ReferenceCopies, ReferenceDuplication
 from .metrics.span_metrics import ChunkSpanIndex, precision_omega, span_metrics, span_metrics_copies
+from .metrics.traffic import is_weighted, traffic_count, weighted_means
 from .progress import Progress, no_progress
 from .retrieval.base import Query, RetrievalRun, RetrievedChunk
 from .retrieval.indexes import build_indexes
@@ -55,6 +56,8 @@ class QuestionResult:
     metrics: Mapping[str, float]
     # token-level only: how much of the question's reference text occurs elsewhere in the corpus too
     duplication: ReferenceDuplication | None = None
+    # how often users asked it (metadata "count"; 1 for a question without): its traffic weight
+    count: float = 1.0
 
     def columns(self) -> dict[str, Any]:
         """The question's row: ids, group, every metric, and the duplication counts (token-level)."""
@@ -75,11 +78,21 @@ class EvaluationResult:
     experiment_url: str | None
     raw_results: tuple[QuestionResult, ...]
     by_group: Mapping[str, Mapping[str, MetricSummary]] = field(default_factory=dict)
+    # Each metric's mean weighted by the questions' counts (core/metrics/traffic.py), beside ``metrics``;
+    # empty when every question's count is 1.
+    weighted_means: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def weighted(self) -> bool:
+        """Whether some question's count differs from 1 (the set is weighted by traffic)."""
+        return is_weighted(r.count for r in self.raw_results)
 
     def metric_rows(self) -> list[dict[str, Any]]:
         """One flat row per question: ids, group, every metric (and, token-level, the duplication
-        counts: ``reference_copies.DUPLICATION_COLUMNS``)."""
-        return [r.columns() for r in self.raw_results]
+        counts: ``reference_copies.DUPLICATION_COLUMNS``); in a weighted set, its ``query_count`` too."""
+        if not self.weighted:
+            return [r.columns() for r in self.raw_results]
+        return [{**r.columns(), QUERY_COUNT: r.count} for r in self.raw_results]
 
     @property
     def duplication(self) -> ReferenceDuplication | None:
@@ -126,6 +139,7 @@ def token_level_result(
                 found,
                 {n: scores[n] for n in names},
                 copies.duplication(merge_intervals(e.relevant_spans)),
+                traffic_count(e.metadata, e.question_id),
             )
         )
     return _summarized("token-level", tuple(results), names)
@@ -143,7 +157,9 @@ def chunk_level_result(
     for e in examples:
         found = tuple(hits.get(e.question_id, ()))
         scores = _chunk_scores([h.chunk_id for h in found], e.relevant_chunk_ids, k)
-        results.append(QuestionResult(e.question_id, e.query, "", found, {n: scores[n] for n in names}))
+        metric_values = {n: scores[n] for n in names}
+        count = traffic_count(e.metadata, e.question_id)
+        results.append(QuestionResult(e.question_id, e.query, "", found, metric_values, count=count))
     return _summarized("chunk-level", tuple(results), names)
 
 
@@ -203,12 +219,14 @@ def _summarized(
 ) -> EvaluationResult:
     rows: list[dict[str, float | str]] = [{"group": r.group, **r.metrics} for r in results]
     groups = {r.group for r in results}
+    counts = [r.count for r in results]
     return EvaluationResult(
         evaluation_type=evaluation_type,
         metrics=summarize_table(rows, names),
         experiment_url=None,
         raw_results=results,
         by_group=summarize_by_group(rows, "group", names) if len(groups) > 1 else {},
+        weighted_means=weighted_means(rows, names, counts) if is_weighted(counts) else {},
     )
 
 

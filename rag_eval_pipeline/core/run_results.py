@@ -14,6 +14,7 @@ import pandas as pd
 
 from .errors import ConfigError
 from .leaderboard.board import HEADLINE_METRICS
+from .metrics.names import QUERY_COUNT
 from .question_catalog import UNSPECIFIED
 
 # What a result row shows: the pair, the question, the headline metrics, the objective's default metric
@@ -79,6 +80,7 @@ def results_page(
         "profile",
         "question_id",
         "question_type",
+        QUERY_COUNT,  # how often users asked it: only in a set weighted by traffic
         *(m for m in RESULT_METRICS if m in rows.columns),
         "evaluation_mode",
         "run_id",

@@ -28,6 +28,7 @@ from rag_eval_pipeline.core.metrics.aggregate import summarize_by_group, summari
 from rag_eval_pipeline.core.metrics.names import (
     CHUNK_METRICS,
     CONTEXT_COST_METRICS,
+    QUERY_COUNT,
     SPAN_METRICS,
     TOKEN_LEVEL_METRICS,
 )
@@ -260,3 +261,46 @@ def test_the_score_step_credits_a_retrieved_copy_and_counts_duplicated_reference
     assert [(r["duplicated_references"], r["extra_reference_copies"]) for r in rows] == [(1, 2), (0, 0)]
     # counts are columns, not metrics: never summarized
     assert "duplicated_references" not in result.metrics and "span_iou_copies" in result.metrics
+
+
+def test_heavy_traffic_questions_weigh_their_count_beside_the_plain_mean() -> None:
+    text = "Pumps run at 1,450 rpm. Valves are tested in March. Night shift starts at 22:00."
+    corpus = Corpus((Document(DocumentId("a.md"), text),))
+
+    def span_of(words: str) -> CharacterSpan:
+        start = text.index(words)
+        return CharacterSpan(DocumentId("a.md"), start, start + len(words), words)
+
+    pumps, valves = span_of("Pumps run at 1,450 rpm."), span_of("Valves are tested in March.")
+    chunk = PositionAwareChunk(ChunkId("c-pumps"), DocumentId("a.md"), pumps.start, pumps.end, pumps.text)
+    # asked 8 times and found; asked twice and missed
+    examples = [
+        TokenLevelExample(QuestionId("q-pumps"), "pump speed?", (pumps,), {"count": 8}),
+        TokenLevelExample(QuestionId("q-valves"), "valve tests?", (valves,), {"count": 2}),
+    ]
+    hit = RetrievedChunk(
+        QuestionId("q-pumps"), 1, chunk.chunk_id, chunk.doc_id, chunk.start, chunk.end, 1.0, chunk.text
+    )
+    miss = RetrievedChunk(
+        QuestionId("q-valves"), 1, chunk.chunk_id, chunk.doc_id, chunk.start, chunk.end, 1.0, chunk.text
+    )
+    hits = {QuestionId("q-pumps"): [hit], QuestionId("q-valves"): [miss]}
+    result = token_level_result(examples, hits, [chunk], 1, corpus)
+    # span recall 1 and 0: plain mean 0.5; by hand (8 * 1 + 2 * 0) / 10 = 0.8, 0.3 above it
+    assert result.metrics["span_recall"].mean == pytest.approx(0.5)
+    assert result.weighted_means["span_recall"] == pytest.approx(0.8)
+    assert result.weighted_means["span_recall_1000t"] - result.metrics[
+        "span_recall_1000t"
+    ].mean == pytest.approx(0.3)
+    assert set(result.weighted_means) == set(result.metrics)
+    assert [r[QUERY_COUNT] for r in result.metric_rows()] == [8, 2]
+    # every count 1: nothing new, no column
+    plain = token_level_result(
+        [TokenLevelExample(e.question_id, e.query, e.relevant_spans) for e in examples],
+        hits,
+        [chunk],
+        1,
+        corpus,
+    )
+    assert plain.weighted_means == {} and not plain.weighted
+    assert all(QUERY_COUNT not in row for row in plain.metric_rows())

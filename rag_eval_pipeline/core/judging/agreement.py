@@ -16,15 +16,17 @@ is no disagreement); a query where neither selected anything is left out; the me
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from ..corpus import Corpus
 from ..spans import Merged
 from ..types import DocumentId
 from .intervals import intersect, overlaps, size, union
-from .judge_views import JudgeView
-from .types import JudgeName, PooledPassage, QueryId
+from .judge_views import JudgeView, judge_views
+from .reanchor import anchor_judgements
+from .types import Judgement, JudgeName, PooledPassage, QueryId
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,15 @@ class PairAgreement:
             f"{self.judge_a} / {self.judge_b}: {self.n_queries} queries both judged, kappa {kappa} over "
             f"{self.table.n} passages both read, span overlap (IoU) {iou} over {self.n_span_queries} queries"
         )
+
+
+def judgements_agreement(
+    judgements: Iterable[Judgement], corpus: Corpus, pool: Sequence[PooledPassage] | None = None
+) -> list[PairAgreement]:
+    """``agreement`` of the stored judgements as they hold for ``corpus`` now: re-anchored, stale ones
+    left out, each judge's judgements of a query layered into one view. What the annotation page,
+    `rag-eval judgements status` and `rag-eval judgements llm` show."""
+    return agreement(judge_views(anchor_judgements(judgements, corpus).usable), pool)
 
 
 def agreement(

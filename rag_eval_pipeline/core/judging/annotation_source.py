@@ -17,10 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus import Corpus
-from .agreement import PairAgreement, agreement
+from .agreement import PairAgreement, judgements_agreement
 from .annotation import AnnotationWork, build_work, judgement_from_request
-from .judge_views import judge_views
-from .reanchor import anchor_judgements
 from .store import JudgingStore
 from .types import Judgement
 
@@ -90,5 +88,4 @@ class AnnotationSource:
     def _pair_agreements(self, judgements: list[Judgement]) -> list[PairAgreement]:
         """As `rag-eval judgements status` computes it: over the judgements still anchored in the
         documents as they are, each judge's view of a query, on the pooled passages both read."""
-        usable = anchor_judgements(judgements, self.corpus).usable
-        return agreement(judge_views(usable), self.store.read_pool())
+        return judgements_agreement(judgements, self.corpus, self.store.read_pool())

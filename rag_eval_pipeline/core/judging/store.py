@@ -88,10 +88,12 @@ class JudgingStore:
 
 
 def latest_judgements(judgements: Iterable[Judgement]) -> list[Judgement]:
-    """The latest judgement of each (query, judge), in the order of their first judgement."""
-    latest: dict[tuple[QueryId, JudgeName], Judgement] = {}
+    """The latest judgement of each (query, judge), in the order of their first judgement. An LLM judge
+    grades one passage per judgement (core/judging/llm_judge.py): its latest is per (query, judge,
+    ranges read), so its judgements of a query's other passages stay."""
+    latest: dict[tuple[QueryId, JudgeName, tuple[CharacterSpan, ...]], Judgement] = {}
     for judgement in judgements:
-        key = (judgement.query_id, judgement.judge)
+        key = (judgement.query_id, judgement.judge, judgement.read if judgement.kind == "llm" else ())
         latest.pop(key, None)
         latest[key] = judgement
     return list(latest.values())

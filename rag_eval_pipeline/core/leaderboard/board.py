@@ -17,8 +17,9 @@ from ..comparability import question_set
 from ..costs import COST_BASIS, CostAssumptions, setup_costs
 from ..llm.accounting import PriceTable
 from ..metrics.aggregate import summarize, summarize_table, summary_columns
-from ..metrics.names import TOKEN_LEVEL_METRICS
+from ..metrics.names import QUERY_COUNT, TOKEN_LEVEL_METRICS, weighted_mean_column
 from ..metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLUMNS, ReferenceDuplication
+from ..metrics.traffic import is_weighted, weighted_mean_columns, weighted_means
 from ..monitoring_settings import LeaderboardSettings
 from ..tables import records
 from ..warehouse import with_evaluation_defaults
@@ -133,6 +134,7 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "n_stale_questions": int(first.get("n_stale_questions", 0)),
         **duplication_columns(frame),
         **summary_columns(summaries),
+        **traffic_columns(frame, present),
         "metrics_run_id": first["run_id"],
         # a quick run replaces its partition's current metrics: the board says so
         "evaluation_mode": first["evaluation_mode"],
@@ -149,6 +151,24 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "question_generators": first.get("question_generators", ""),
         "experiment_url": first.get("experiment_url", ""),
     }
+
+
+def traffic_columns(frame: pd.DataFrame, metrics: list[str]) -> dict[str, float]:
+    """``<metric>_weighted_mean`` per metric when the questions carry traffic counts (``query_count``)
+    and some count differs from 1; nothing otherwise, so an unweighted board has no such column."""
+    if QUERY_COUNT not in frame.columns:
+        return {}
+    counts = [float(c) for c in frame[QUERY_COUNT].fillna(1.0)]
+    if not is_weighted(counts):
+        return {}
+    return weighted_mean_columns(weighted_means(records(frame[metrics]), metrics, counts))
+
+
+def weighted_column(board: pd.DataFrame, metric: str) -> str | None:
+    """The board's traffic-weighted mean of ``metric`` when some row has one (its questions carry
+    counts), else None: a view shows it beside the plain mean only then."""
+    column = weighted_mean_column(metric)
+    return column if column in board.columns and bool(board[column].notna().any()) else None
 
 
 def duplication_columns(frame: pd.DataFrame) -> dict[str, object]:

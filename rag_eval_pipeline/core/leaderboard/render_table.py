@@ -18,8 +18,9 @@ from typing import Literal
 import pandas as pd
 
 from ..costs import CONTEXT_TOKENS_MEAN, INDEX_BYTES, LATENCY_P95, USD_PER_1K
+from ..metrics.traffic import traffic_legend
 from ..significant_digits import significant, significant_text
-from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
+from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, weighted_column
 from .labels import label
 from .pareto import ON_FRONT
 from .ranking import has_notes, rank_label, ranked_by, row_note
@@ -63,8 +64,9 @@ COST_HELP = {
 def board_table(board: pd.DataFrame) -> BoardTable:
     """Rank (and tier), the pair, k, questions and mode; the costs some row measured (and whether the row
     is on the Pareto front of the objective against context tokens); the metric ranked by when it is not
-    a headline metric, every headline retrieval metric as mean [CI]; the answer metrics that have a value
-    on some row; the note when a row has one."""
+    a headline metric, every headline retrieval metric as mean [CI] (after the ranking metric, its
+    traffic-weighted mean when the questions carry counts); the answer metrics that have a value on some
+    row; the note when a row has one."""
     objective = ranked_by(board)
     retrieval = [m for m in (objective,) if m not in HEADLINE_METRICS and f"{m}_mean" in board.columns]
     retrieval += [m for m in HEADLINE_METRICS if f"{m}_mean" in board.columns]
@@ -78,6 +80,9 @@ def board_table(board: pd.DataFrame) -> BoardTable:
     notes = has_notes(board)
     costs = [c for c in COST_HELP if c in board.columns and board[c].notna().any()]
     front = ON_FRONT in board.columns and bool(board[ON_FRONT].notna().any())
+    weighted = weighted_column(board, objective) if objective in retrieval else None
+    after = retrieval.index(objective) + 1 if weighted else len(retrieval)
+    weighted_help = traffic_legend(label(objective), f"{label(objective)} weighted")
     columns = [
         Column("rank", "string", RANK_HELP),
         *([Column("tier", "int", "statistical tier: 1 cannot be told apart from the best")] if tiers else []),
@@ -90,8 +95,10 @@ def board_table(board: pd.DataFrame) -> BoardTable:
         *([Column("Pareto front", "string", FRONT_HELP)] if front else []),
         *(
             Column(label(m), "string", f"{METRIC_HELP}{'; the ranking metric' if m == objective else ''}")
-            for m in retrieval
+            for m in retrieval[:after]
         ),
+        *([Column(f"{label(objective)} weighted", "float", weighted_help)] if weighted else []),
+        *(Column(label(m), "string", METRIC_HELP) for m in retrieval[after:]),
         *(Column(label(m), "float", ANSWER_HELP) for m in answers),
         *([Column("note", "string", "why the row is marked or not ranked")] if notes else []),
     ]
@@ -104,7 +111,9 @@ def board_table(board: pd.DataFrame) -> BoardTable:
         cells += [str(row["evaluation_mode"])] if modes else []
         cells += [rounded(row.get(c)) for c in costs]
         cells += [front_label(row.get(ON_FRONT))] if front else []
-        cells += [mean_ci_text(row, m) for m in retrieval]
+        cells += [mean_ci_text(row, m) for m in retrieval[:after]]
+        cells += [rounded(row.get(weighted))] if weighted else []
+        cells += [mean_ci_text(row, m) for m in retrieval[after:]]
         cells += [rounded(row.get(f"{m}_mean")) for m in answers]
         cells += [row_note(row)] if notes else []
         rows.append(tuple(cells))

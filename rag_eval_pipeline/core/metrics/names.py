@@ -29,3 +29,17 @@ RANKABLE_METRICS = SPAN_METRICS + COPY_METRICS + OMEGA_METRICS + CHUNK_METRICS
 # like any metric. Lower is cheaper: it is not in [0, 1], and not "higher is better" as the scores are.
 CONTEXT_COST_METRICS = (CONTEXT_TOKENS,)
 TOKEN_LEVEL_METRICS = RANKABLE_METRICS + BUDGET_METRICS + CONTEXT_COST_METRICS
+
+# Traffic weighting. A question taken from real traffic carries how often users asked it
+# (``metadata["count"]``, core/judging: ImportedQuery.count). When some question of a set has a count
+# other than 1, every metric's mean weighted by the counts is reported beside its plain mean (each
+# question once): ``<metric>_weighted_mean``; the per-question tables then carry the count as a column.
+# When every count is 1 the two means are equal and neither column exists.
+QUERY_COUNT_KEY = "count"  # the key of a question's metadata
+QUERY_COUNT = "query_count"  # the per-question column of the metric tables
+WEIGHTED_MEAN_SUFFIX = "_weighted_mean"
+
+
+def weighted_mean_column(metric: str) -> str:
+    """``span_recall_1000t`` weighted by traffic is ``span_recall_1000t_weighted_mean``."""
+    return metric + WEIGHTED_MEAN_SUFFIX

@@ -1,6 +1,6 @@
 """Retrieval and its metrics per chunk config x retrieval profile."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import dagster as dg
 import pandas as pd
@@ -15,7 +15,9 @@ from ...core.generation.sources import question_generators
 from ...core.langsmith.experiments import ExperimentRow
 from ...core.leaderboard.board import HEADLINE_METRICS
 from ...core.metrics.aggregate import MetricSummary, summary_columns
+from ...core.metrics.names import weighted_mean_column
 from ...core.metrics.reference_copies import ReferenceDuplication
+from ...core.metrics.traffic import traffic_legend, weighted_mean_columns
 from ...core.question_catalog import UNSPECIFIED, question_type_of
 from ...core.retrieval.base import Query, RetrievalRun, RetrievedChunk
 from ...core.retrieval.indexes import ChunkIndexes, open_indexes
@@ -313,6 +315,8 @@ def retrieval_metrics(
                 "question_set": question_set(per_question),
                 **duplication.run_columns(),
                 **summary_columns(summaries),
+                # traffic-weighted means beside the plain ones, when the questions carry counts
+                **weighted_mean_columns(result.weighted_means),
                 **latency_percentiles(per_question),
             }
         ]
@@ -340,10 +344,12 @@ def retrieval_metrics(
         metadata["duplicated_reference_text"] = warning
     for name, s in summaries.items():
         metadata[name] = metric_value(s.mean)
+    for name, mean in result.weighted_means.items():
+        metadata[weighted_mean_column(name)] = metric_value(mean)
     for name, milliseconds in latency_percentiles(per_question).items():
         if not pd.isna(milliseconds):  # no question had hits: no latency was recorded
             metadata[name] = metric_value(milliseconds)
-    metadata["confidence_intervals"] = dg.MetadataValue.md(summary_markdown(summaries))
+    metadata["confidence_intervals"] = dg.MetadataValue.md(summary_markdown(summaries, result.weighted_means))
     metadata.update(langsmith_metadata)
     return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))
 
@@ -363,11 +369,25 @@ def retrieved_outputs(hits: Sequence[RetrievedChunk]) -> list[dict[str, object]]
     ]
 
 
-def summary_markdown(summaries: dict[str, MetricSummary]) -> str:
-    """Per metric: mean, sample std (ddof=1), population std (ddof=0) and the bootstrap 95% CI."""
-    lines = ["| metric | mean | std | std (population) | 95% CI |", "|---|---|---|---|---|"]
+def summary_markdown(summaries: dict[str, MetricSummary], weighted: Mapping[str, float] | None = None) -> str:
+    """Per metric: mean, sample std (ddof=1), population std (ddof=0) and the bootstrap 95% CI; with
+    ``weighted`` (the questions carry traffic counts), the traffic-weighted mean too, and a line saying
+    which is which."""
+    if not weighted:
+        lines = ["| metric | mean | std | std (population) | 95% CI |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {s.name} | {s.mean:.4f} | {s.std:.4f} | {s.std_population:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |"
+            for s in summaries.values()
+        ]
+        return "\n".join(lines)
+    lines = [
+        "| metric | mean | traffic-weighted mean | std | std (population) | 95% CI |",
+        "|---|---|---|---|---|---|",
+    ]
     lines += [
-        f"| {s.name} | {s.mean:.4f} | {s.std:.4f} | {s.std_population:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |"
+        f"| {s.name} | {s.mean:.4f} | {weighted.get(s.name, float('nan')):.4f} | {s.std:.4f} | "
+        f"{s.std_population:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |"
         for s in summaries.values()
     ]
+    lines += ["", traffic_legend("mean", "traffic-weighted mean")]
     return "\n".join(lines)

@@ -73,6 +73,25 @@ def test_the_latest_judgement_of_a_judge_wins() -> None:
     assert latest_judgements([early, other, late]) == [other, late]
 
 
+def test_an_llm_judge_has_a_latest_judgement_per_passage() -> None:
+    def graded(read: CharacterSpan, grade: int, at: str) -> Judgement:
+        return Judgement(
+            QueryId("q-1"),
+            JudgeName("llm:m"),
+            "llm",
+            "not-answerable",
+            (),
+            (read,),
+            at,
+            {DOC: "abc"},
+            grade,  # type: ignore[arg-type]
+        )
+
+    first, second = graded(span(0, 27), 0, "t1"), graded(span(28, 57), 1, "t1")
+    again = graded(span(0, 27), 1, "t2")
+    assert latest_judgements([first, second, again]) == [second, again]
+
+
 def test_the_same_query_is_one_id_whatever_its_case_and_spacing() -> None:
     assert query_id_for("When are  deploys?") == query_id_for("when are deploys?")
     assert query_id_for("When are deploys?") != query_id_for("When are rollbacks?")

@@ -236,3 +236,17 @@ def test_the_duplication_counts_sum_the_questions_and_are_unknown_for_older_tabl
     assert all(pd.isna(row[c]) for c in RUN_DUPLICATION_COLUMNS)
     assert pd.isna(row["span_iou_copies_mean"]) and row["span_iou_mean"] == 0.9
     assert str(board["duplicated_references"].dtype) == "Int64"
+
+
+def test_questions_with_traffic_counts_add_weighted_means_and_counts_of_1_add_nothing() -> None:
+    weighted = retrieval_metrics("fixed", [1.0, 0.0, 0.5], "r1").assign(query_count=[8, 1, 1])
+    board = build_board({"fixed|top2": weighted}, {}, pd.DataFrame(), CONFIGURED, SPAN_IOU)
+    assert board is not None
+    row = board.iloc[0]
+    # by hand: (8 * 1.0 + 1 * 0.0 + 1 * 0.5) / 10 = 0.85, beside the plain mean 0.5
+    assert row["span_iou_mean"] == pytest.approx(0.5) and row["span_iou_weighted_mean"] == pytest.approx(0.85)
+    assert row["span_recall_1000t_weighted_mean"] == pytest.approx(0.5)
+    ones = retrieval_metrics("fixed", [1.0, 0.0, 0.5], "r1").assign(query_count=[1, 1, 1])
+    for frame in (ones, retrieval_metrics("fixed", [1.0, 0.0, 0.5], "r1")):
+        plain = build_board({"fixed|top2": frame}, {}, pd.DataFrame(), CONFIGURED, SPAN_IOU)
+        assert plain is not None and not [c for c in plain.columns if c.endswith("_weighted_mean")]

@@ -92,3 +92,14 @@ def test_an_empty_board_has_columns_and_no_rows() -> None:
     board = ranked(answers=False).iloc[0:0]
     table = board_table(pd.DataFrame(board))
     assert table.rows == () and table.records() == [] and table.columns[0].name == "rank"
+
+
+def test_a_board_weighted_by_traffic_has_the_weighted_mean_after_the_ranking_metric() -> None:
+    board = ranked(answers=False).assign(span_iou_weighted_mean=[0.81234567, 0.25, float("nan")])
+    table = board_table(board)
+    names = [c.name for c in table.columns]
+    assert names[names.index("span IoU") + 1] == "span IoU weighted"
+    column = table.columns[names.index("span IoU weighted")]
+    assert column.type == "float" and "each question counts as often as users asked it" in column.description
+    assert table.records()[0]["span IoU weighted"] == 0.8123
+    assert "span IoU weighted" not in [c.name for c in board_table(ranked(answers=False)).columns]

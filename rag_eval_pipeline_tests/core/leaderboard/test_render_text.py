@@ -60,3 +60,24 @@ def test_the_tier_and_the_objective_have_columns_when_the_board_has_them() -> No
 def test_a_missing_mean_is_not_available() -> None:
     row = pd.Series({"mrr_mean": float("nan"), "mrr_ci_low": float("nan"), "mrr_ci_high": float("nan")})
     assert mean_ci(row, "mrr") == "n/a"
+
+
+def test_a_board_weighted_by_traffic_shows_the_objectives_weighted_mean_and_says_which_is_which() -> None:
+    board = ranked(answers=False).assign(span_iou_weighted_mean=[0.8125, 0.25, float("nan")])
+    text = format_leaderboard(board)
+    header = next(line for line in text.splitlines() if line.startswith("rank"))
+    assert header.split()[4:10] == [
+        "span_recall",
+        "span_precision",
+        "span_iou",
+        "span_iou",
+        "weighted",
+        "recall_at_k",
+    ]
+    first = next(line for line in text.splitlines() if line.startswith("1 "))
+    assert "0.500 [0.40-0.60]  0.812" in first  # span IoU, then its weighted mean
+    assert text.splitlines()[-1] == (
+        "span_iou: each question counts once; span_iou weighted: each question counts as often as users "
+        "asked it (its count), the mean over the traffic"
+    )
+    assert "weighted" not in format_leaderboard(ranked(answers=False))

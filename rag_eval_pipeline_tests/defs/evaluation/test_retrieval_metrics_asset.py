@@ -3,6 +3,7 @@ notebook API, token_level_result, per question, and one summary row in the histo
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from rag_eval_pipeline.core.configs import load_chunk_configs
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl
 from rag_eval_pipeline.core.evaluation import token_level_result
-from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
+from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS, weighted_mean_column
 from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
 from rag_eval_pipeline.core.retrieval.base import QueryTrace, RetrievedChunk
 from rag_eval_pipeline.core.significant_digits import significant
@@ -79,9 +80,11 @@ def metrics_with_frames(
     profile: str,
     hits: dict[QuestionId, list[RetrievedChunk]],
     traces: dict[QuestionId, QueryTrace] | None = None,
+    dataset: TokenLevelDataset | None = None,
     **provenance: object,
 ) -> tuple[pd.DataFrame, dict[str, object]]:
-    cut, dataset = tiny_inputs(project)
+    cut, golden = tiny_inputs(project)
+    dataset = dataset or golden
     resources = tiny_resources(project, work)
     return run_with_frames(
         retrieval_metrics,
@@ -195,3 +198,41 @@ def test_references_in_duplicated_text_are_counted_in_the_rows_metadata_and_summ
     per_question = rows["span_iou"].to_numpy(dtype=float)
     assert row["span_iou_std_pop"] == pytest.approx(float(per_question.std(ddof=0)))
     assert row["span_iou_std"] == pytest.approx(float(per_question.std(ddof=1)))
+
+
+def test_questions_with_traffic_counts_get_weighted_means_beside_the_plain_ones(
+    tiny_project: Path, tmp_path: Path
+):
+    cut, golden = tiny_inputs(tiny_project)
+    counts = [5] + [1] * (len(golden.examples) - 1)
+    dataset = replace(
+        golden,
+        examples=tuple(
+            replace(e, metadata={**e.metadata, "count": c})
+            for e, c in zip(golden.examples, counts, strict=True)
+        ),
+    )
+    hits = scripted_hits(cut, dataset, find=True)
+
+    frame, metadata = metrics_with_frames(tiny_project, tmp_path, "top2", hits, dataset=dataset)
+
+    expected = token_level_result(dataset.examples, hits, cut, 2, tiny_corpus())
+    assert expected.weighted_means and frame.set_index("question_id")["query_count"].tolist() == counts
+    column = weighted_mean_column("span_recall_1000t")
+    history = Warehouse(tmp_path / "warehouse").read_history(
+        RETRIEVAL_SUMMARY, ["span_recall_1000t_mean", column]
+    )
+    assert history.frame[column].tolist() == pytest.approx([expected.weighted_means["span_recall_1000t"]])
+    assert metadata[column] == significant(expected.weighted_means["span_recall_1000t"])
+    table = str(metadata["confidence_intervals"])
+    assert "traffic-weighted mean" in table and "each question counts as often as users asked it" in table
+
+
+def test_an_unweighted_set_has_no_count_column_and_no_weighted_means(tiny_project: Path, tmp_path: Path):
+    cut, dataset = tiny_inputs(tiny_project)
+    frame, metadata = metrics_with_frames(
+        tiny_project, tmp_path, "top2", scripted_hits(cut, dataset, find=True)
+    )
+    assert "query_count" not in frame.columns and not [k for k in metadata if k.endswith("_weighted_mean")]
+    [summary] = Warehouse(tmp_path / "warehouse").history_table_dir(RETRIEVAL_SUMMARY).rglob("*.parquet")
+    assert not [c for c in pd.read_parquet(summary).columns if c.endswith("_weighted_mean")]
