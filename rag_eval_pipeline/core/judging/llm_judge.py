@@ -28,7 +28,6 @@ cache, so a re-run costs nothing for what was already answered) and rewrites its
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,7 +38,7 @@ from typing import Any, Literal, cast, get_args
 
 from ..corpus import Corpus
 from ..errors import DatasetError
-from ..files import locked, storage_error, write_text_atomically
+from ..files import locked, write_text_atomically
 from ..generation.excerpts import excerpt_occurrences, explain_miss, locate_excerpt
 from ..llm.accounting import CostEstimate, UsageSnapshot, check_budget
 from ..llm.base import ChatMessage, CompletionParams
@@ -47,7 +46,7 @@ from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply, parse_json_object
 from ..progress import Progress, no_progress
 from ..types import CharacterSpan
-from .store import JudgingStore
+from .store import JudgingStore, json_lines, read_json_lines
 from .types import GRADES, RELEVANT_GRADE, Grade, ImportedQuery, Judgement, JudgeName, PooledPassage, QueryId
 
 LLM_JUDGE_PROMPT_VERSION = "umbrela-excerpt-v1"
@@ -421,27 +420,9 @@ class JudgeErrors:
         return self.folder / JUDGE_ERRORS_FILE
 
     def read(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise storage_error(self.path, "read", exc) from exc
-        found = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(
-                    f"{self.path}:{number}: not JSON ({exc.msg}); delete the line (rag-eval judgements llm "
-                    f"writes it again for a passage still in error)"
-                ) from exc
-            if not isinstance(obj, dict):
-                raise DatasetError(f"{self.path}:{number}: a line must be a JSON object; delete it")
-            found.append(obj)
-        return found
+        return read_json_lines(
+            self.path, dict, "rag-eval judgements llm, again for a passage still in error: delete it"
+        )
 
     def keep_only(self, judge: JudgeName, pooled: set[tuple[str, str, int, int, str]]) -> None:
         """This judge's lines of passages no longer in the pool dropped (the queries were pooled again)."""
@@ -454,8 +435,7 @@ class JudgeErrors:
                 self._write(kept)
 
     def _write(self, lines: Sequence[Mapping[str, Any]]) -> None:
-        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-        write_text_atomically(self.path, text)
+        write_text_atomically(self.path, json_lines(lines))
 
     def replace(
         self, judge: JudgeName, attempted: Sequence[PooledPassage], errors: Sequence[PassageOutcome]

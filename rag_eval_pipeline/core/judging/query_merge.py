@@ -32,7 +32,6 @@ and an updated export of a log replaces the old one; two different files add up.
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,9 +40,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetError
-from ..files import locked, storage_error, write_text_atomically
-from .store import JudgingStore
+from ..files import locked, write_text_atomically
+from .store import JudgingStore, json_lines, read_json_lines
 from .types import ImportedQuery, QueryId, query_id_for
 
 # exact, as a fraction: 0.8 * 5 in floating point need not be 4
@@ -200,33 +198,17 @@ def _merged(query_id: QueryId, groups: Sequence[_Group], stored: str | None) -> 
 
 
 def read_contributions(folder: Path) -> list[SourceQuery]:
-    path = folder / QUERY_IMPORTS_FILE
-    if not path.exists():
-        return []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise storage_error(path, "read", exc) from exc
-    found = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-            found.append(
-                SourceQuery(
-                    str(obj["source"]),
-                    str(obj["text"]),
-                    int(obj["count"]),
-                    tuple(str(n) for n in obj.get("places", ())),
-                    tuple(str(p) for p in obj.get("pii", ())),
-                )
-            )
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise DatasetError(
-                f"{path}:{number}: {exc}; fix or delete the line (the file is written by rag-eval queries import)"
-            ) from exc
-    return found
+    return read_json_lines(
+        folder / QUERY_IMPORTS_FILE,
+        lambda obj: SourceQuery(
+            str(obj["source"]),
+            str(obj["text"]),
+            int(obj["count"]),
+            tuple(str(n) for n in obj.get("places", ())),
+            tuple(str(p) for p in obj.get("pii", ())),
+        ),
+        "rag-eval queries import",
+    )
 
 
 def contributions_of(
@@ -264,9 +246,7 @@ def import_contribution(
         replaced = len(before) - len(others)
         after = others + list(contribution)
         queries = merge_queries(after, stored)
-        write_text_atomically(
-            path, "".join(json.dumps(_to_json(c), ensure_ascii=False) + "\n" for c in after)
-        )
+        write_text_atomically(path, json_lines(_to_json(c) for c in after))
         store.write_queries(queries)
     return ImportResult(tuple(queries), replaced)
 

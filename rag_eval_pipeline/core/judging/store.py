@@ -61,20 +61,20 @@ class JudgingStore:
         return self.folder / JUDGEMENTS_FILE
 
     def read_queries(self) -> list[ImportedQuery]:
-        return _read(self.queries_path, query_from_json)
+        return read_json_lines(self.queries_path, query_from_json)
 
     def write_queries(self, queries: Sequence[ImportedQuery]) -> None:
         _write(self.queries_path, (query_to_json(q) for q in queries))
 
     def read_pool(self) -> list[PooledPassage]:
-        return _read(self.pool_path, passage_from_json)
+        return read_json_lines(self.pool_path, passage_from_json)
 
     def write_pool(self, passages: Sequence[PooledPassage]) -> None:
         _write(self.pool_path, (passage_to_json(p) for p in passages))
 
     def read_judgements(self) -> list[Judgement]:
         """Every judgement in the order made (the file's order)."""
-        return _read(self.judgements_path, judgement_from_json)
+        return read_json_lines(self.judgements_path, judgement_from_json)
 
     def append_judgements(self, judgements: Sequence[Judgement]) -> None:
         """Added after the others, under the file's lock (the file is rewritten whole, atomically)."""
@@ -83,7 +83,7 @@ class JudgingStore:
             old = path.read_text(encoding="utf-8") if path.exists() else ""
             if old and not old.endswith("\n"):
                 old += "\n"
-            new = "".join(json.dumps(judgement_to_json(j), ensure_ascii=False) + "\n" for j in judgements)
+            new = json_lines(judgement_to_json(j) for j in judgements)
             write_text_atomically(path, old + new)
 
 
@@ -99,7 +99,12 @@ def latest_judgements(judgements: Iterable[Judgement]) -> list[Judgement]:
     return list(latest.values())
 
 
-def _read(path: Path, parse: Callable[[Mapping[str, Any]], T]) -> list[T]:
+def read_json_lines(
+    path: Path, parse: Callable[[Mapping[str, Any]], T], written_by: str = "rag-eval"
+) -> list[T]:
+    """Each JSON object line of ``path`` parsed (none when it does not exist); a line that does not read
+    is a DatasetError naming the file, the line and what is wrong (``written_by``: the command that
+    writes the file, for the remedy). Every judging file reads through here."""
     if not path.exists():
         return []
     try:
@@ -117,17 +122,21 @@ def _read(path: Path, parse: Callable[[Mapping[str, Any]], T]) -> list[T]:
             if not isinstance(obj, dict):
                 raise ValueError("a line must be a JSON object")
             found.append(parse(obj))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
             raise DatasetError(
-                f"{path}:{number}: {detail}; fix or delete the line (the file is written by rag-eval)"
+                f"{path}:{number}: {detail}; fix or delete the line (the file is written by {written_by})"
             ) from exc
     return found
 
 
+def json_lines(objects: Iterable[Mapping[str, Any]]) -> str:
+    return "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objects)
+
+
 def _write(path: Path, objects: Iterable[Mapping[str, Any]]) -> None:
     with locked(path):
-        write_text_atomically(path, "".join(json.dumps(o, ensure_ascii=False) + "\n" for o in objects))
+        write_text_atomically(path, json_lines(objects))
 
 
 def _span_to_json(span: CharacterSpan) -> dict[str, Any]:
