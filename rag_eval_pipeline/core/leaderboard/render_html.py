@@ -250,19 +250,15 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
     # the weighted mean right after the plain one of the metric ranked by
     after = retrieval.index(objective) + 1 if weighted else len(retrieval)
     weighted_name = f"{label(objective)} weighted"
-    cells += [
+    metric_heads = [
         f'<th scope="col" data-metric="{e(m)}"{" class=objective" if m == objective else ""}>{e(label(m))}</th>'
-        for m in retrieval[:after]
+        for m in retrieval
     ]
-    cells += (
-        [f'<th scope="col" class="weighted" data-metric="{e(weighted)}">{e(weighted_name)}</th>']
-        if weighted
-        else []
-    )
-    cells += [
-        f'<th scope="col" data-metric="{e(m)}"{" class=objective" if m == objective else ""}>{e(label(m))}</th>'
-        for m in retrieval[after:]
-    ]
+    if weighted:
+        metric_heads.insert(
+            after, f'<th scope="col" class="weighted" data-metric="{e(weighted)}">{e(weighted_name)}</th>'
+        )
+    cells += metric_heads
     cells += [f'<th scope="col" class="answer" data-metric="{e(m)}">{e(label(m))}</th>' for m in answer]
     rows = [
         f'<div class="table-wrap"><table id="leaderboard"><thead><tr>{"".join(cells)}</tr></thead><tbody>'
