@@ -29,8 +29,10 @@ from ..costs import (
     USD_PER_1K,
 )
 from ..files import write_files_atomically
+from ..judging.summary import JudgingSummary
+from ..metrics.traffic import traffic_legend
 from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse, with_evaluation_defaults
-from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS
+from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS, weighted_column
 from .labels import cost_text, label
 from .pareto import front_rows, pareto_front
 from .ranking import (
@@ -45,6 +47,7 @@ from .ranking import (
 )
 from .recommendation import recommendation_html
 from .render_health import health_section
+from .render_judging import judging_section
 from .render_table import number
 from .render_waterfall import waterfall_section
 
@@ -79,11 +82,12 @@ def write_report(
     generated_at: datetime | None = None,
     diagnostics: pd.DataFrame | None = None,
     health: Mapping[str, object] | None = None,
+    judging: JudgingSummary | None = None,
 ) -> ReportFiles:
     """Render the report with the trends of the warehouse's retrieval_metrics_summary history (and the
     waterfalls of ``diagnostics``, the partitions' retrieval_diagnostics summaries; the question set's
-    ``health``, the question_set_health row) and write it atomically as the run's snapshot and as the
-    current report."""
+    ``health``, the question_set_health row; the ``judging`` of real queries) and write it atomically as
+    the run's snapshot and as the current report."""
     history = warehouse.read_history(
         RETRIEVAL_SUMMARY, (*HISTORY_COLUMNS, *(f"{m}_mean" for m in TREND_METRICS))
     )
@@ -95,6 +99,7 @@ def write_report(
         notes=problems,
         diagnostics=diagnostics,
         health=health,
+        judging=judging,
     )
     paths = warehouse.report_paths(run_id)
     write_files_atomically(
@@ -114,12 +119,14 @@ def render_report(
     notes: Sequence[str] = (),
     diagnostics: pd.DataFrame | None = None,
     health: Mapping[str, object] | None = None,
+    judging: JudgingSummary | None = None,
 ) -> str:
     """One HTML page. ``board`` is the leaderboard table (one row per chunk config x profile, in rank
     order); ``history`` the rows of history/retrieval_metrics_summary (see ``Warehouse.read_history``);
     ``diagnostics`` the partitions' retrieval_diagnostics summaries (core/diagnostics/table.py), drawn
     as waterfalls (None: no such section); ``health`` the question_set_health row
-    (core/question_health/report.py), its own section after the table (None: none)."""
+    (core/question_health/report.py), its own section after the table (None: none); ``judging`` the
+    workspace's judging of real queries (core/judging/summary.py), its section after that (None: none)."""
     when = (generated_at or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     board = board.reset_index(drop=True)
     partitions = [(str(r["chunk_config"]), str(r["profile"])) for _, r in board.iterrows()]
@@ -159,6 +166,7 @@ def render_report(
         leaderboard_table(board, HEADLINE_METRICS, HEADLINE_ANSWER_METRICS),
         "</section>",
         health_section(health) if health is not None else "",
+        judging_section(judging) if judging is not None else "",
         '<section id="quality-cost"><h2>Quality against cost</h2><p class="hint">One point per ranked setup: '
         f"{e(label(metric))} (the objective) against the context tokens the generator reads per question. "
         "The named points, joined by the line, are the Pareto front: no other setup gives as much for "
@@ -218,8 +226,10 @@ COSTS_TABLE = (CONTEXT_TOKENS_MEAN, LATENCY_P50, LATENCY_P95, USD_PER_1K, INDEX_
 def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Sequence[str]) -> str:
     """Rank and tier, the setup, k, the questions (and the mode of a quick run), the context's tokens and
     the p95 search latency, the objective's metric when it is not a headline metric, then each headline
-    metric as mean [CI] and the answer means; when each row was evaluated is its tooltip. Sized to fit
-    1,600 px without scrolling (it scrolls in its own box below that)."""
+    metric as mean [CI] and the answer means; when each row was evaluated is its tooltip. When the
+    questions carry traffic counts, the objective's traffic-weighted mean follows its column, with the
+    legend every view prints (core/metrics/traffic.py). Sized to fit 1,600 px without scrolling (it
+    scrolls in its own box below that)."""
     objective = ranked_by(board)
     retrieval = [m for m in (objective,) if m not in headline and f"{m}_mean" in board.columns]
     retrieval += [m for m in headline if f"{m}_mean" in board.columns]
@@ -236,10 +246,19 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
     costs = [c for c in TABLE_COSTS if c in board.columns and board[c].notna().any()]
     cells = [f'<th scope="col">{e(h)}</th>' for h in head]
     cells += [f'<th scope="col" class="cost" data-cost="{e(c)}">{e(label(c))}</th>' for c in costs]
-    cells += [
+    weighted = weighted_column(board, objective) if objective in retrieval else None
+    # the weighted mean right after the plain one of the metric ranked by
+    after = retrieval.index(objective) + 1 if weighted else len(retrieval)
+    weighted_name = f"{label(objective)} weighted"
+    metric_heads = [
         f'<th scope="col" data-metric="{e(m)}"{" class=objective" if m == objective else ""}>{e(label(m))}</th>'
         for m in retrieval
     ]
+    if weighted:
+        metric_heads.insert(
+            after, f'<th scope="col" class="weighted" data-metric="{e(weighted)}">{e(weighted_name)}</th>'
+        )
+    cells += metric_heads
     cells += [f'<th scope="col" class="answer" data-metric="{e(m)}">{e(label(m))}</th>' for m in answer]
     rows = [
         f'<div class="table-wrap"><table id="leaderboard"><thead><tr>{"".join(cells)}</tr></thead><tbody>'
@@ -277,7 +296,7 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
             f'<td class="num cost" data-cost="{e(c)}">{e(cost_text(c, number(row.get(c))))}</td>'
             for c in costs
         ]
-        for m in retrieval:
+        for i, m in enumerate(retrieval, start=1):
             mean = number(row[f"{m}_mean"])
             low, high = number(row.get(f"{m}_ci_low")), number(row.get(f"{m}_ci_high"))
             ci = (
@@ -291,6 +310,8 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
                 else ' class="num"'
             )
             tds.append(f'<td{strong} data-metric="{e(m)}">{fmt(mean)}{ci}</td>')
+            if weighted and i == after:  # the traffic-weighted mean after the objective's
+                tds.append(weighted_cell(row, weighted))
         for m in answer:
             mean = number(row[f"{m}_mean"])
             strong = (
@@ -313,9 +334,17 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
         )
     rows.append("</tbody></table></div>")
     rows += [f'<p class="footnote">{e(line)}</p>' for line in footnotes(board)]
+    if weighted:
+        rows.append(
+            f'<p class="footnote" id="traffic-legend">{e(traffic_legend(label(objective), weighted_name))}</p>'
+        )
     if not answer:
         rows.append('<p class="hint">No answer metrics on this leaderboard.</p>')
     return "\n".join(rows)
+
+
+def weighted_cell(row: pd.Series, column: str) -> str:
+    return f'<td class="num weighted" data-metric="{e(column)}">{fmt(row.get(column))}</td>'
 
 
 def short_time(value: object) -> str:
@@ -943,6 +972,7 @@ td.name { font-weight: 500; white-space: nowrap; }
 td.when { color: var(--muted); min-width: 6em; }
 .mode-quick { color: #b35c00; font-size: 11px; }
 th.objective { background: #e8f0fa; }
+th.weighted { background: #f1f6fc; }
 tr.removed td { color: var(--muted); font-style: italic; }
 tr.not-comparable td.rank, .note { color: #8a4b00; }
 td .note { display: block; min-width: 16em; white-space: normal; font-size: 11px; font-style: normal; }
@@ -974,6 +1004,7 @@ p.empty { color: var(--muted); font-style: italic; }
 #health-warnings li { color: #8a4b00; margin: 2px 0; }
 #health-warnings.ok { color: var(--muted); }
 #health-measures tr.warned td { color: #8a4b00; font-weight: 600; }
+#judging-stale li { color: #8a4b00; margin: 2px 0; }
 h3 { font-size: 14px; margin: 18px 0 4px; }
 footer { margin-top: 36px; font-size: 12px; }
 """

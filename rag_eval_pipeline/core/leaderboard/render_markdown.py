@@ -7,9 +7,10 @@ import math
 
 import pandas as pd
 
-from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
+from ..metrics.traffic import traffic_legend
+from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, weighted_column
 from .labels import cost_text, label
-from .ranking import footnotes, has_notes, profile_label, rank_label, row_note
+from .ranking import footnotes, has_notes, profile_label, rank_label, ranked_by, row_note
 from .recommendation import recommend
 from .render_table import number
 from .render_text import TERMINAL_COSTS
@@ -26,21 +27,32 @@ def recommendation_markdown(board: pd.DataFrame) -> str:
 
 def leaderboard_markdown(board: pd.DataFrame) -> str:
     """The costs some row measured (as the terminal shows them), then every headline metric: retrieval
-    as mean and CI, answers as the mean."""
+    as mean and CI, answers as the mean. When the questions carry traffic counts, the objective's
+    traffic-weighted mean follows its mean (the objective first when it is no headline metric), with the
+    legend every view prints (core/metrics/traffic.py)."""
     notes = has_notes(board)
     costs = [c for c in TERMINAL_COSTS if c in board.columns and board[c].notna().any()]
+    objective = ranked_by(board)
+    weighted = weighted_column(board, objective) if f"{objective}_mean" in board.columns else None
+    retrieval = [objective] if weighted and objective not in HEADLINE_METRICS else []
+    retrieval += HEADLINE_METRICS
+    after = retrieval.index(objective) + 1 if weighted else len(retrieval)
+    weighted_name = f"{objective} weighted"
     header = ["rank", "chunk config", "profile", *(label(c) for c in costs)]
-    header += [*HEADLINE_METRICS, *HEADLINE_ANSWER_METRICS]
+    header += [*retrieval[:after], *([weighted_name] if weighted else []), *retrieval[after:]]
+    header += [*HEADLINE_ANSWER_METRICS]
     header += ["note"] if notes else []
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in board.iterrows():
         cells = [rank_label(row), str(row["chunk_config"]), profile_label(row)]
         cells += [cost_text(c, number(row.get(c))) for c in costs]
-        cells += [format_ci(row, m) for m in HEADLINE_METRICS]
+        cells += [format_ci(row, m) for m in retrieval[:after]]
+        cells += [format_mean(row.get(weighted))] if weighted else []
+        cells += [format_ci(row, m) for m in retrieval[after:]]
         cells += [format_mean(row.get(f"{m}_mean")) for m in HEADLINE_ANSWER_METRICS]
         cells += [row_note(row)] if notes else []
         lines.append("| " + " | ".join(cells) + " |")
-    legend = footnotes(board)
+    legend = footnotes(board) + ([traffic_legend(objective, weighted_name)] if weighted else [])
     return "\n".join(lines + ([""] + [f"{line}  " for line in legend] if legend else []))
 
 

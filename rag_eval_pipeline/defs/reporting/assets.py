@@ -4,10 +4,14 @@ import dagster as dg
 import pandas as pd
 
 from ...core.diagnostics.table import summaries_frame
+from ...core.errors import InputError, StorageError
+from ...core.judging.store import JudgingStore
+from ...core.judging.summary import JudgingSummary, judging_summary
 from ...core.leaderboard.board import build_board
 from ...core.leaderboard.pareto import front_names
 from ...core.leaderboard.ranking import board_facts, footnotes
 from ...core.leaderboard.render_html import write_report
+from ...core.leaderboard.render_judging import judging_markdown
 from ...core.leaderboard.render_markdown import leaderboard_markdown, recommendation_markdown
 from ...core.leaderboard.render_table import board_table
 from ...core.leaderboard.render_waterfall import diagnostics_markdown
@@ -50,7 +54,9 @@ def leaderboard(
     it judged) where answers were evaluated. Also an HTML report (table, recall vs precision scatter,
     trends from history/retrieval_metrics_summary, a waterfall per partition of where it loses its
     reference text, from `retrieval_diagnostics`, and the question set's health, from
-    `question_set_health`): `reports/leaderboard.html` and `reports/history/{run_id}.html`.
+    `question_set_health`, and, when the workspace judged real queries, the judging: queries judged,
+    stale judgements, agreement per pair of judges, from data/judging and the documents as they are now):
+    `reports/leaderboard.html` and `reports/history/{run_id}.html`.
     Partitions of a removed chunk config or profile, and rows on other questions or in another mode than
     most, are listed, not ranked (core/leaderboard/ranking.py says the rule)."""
     configured = configured_names(project, context.log)
@@ -70,8 +76,14 @@ def leaderboard(
         health = (
             {str(k): v for k, v in question_set_health.iloc[0].items()} if len(question_set_health) else None
         )
+        judging = workspace_judging(project, context.log)  # None: no judgements in this workspace
         report = write_report(
-            board, warehouse.layout(), context.run.run_id, diagnostics=diagnostics, health=health
+            board,
+            warehouse.layout(),
+            context.run.run_id,
+            diagnostics=diagnostics,
+            health=health,
+            judging=judging,
         )
     for problem in report.problems:
         context.log.warning(problem)
@@ -95,5 +107,20 @@ def leaderboard(
             "report_latest_path": dg.MetadataValue.path(str(current)),
             # where each setup loses its reference text, stage by stage, and the oracle bounds
             "diagnostics": dg.MetadataValue.md(diagnostics_markdown(diagnostics, board)),
+            # the judging of real queries, as the report's section shows it (only where there is one)
+            **({"judgements": dg.MetadataValue.md(judging_markdown(judging))} if judging else {}),
         },
     )
+
+
+def workspace_judging(project: ProjectResource, log: dg.DagsterLogManager) -> JudgingSummary | None:
+    """The judging of the workspace's real queries (core/judging/summary.py): its judging store
+    (ProjectFiles.judging_dir) against the documents as they are now, loaded only when a judgement was
+    stored. A judging file or document that does not read costs the report its section, not the
+    leaderboard: the step warns with the file, the line and what to do."""
+    files = project.files()
+    try:
+        return judging_summary(JudgingStore(files.path(files.judging_dir)), project.load_corpus)
+    except (InputError, StorageError) as exc:
+        log.warning(f"the report has no Judgements section: {exc}")
+        return None
