@@ -32,7 +32,9 @@ def add_annotate_command(commands: Any) -> None:
         "time with its passages in their documents; select the text that answers it, or mark it answered "
         "elsewhere, not answerable or unclear. Keyboard-driven (the keys are on the page). Each save is "
         "appended to data/judging/judgements.jsonl; a reload or a restart continues at the annotator's "
-        "first unjudged query. Ctrl-C stops the server.",
+        "first unjudged query. Queries with text nobody has read come first, then those only missing your "
+        "second opinion. --holes offers only the text the setups `rag-eval judgements status` flags "
+        "retrieved and nobody read, worst setup first. Ctrl-C stops the server.",
     )
     parser.add_argument(
         "--port",
@@ -124,7 +126,6 @@ def _holes(args: argparse.Namespace, files: ProjectFiles) -> HoleFocus:
     )
     found = holes_to_judge(files, args.threshold, args.setup, _progress())
     focus, status = found.focus, found.status
-    which = f"{', '.join(args.setup)}" if args.setup else "no setup"
     if not status.n_judged:
         print(
             "no query is judged yet, so no setup can be flagged (judged@k is measured on judged queries): "
@@ -132,11 +133,16 @@ def _holes(args: argparse.Namespace, files: ProjectFiles) -> HoleFocus:
         )
         return focus
     if not focus.holes:
-        scope = f"{which} is" if args.setup else "no setup is"
-        print(
-            f"nothing to fill: {scope} flagged (more than {args.threshold:.0%} of its top k unjudged); "
-            "`rag-eval annotate` offers every pooled query"
-        )
+        limit = f"more than {args.threshold:.0%} of its top k unjudged"
+        if args.setup:
+            print(
+                f"nothing to fill: {', '.join(args.setup)} not flagged ({limit}); a lower --threshold "
+                "offers what is unjudged in it anyway"
+            )
+        else:
+            print(
+                f"nothing to fill: no setup is flagged ({limit}); `rag-eval annotate` offers every pooled query"
+            )
         return focus
     advice = focus.pool_advice()
     if not focus.queries:

@@ -154,6 +154,11 @@ def test_setup_names_a_setup_and_needs_holes(
     only = status.holes[-1].judged.setup
     assert main(["annotate", "--holes", "--setup", only, "--port", "0"]) == 0
     assert served and all(reason.startswith(f"passages {only} retrieved") for reason in served)
+    assert main(["annotate", "--holes", "--setup", only, "--threshold", "0.99", "--port", "0"]) == 0
+    assert (
+        f"nothing to fill: {only} not flagged (more than 99% of its top k unjudged)"
+        in capsys.readouterr().out
+    )
 
 
 class _Span:
