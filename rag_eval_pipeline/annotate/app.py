@@ -152,6 +152,7 @@ def _state_json(
 ) -> dict[str, Any]:
     answer: dict[str, Any] = {
         "default_annotator": default_annotator or "",
+        "focus": work.focus,
         "total": len(work.tasks),
         "problems": list(work.problems),
         "annotator": None,
@@ -184,6 +185,8 @@ def _task_json(work: AnnotationWork, index: int, judgements: list[Judgement], na
     )
     judge = check_judge_name(name) if name else None
     mine = human_judgements_by(judgements, judge).get(query_id) if judge else None
+    if mine is not None and not _read_any(mine, task):
+        mine = None  # their judgement of other passages of the query (`--holes` shows only unread ones)
     # passages new since this person judged the query (a new chunk config or run added them to the pool)
     unread = unread_passages(task, own_judgements(judgements, judge).get(query_id, [])) if judge else ()
     return {
@@ -206,10 +209,27 @@ def _task_json(work: AnnotationWork, index: int, judgements: list[Judgement], na
             }
             for e in task.excerpts
         ],
-        "mine": judgement_to_json(mine) if mine else None,
+        "reason": task.reason,
+        "mine": _mine_json(mine, task) if mine else None,
         "new_since_judged": list(unread) if mine else [],
         "judged_by": judges,
     }
+
+
+def _read_any(judgement: Judgement, task: AnnotationTask) -> bool:
+    return any(r.overlaps(p.span) for r in (*judgement.read, *judgement.spans) for p in task.passages)
+
+
+def _mine_json(mine: Judgement, task: AnnotationTask) -> dict[str, Any]:
+    """The annotator's judgement as the page starts from it: only its spans inside the passages shown
+    (a save may hold no other; the spans elsewhere stand, judge_views layers the judgements)."""
+    found = judgement_to_json(mine)
+    found["spans"] = [
+        s
+        for s, span in zip(found["spans"], mine.spans, strict=True)
+        if any(p.doc_id == span.doc_id and p.start <= span.start and span.end <= p.end for p in task.passages)
+    ]
+    return found
 
 
 def _passage_json(passage: ShownPassage) -> dict[str, Any]:

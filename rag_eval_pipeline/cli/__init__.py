@@ -14,7 +14,7 @@ instance, so every run it makes shows up in the UI too.
   explain QUESTION_ID [--chunk-config C --profile P]                             cli/explain.py
   pool build [--depth N] | judgements status|export [--out FILE]|llm [--limit N] cli/judgements.py, cli/llm_judge.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
-  annotate [--port N] [--annotator NAME]                                          cli/annotate.py
+  annotate [--port N] [--annotator NAME] [--holes [--setup S]]                    cli/annotate.py
 
 cli/runs.py builds on runner/: plan.py (the plan), in_process.py (run here), launch.py (the plan
 submitted to `dagster dev` by GraphQL) and run_status.py (what the instance knows about an

@@ -18,8 +18,9 @@ from pathlib import Path
 from ..core.configs import PipelineConfigs, RetrievalProfile, load_pipeline_configs
 from ..core.corpus import Corpus
 from ..core.embedding.base import Embedder
-from ..core.errors import DatasetError
+from ..core.errors import DatasetError, InputError
 from ..core.judging.agreement import PairAgreement, agreement
+from ..core.judging.hole_focus import HoleFocus, hole_focus
 from ..core.judging.judge_views import judge_views, read_by_query
 from ..core.judging.judged_at_k import UNJUDGED_THRESHOLD, Hole, JudgedAtK, holes, judged_at_k
 from ..core.judging.pool import QueryPool, build_pool
@@ -143,6 +144,45 @@ def workspace_status(
         skipped,
         threshold,
     )
+
+
+@dataclass(frozen=True)
+class HolesToJudge:
+    """What `rag-eval annotate --holes` serves: the status it was found from and the focus."""
+
+    status: JudgingStatus
+    focus: HoleFocus
+
+
+def holes_to_judge(
+    files: ProjectFiles,
+    threshold: float = UNJUDGED_THRESHOLD,
+    setups: Sequence[str] = (),
+    progress: Progress = no_progress,
+) -> HolesToJudge:
+    """The flagged setups as `rag-eval judgements status` finds them (``workspace_status``: it
+    retrieves every imported query with every setup), and the pooled text of theirs nobody read.
+    ``setups``: only these (names as status prints them, "<chunk config> x <profile>"); an unknown
+    name is an InputError listing the setups."""
+    status = workspace_status(files, threshold=threshold, progress=progress)
+    known = [j.setup for j in status.judged]
+    unknown = [name for name in setups if name not in known]
+    if unknown and status.judged:
+        raise InputError(
+            f"--setup {unknown[0]!r} is not a configured setup: give one of {', '.join(dict.fromkeys(known))} "
+            "(as `rag-eval judgements status` names them)"
+        )
+    flagged = [h for h in status.holes if not setups or h.judged.setup in setups]
+    store = judging_store(files)
+    queries = store.read_queries()
+    focus = hole_focus(
+        flagged,
+        store.read_pool(),
+        store.read_judgements(),
+        files.load_corpus(),
+        [q.query_id for q in queries],
+    )
+    return HolesToJudge(status, focus)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import pytest
 from rag_eval_pipeline.annotate.app import create_app
 from rag_eval_pipeline.annotate.server import serving_in_thread
 from rag_eval_pipeline.core.judging.annotation_source import AnnotationSource
+from rag_eval_pipeline.core.judging.hole_focus import FocusQuery, HoleFocus
 from rag_eval_pipeline.core.judging.store import JudgingStore, latest_judgements
 from rag_eval_pipeline_tests.chromium import driven_chromium
 from rag_eval_pipeline_tests.core.judging.annotation_fixtures import (
@@ -28,6 +29,7 @@ from rag_eval_pipeline_tests.core.judging.annotation_fixtures import (
     PUMPS,
     STAFF,
     corpus,
+    pool,
     write_judging_files,
 )
 
@@ -204,3 +206,26 @@ def test_two_annotators_judge_in_the_browser_and_the_spans_are_the_documents_tex
     (night,) = judgements[("bob", NIGHT_ID)].spans
     assert (night.doc_id, night.start) == (STAFF, DOCS[STAFF].index("starts at 22:00"))
     assert night.start > DOCS[STAFF].index(NIGHT_LINE) and "👩‍🔧" in DOCS[STAFF][: night.start]
+
+
+def test_with_holes_the_page_says_why_it_offers_each_query(store: JudgingStore, tmp_path: Path) -> None:
+    """`rag-eval annotate --holes`: the focus's queries in its order, only its passages, and why."""
+    from selenium.webdriver.common.keys import Keys
+
+    canteen = pool()[3]
+    why = "passages fixed-200 x dense retrieved that nobody read: judged@5 0.62"
+    focus = HoleFocus((), (FocusQuery(NIGHT_ID, (canteen,), why),), ())
+    with (
+        serving_in_thread(create_app(AnnotationSource(store, corpus(), focus))) as url,
+        driven_chromium(tmp_path) as driver,
+    ):
+        driver.get(url + "?annotator=ann")
+        wait_for(driver, "query", NIGHT_QUERY)
+        wait_for(driver, "reason", f"Offered first: {why}")
+        assert driver.find_element("id", "focus").text.startswith("Only the passages that flagged setups")
+        texts = [e.text for e in driver.find_elements("css selector", ".passage-text")]
+        assert texts == [canteen.span.text]
+        press(driver, "2", Keys.ENTER)
+        wait_for(driver, "progress", "1 of 1 queries judged by ann")
+    (judgement,) = store.read_judgements()
+    assert judgement.read == (canteen.span,) and judgement.verdict == "not-answerable"

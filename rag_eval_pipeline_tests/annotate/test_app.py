@@ -10,18 +10,24 @@ from starlette.testclient import TestClient
 
 from rag_eval_pipeline.annotate.app import create_app
 from rag_eval_pipeline.core.judging.annotation_source import AnnotationSource
+from rag_eval_pipeline.core.judging.hole_focus import FocusQuery, HoleFocus
 from rag_eval_pipeline.core.judging.store import JudgingStore
+from rag_eval_pipeline.core.judging.types import Judgement, JudgeName
 from rag_eval_pipeline_tests.core.judging.annotation_fixtures import (
+    ALARM_LINE,
     DOCS,
     NIGHT_ID,
     PUMP_ID,
+    PUMPS,
     STAFF,
     corpus,
+    pool,
     span_of,
     write_judging_files,
 )
 
 LOOPBACK = "http://127.0.0.1:8377"
+AT = "2026-12-02T10:00:00Z"
 
 
 @pytest.fixture
@@ -61,6 +67,7 @@ def test_another_host_name_is_refused(client: TestClient) -> None:
 def test_an_annotator_judges_and_resumes_at_the_next_query(client: TestClient, store: JudgingStore) -> None:
     state = client.get("/api/state").json()
     assert state["default_annotator"] == "ann" and state["progress"] is None and state["total"] == 2
+    assert state["focus"] == ""  # the whole pool (`--holes` says why it offers less)
     state = client.get("/api/state", params={"annotator": "ann"}).json()
     assert state["progress"]["text"] == "0 of 2 queries judged by ann" and state["resume"] == 0
     task = client.get("/api/task/1", params={"annotator": "ann"}).json()
@@ -167,3 +174,36 @@ def test_the_page_ships_in_the_package() -> None:
         "annotate/static/index.html",
     ]
     assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files)
+
+
+def test_with_holes_the_queue_says_why_and_an_earlier_judgement_prefills_only_what_is_shown(
+    store: JudgingStore,
+) -> None:
+    alarm, pump_line = pool()[0], pool()[1]
+    rpm = span_of(PUMPS, "1,450 rpm")
+    sha = corpus()[PUMPS].sha256
+    earlier = [
+        # ann read both pump passages and answered in the pump line; bob read only the pump line
+        Judgement(
+            PUMP_ID,
+            JudgeName("ann"),
+            "human",
+            "answers",
+            (rpm,),
+            (pump_line.span, alarm.span),
+            AT,
+            {PUMPS: sha},
+        ),
+        Judgement(PUMP_ID, JudgeName("bob"), "human", "answers", (rpm,), (pump_line.span,), AT, {PUMPS: sha}),
+    ]
+    store.append_judgements(earlier)
+    focus = HoleFocus((), (FocusQuery(PUMP_ID, (alarm,), "passages x retrieved that nobody read"),), ())
+    client = TestClient(create_app(AnnotationSource(store, corpus(), focus)), base_url=LOOPBACK)
+    state = client.get("/api/state", params={"annotator": "bob"}).json()
+    assert state["focus"] == focus.describe() and state["total"] == 1 and state["resume"] == 0
+    task = client.get("/api/task/0", params={"annotator": "bob"}).json()
+    assert task["reason"] == "passages x retrieved that nobody read"
+    assert [p["text"] for p in task["passages"]] == [ALARM_LINE]
+    assert task["mine"] is None  # bob's judgement read none of it: nothing to start from
+    mine = client.get("/api/task/0", params={"annotator": "ann"}).json()["mine"]
+    assert mine["verdict"] == "answers" and mine["spans"] == []  # the rpm span is not shown: not sent back

@@ -191,6 +191,7 @@ function annotatorQuery() {
 async function loadState() {
   state.queue = await api(`/api/state${annotatorQuery()}`);
   renderProgress();
+  renderFocus();
   renderProblems();
 }
 
@@ -318,6 +319,13 @@ function renderProgress() {
   $("position").textContent = state.index === null ? "" : `query ${state.index + 1} of ${queue.total}`;
 }
 
+// `rag-eval annotate --holes`: why the page offers only these passages.
+function renderFocus() {
+  const focus = $("focus");
+  focus.textContent = state.queue.focus;
+  focus.hidden = !state.queue.focus;
+}
+
 function renderProblems() {
   const list = $("problems");
   list.replaceChildren(...state.queue.problems.map((p) => Object.assign(document.createElement("li"), { textContent: p })));
@@ -338,6 +346,8 @@ function renderTask() {
   const fresh = task.new_since_judged.length;
   if (fresh) meta.push(`${fresh} passage${fresh === 1 ? "" : "s"} new since you judged it`);
   $("query-meta").textContent = meta.join(" · ");
+  $("reason").textContent = task.reason ? `Offered first: ${task.reason}` : "";
+  $("reason").hidden = !task.reason;
   $("saved-before").textContent = task.mine ? `You judged this query at ${task.mine.judged_at}; saving again replaces it.` : "";
   renderProgress();
   renderPassages();

@@ -19,6 +19,7 @@ from ..corpus import Corpus
 from ..errors import InputError
 from ..spans import merge_intervals
 from ..types import CharacterSpan, DocumentId
+from .judged_at_k import unjudged_passages
 from .store import latest_judgements
 from .types import VERDICTS, ImportedQuery, Judgement, JudgeName, PooledPassage, QueryId, Verdict
 
@@ -85,16 +86,19 @@ class AnnotationTask:
     query: ImportedQuery
     passages: tuple[ShownPassage, ...]
     excerpts: tuple[Excerpt, ...] = ()
+    reason: str = ""  # why the page offers it (`rag-eval annotate --holes`: the setup it fixes)
 
 
 @dataclass(frozen=True)
 class AnnotationWork:
-    """Every query that has passages to judge, in the order of queries.jsonl; ``problems`` says what
-    was left out and why (a passage whose document changed since pooling, a pooled query that
-    queries.jsonl does not hold), so nothing is dropped in silence."""
+    """Every query that has passages to judge, in the order to judge them (``build_work``);
+    ``problems`` says what was left out and why (a passage whose document changed since pooling, a
+    pooled query that queries.jsonl does not hold), so nothing is dropped in silence. ``focus``: why
+    the page offers only these passages (`rag-eval annotate --holes`), empty for the whole pool."""
 
     tasks: tuple[AnnotationTask, ...]
     problems: tuple[str, ...] = ()
+    focus: str = ""
 
     def index_of(self, query_id: str) -> int:
         for index, task in enumerate(self.tasks):
@@ -121,10 +125,16 @@ def build_work(
     pool: Sequence[PooledPassage],
     corpus: Corpus,
     context: int = CONTEXT_CHARACTERS,
+    *,
+    order: Sequence[QueryId] = (),
+    reasons: Mapping[QueryId, str] | None = None,
+    focus: str = "",
 ) -> AnnotationWork:
     """The queries to annotate: each query of ``queries`` with at least one pooled passage that still
-    reads in the corpus. A passage whose text is no longer at its offsets (the document changed or is
-    gone since pooling) is left out and named in ``problems``: pool again to judge it."""
+    reads in the corpus, those listed in ``order`` first (in that order), the others after them in the
+    order of ``queries``. A passage whose text is no longer at its offsets (the document changed or is
+    gone since pooling) is left out and named in ``problems``: pool again to judge it. ``reasons``
+    and ``focus`` are what the page says about why it offers a query and the whole queue."""
     by_query: dict[QueryId, list[ShownPassage]] = {}
     problems: list[str] = []
     known = {q.query_id for q in queries}
@@ -149,12 +159,29 @@ def build_work(
             f"({', '.join(ranges[:3])}{', ...' if len(ranges) > 3 else ''}): a document changed since "
             "pooling; pool again to judge them"
         )
+    first = {q: i for i, q in enumerate(dict.fromkeys(order))}
+    ordered = sorted(enumerate(queries), key=lambda item: (first.get(item[1].query_id, len(first)), item[0]))
     tasks = []
-    for query in queries:
+    for _, query in ordered:
         if by_query.get(query.query_id):
             passages = tuple(sorted(by_query[query.query_id], key=lambda p: (p.doc_id, p.start, p.end)))
-            tasks.append(AnnotationTask(query, passages, excerpts(passages, corpus)))
-    return AnnotationWork(tuple(tasks), tuple(dict.fromkeys(problems)))
+            why = (reasons or {}).get(query.query_id, "")
+            tasks.append(AnnotationTask(query, passages, excerpts(passages, corpus), why))
+    return AnnotationWork(tuple(tasks), tuple(dict.fromkeys(problems)), focus)
+
+
+def unread_first(
+    queries: Sequence[ImportedQuery],
+    pool: Sequence[PooledPassage],
+    judgements: Iterable[Judgement],
+    corpus: Corpus,
+) -> list[QueryId]:
+    """The queries with pooled text nobody has read yet, in the order of ``queries``: the page offers
+    them before the queries whose passages some judge read (where an annotator adds only a second
+    opinion, for agreement). Computed when the queue is built, not on every save, so a query keeps its
+    place while the page runs; a restart puts what is still unread first again."""
+    unread = {p.query_id for p in unjudged_passages(pool, judgements, corpus)}
+    return [q.query_id for q in queries if q.query_id in unread]
 
 
 def excerpts(passages: Sequence[ShownPassage], corpus: Corpus) -> tuple[Excerpt, ...]:

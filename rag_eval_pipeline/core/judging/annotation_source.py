@@ -5,6 +5,10 @@ annotates: the page then shows the new pool, and a save made against the old one
 judgements are re-read on every request, since another annotator's server may append to the same file.
 The corpus is the one loaded at start: what the page shows and what a save is checked against are the
 same text.
+
+The queue puts the queries with text nobody read first (``unread_first``), as the judgements stand when
+it is built, so a query keeps its place while the page runs. With a focus (`rag-eval annotate --holes`,
+core/judging/hole_focus.py) the queue is the focus's passages in its order, fixed for the server's life.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any
 
 from ..corpus import Corpus
 from .agreement import PairAgreement, judgements_agreement
-from .annotation import AnnotationWork, build_work, judgement_from_request
+from .annotation import AnnotationWork, build_work, judgement_from_request, unread_first
+from .hole_focus import HoleFocus
 from .store import JudgingStore
 from .types import Judgement
 
@@ -51,9 +56,10 @@ def _signature(*paths: Path) -> Signature:
 class AnnotationSource:
     """One workspace's queue, judgements and agreement, for the page's server (thread-safe)."""
 
-    def __init__(self, store: JudgingStore, corpus: Corpus) -> None:
+    def __init__(self, store: JudgingStore, corpus: Corpus, focus: HoleFocus | None = None) -> None:
         self.store = store
         self.corpus = corpus
+        self.focus = focus
         self._lock = threading.Lock()
         self._work: AnnotationWork | None = None
         self._signature: Signature | None = None
@@ -61,10 +67,25 @@ class AnnotationSource:
     def work(self) -> AnnotationWork:
         with self._lock:
             signature = _signature(self.store.queries_path, self.store.pool_path)
-            if self._work is None or signature != self._signature:
-                self._work = build_work(self.store.read_queries(), self.store.read_pool(), self.corpus)
+            if self._work is None or (self.focus is None and signature != self._signature):
+                self._work = self._build()
                 self._signature = signature
             return self._work
+
+    def _build(self) -> AnnotationWork:
+        queries = self.store.read_queries()
+        if self.focus is not None:
+            return build_work(
+                queries,
+                self.focus.passages,
+                self.corpus,
+                order=[q.query_id for q in self.focus.queries],
+                reasons={q.query_id: q.reason for q in self.focus.queries},
+                focus=self.focus.describe(),
+            )
+        pool = self.store.read_pool()
+        order = unread_first(queries, pool, self.judgements(), self.corpus)
+        return build_work(queries, pool, self.corpus, order=order)
 
     def judgements(self) -> list[Judgement]:
         return self.store.read_judgements()

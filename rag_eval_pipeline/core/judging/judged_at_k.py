@@ -95,10 +95,10 @@ class Hole:
             f"{len(self.passages)} passages ({chars:,} characters) of its top {self.judged.k} were never read"
         )
         if self.in_pool:
-            return f"{what}: judge them, `rag-eval annotate` offers them next"
+            return f"{what}: judge them, `rag-eval annotate --holes` offers exactly those"
         return (
             f"{what} and are not in the pool: `rag-eval pool build --depth {max(self.judged.k, 1)}` "
-            f"(or deeper), then judge them with `rag-eval annotate`"
+            f"(or deeper), then judge them with `rag-eval annotate --holes`"
         )
 
 

@@ -15,9 +15,11 @@ from rag_eval_pipeline.core.judging.annotation import (
     first_unjudged,
     judgement_from_request,
     progress,
+    unread_first,
     unread_passages,
 )
 from rag_eval_pipeline.core.judging.annotation_source import AnnotationSource
+from rag_eval_pipeline.core.judging.hole_focus import FocusQuery, HoleFocus
 from rag_eval_pipeline.core.judging.types import Judgement, JudgeName, query_id_for
 from rag_eval_pipeline.core.types import Document
 
@@ -230,3 +232,55 @@ def test_the_source_appends_saves_and_rereads_a_new_pool(tmp_path: Path) -> None
     with pytest.raises(AnnotationError, match="changed since the page showed them"):
         source.save(old)
     assert len(store.read_judgements()) == 1
+
+
+def test_queries_with_text_nobody_read_come_before_second_opinions() -> None:
+    bob = [judged("bob", PUMP_ID)]  # bob read every passage of the pump query
+    order = unread_first(queries(), pool(), bob, corpus())
+    assert order == [NIGHT_ID]
+    queue = build_work(queries(), pool(), corpus(), order=order)
+    assert [t.query.query_id for t in queue.tasks] == [NIGHT_ID, PUMP_ID]
+    ann = JudgeName("ann")
+    assert first_unjudged(queue, bob, ann) == 0  # the night query: nobody read it
+    assert first_unjudged(queue, bob, JudgeName("bob")) == 0
+    with_ann = [*bob, judged("ann", NIGHT_ID)]
+    assert first_unjudged(queue, with_ann, ann) == 1  # then the pump query, for agreement with bob
+    assert unread_first(queries(), pool(), with_ann, corpus()) == []
+
+
+def test_the_source_keeps_its_order_while_it_runs_and_puts_unread_first_on_a_restart(tmp_path: Path) -> None:
+    store = write_judging_files(tmp_path / "judging")
+    store.append_judgements([judged("bob", PUMP_ID)])
+    source = AnnotationSource(store, corpus())
+    assert [t.query.query_id for t in source.work().tasks] == [NIGHT_ID, PUMP_ID]
+    source.save(request(NIGHT_ID, "not-answerable"))
+    # nothing is unread now, yet the queue does not move under the page (its indexes stay valid)
+    assert [t.query.query_id for t in source.work().tasks] == [NIGHT_ID, PUMP_ID]
+    restarted = AnnotationSource(store, corpus())
+    assert [t.query.query_id for t in restarted.work().tasks] == [PUMP_ID, NIGHT_ID]
+    assert first_unjudged(restarted.work(), store.read_judgements(), JudgeName("ann")) == 0
+
+
+def test_a_focused_source_offers_only_its_passages_in_its_order_with_reasons(tmp_path: Path) -> None:
+    store = write_judging_files(tmp_path / "judging")
+    canteen, alarm = pool()[3], pool()[0]
+    focus = HoleFocus(
+        (),
+        (FocusQuery(NIGHT_ID, (canteen,), "night: the worst setup"), FocusQuery(PUMP_ID, (alarm,), "pump")),
+        (),
+    )
+    source = AnnotationSource(store, corpus(), focus)
+    tasks = source.work().tasks
+    assert [(t.query.query_id, t.reason) for t in tasks] == [
+        (NIGHT_ID, "night: the worst setup"),
+        (PUMP_ID, "pump"),
+    ]
+    assert [[p.span for p in t.passages] for t in tasks] == [[canteen.span], [alarm.span]]
+    assert source.work().focus == focus.describe()
+    store.write_pool([])  # pooled again: the focus stays what the page started with
+    assert source.work().tasks == tasks
+    night = {"doc_id": NOTES, "start": canteen.span.start, "end": canteen.span.end}
+    saved = source.save(
+        {**request(NIGHT_ID, "unclear"), "shown": [{**night, "document_sha256": canteen.document_sha256}]}
+    )
+    assert saved.read == (canteen.span,)

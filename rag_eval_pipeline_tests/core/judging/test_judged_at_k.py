@@ -63,7 +63,7 @@ def test_a_setup_above_the_threshold_is_flagged_with_its_unjudged_passages() -> 
     (hole,) = holes([SETUP], c, READ, [Q1, Q2], {"fixed-20 x dense": 3}, pool=pooled)
     assert hole.in_pool
     assert hole.advice() == (
-        "3 passages (50 characters) of its top 3 were never read: judge them, `rag-eval annotate` offers them next"
+        "3 passages (50 characters) of its top 3 were never read: judge them, `rag-eval annotate --holes` offers exactly those"
     )
     # at 20 % or less nothing is flagged
     assert holes([SETUP], c, READ, [Q1, Q2], {"fixed-20 x dense": 1}, pool=pooled, threshold=0.25) == []
