@@ -19,6 +19,7 @@ from rag_eval_pipeline.core.judging.judged_at_k import unjudged_passages
 from rag_eval_pipeline.core.judging.store import JudgingStore
 from rag_eval_pipeline.core.judging.types import ImportedQuery, Judgement, JudgeName, query_id_for
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId
+from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.runner import judging as runner_judging
 from rag_eval_pipeline_tests.conftest import TINY_CHUNK_CONFIGS, TINY_DOCS
 from rag_eval_pipeline_tests.fakes import HashingEmbedder
@@ -282,3 +283,28 @@ def test_status_before_any_judgement_says_what_to_do(
     out = capsys.readouterr().out
     assert "queries judged: 0 of 2 imported; 0 with an answer" in out
     assert "next: `rag-eval pool build`, then judge the pooled passages with `rag-eval annotate`" in out
+
+
+@pytest.mark.slow
+def test_judged_queries_are_evaluated_with_their_traffic_from_import_to_leaderboard(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's path: queries (with counts) pooled, judged, exported, evaluated by `rag-eval run`; the
+    leaderboard shows the traffic-weighted objective beside the plain one."""
+    assert main(["pool", "build", "--depth", "3"]) == 0
+    answers = {
+        query_id_for(PUMP): excerpt("alpha/pumps.md", "The main pump runs at 1,450 rpm"),
+        query_id_for(NIGHT): excerpt("beta/staff.md", "Zoë Mbeki leads the night shift"),
+    }
+    judge_everything(workspace, "ann", answers)
+    assert main(["judgements", "export"]) == 0
+    capsys.readouterr()
+    assert main(["run", "--chunk-configs", "fixed-60-0", "--profiles", "top2"]) == 0
+    out = capsys.readouterr().out
+    assert "span_recall_1000t weighted" in out, out
+    metrics = Warehouse.in_project(workspace).read_current(
+        "retrieval_metrics", {"chunk_config": "fixed-60-0", "profile": "top2"}
+    )
+    assert metrics is not None
+    counts = dict(zip(metrics["question_id"], metrics["query_count"], strict=True))
+    assert counts[query_id_for(PUMP)] == 5 and counts[query_id_for(NIGHT)] == 2 and counts["tiny-1"] == 1
