@@ -11,12 +11,16 @@
 - annotate/ (the annotation page's web layer) imports only core/, where its rules live;
 - the package root holds only the entry points: definitions.py, __main__.py;
 - nothing, tests included, imports a private module of Dagster (``dagster._core``...): those change
-  without notice between releases.
+  without notice between releases;
+- a metric's name is spelled only in core/metrics/names.py, its one owner: elsewhere the package uses
+  names.py's constants (a string literal equal to a metric name is a second owner that can drift).
 """
 
 import ast
 from dataclasses import dataclass
 from pathlib import Path
+
+from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 
 PACKAGE = "rag_eval_pipeline"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
@@ -92,6 +96,60 @@ def private_dagster_imports(root: Path) -> list[str]:
     )
 
 
+# The literals equal to a metric name that name something else, by module (relative to the package).
+NOT_METRIC_NAMES = {
+    ("core/answers/recall.py", "recall"): "the key of the answer-recall judge's JSON reply",
+    ("core/answers/settings.py", "f1"): "a threshold objective: the F1 of the answer classifier",
+    ("core/answers/threshold.py", "f1"): "a threshold objective: the F1 of the answer classifier",
+    ("core/diagnostics/explain.py", "recall"): "a column header read by people",
+}
+METRIC_NAMES_OWNER = "core/metrics/names.py"
+
+
+def docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring constants of a module, its classes and functions."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def exported_names(tree: ast.AST) -> set[int]:
+    """The ids of the string constants of ``__all__``: the names of functions (``precision_omega``)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            found |= {id(c) for c in ast.walk(node.value) if isinstance(c, ast.Constant)}
+    return found
+
+
+def metric_name_literals(root: Path, metrics: tuple[str, ...] = TOKEN_LEVEL_METRICS) -> list[str]:
+    """String literals equal to a metric name outside names.py (docstrings and ``__all__`` aside)."""
+    known = set(metrics)
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        if relative == METRIC_NAMES_OWNER:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = docstrings(tree) | exported_names(tree)
+        found += [
+            f"{relative}:{node.lineno}: {node.value!r} is a metric name; use core/metrics/names.py's constant"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value in known
+            and id(node) not in skipped
+            and (relative, node.value) not in NOT_METRIC_NAMES
+        ]
+    return sorted(found)
+
+
 def violations(root: Path) -> list[str]:
     found = []
     for path in sorted(root.rglob("*.py")):
@@ -122,6 +180,31 @@ def violations(root: Path) -> list[str]:
 
 def test_the_package_keeps_its_layering() -> None:
     assert violations(ROOT) == []
+
+
+def test_metric_names_are_spelled_only_in_names_py() -> None:
+    assert metric_name_literals(ROOT) == []
+
+
+def test_the_metric_name_check_sees_a_hand_written_name(tmp_path: Path) -> None:
+    root = tmp_path / PACKAGE
+    files = {
+        "core/metrics/names.py": 'SPAN_IOU = "span_iou"\n',
+        "core/leaderboard/board.py": 'HEADLINE = ("span_recall", SPAN_IOU)\nrow = {"mrr": 1.0}\n',
+        "core/metrics/span_metrics.py": '"""span_recall and span_iou"""\n__all__ = ["precision_omega"]\n',
+        "core/answers/threshold.py": 'OBJECTIVES = ("accuracy", "f1")\n',
+        "core/other.py": 'def f():\n    """mrr"""\n    return "f1"\n',
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    found = "\n".join(metric_name_literals(root))
+    assert "core/leaderboard/board.py:1: 'span_recall' is a metric name" in found
+    assert "core/leaderboard/board.py:2: 'mrr' is a metric name" in found
+    assert "core/other.py:3: 'f1' is a metric name" in found
+    flagged = {line.split(":")[0] for line in found.splitlines()}
+    assert flagged == {"core/leaderboard/board.py", "core/other.py"}  # not the owner, a docstring,
+    assert found.count("is a metric name") == 3  # a function's name in __all__ or an allowed literal
 
 
 def test_the_tests_use_only_dagsters_public_api() -> None:

@@ -42,7 +42,7 @@ import pandas as pd
 
 from .chunking.tokenization import cl100k_tokenizer
 from .llm.accounting import Price, PriceTable
-from .metrics.context_budget import CONTEXT_TOKENS
+from .metrics.names import CONTEXT_TOKENS
 from .types import QuestionId
 
 # per question

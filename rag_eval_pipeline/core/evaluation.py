@@ -32,7 +32,21 @@ from .errors import ConfigError
 from .metrics.aggregate import MetricSummary, summarize_by_group, summarize_table
 from .metrics.chunk_metrics import chunk_metrics
 from .metrics.context_budget import ChunkTokenStarts, context_budget_metrics
-from .metrics.names import CHUNK_METRICS, QUERY_COUNT, TOKEN_LEVEL_METRICS
+from .metrics.names import (
+    CHUNK_METRICS,
+    IOU_CHROMA,
+    PRECISION_CHROMA,
+    PRECISION_OMEGA,
+    PRECISION_OMEGA_CHROMA,
+    QUERY_COUNT,
+    SPAN_IOU,
+    SPAN_IOU_COPIES,
+    SPAN_PRECISION,
+    SPAN_PRECISION_COPIES,
+    SPAN_RECALL,
+    SPAN_RECALL_COPIES,
+    TOKEN_LEVEL_METRICS,
+)
 from .metrics.reference_copies import ReferenceCopies, ReferenceDuplication
 from .metrics.span_metrics import ChunkSpanIndex, precision_omega, span_metrics, span_metrics_copies
 from .metrics.traffic import is_weighted, traffic_count, weighted_means
@@ -182,16 +196,16 @@ def _token_level_scores(
     omega = precision_omega(example.relevant_spans, index)
     relevant = [c.chunk_id for c in index.overlapping(example.relevant_spans)]
     return {
-        "span_recall": spans.span_recall,
-        "span_precision": spans.span_precision,
-        "span_iou": spans.span_iou,
-        "precision_chroma": spans.precision_chroma,
-        "iou_chroma": spans.iou_chroma,
-        "span_recall_copies": with_copies.span_recall_copies,
-        "span_precision_copies": with_copies.span_precision_copies,
-        "span_iou_copies": with_copies.span_iou_copies,
-        "precision_omega": omega.precision_omega,
-        "precision_omega_chroma": omega.precision_omega_chroma,
+        SPAN_RECALL: spans.span_recall,
+        SPAN_PRECISION: spans.span_precision,
+        SPAN_IOU: spans.span_iou,
+        PRECISION_CHROMA: spans.precision_chroma,
+        IOU_CHROMA: spans.iou_chroma,
+        SPAN_RECALL_COPIES: with_copies.span_recall_copies,
+        SPAN_PRECISION_COPIES: with_copies.span_precision_copies,
+        SPAN_IOU_COPIES: with_copies.span_iou_copies,
+        PRECISION_OMEGA: omega.precision_omega,
+        PRECISION_OMEGA_CHROMA: omega.precision_omega_chroma,
         **_chunk_scores([h.chunk_id for h in hits], relevant, k),
         **context_budget_metrics(example.relevant_spans, hits, tokens).columns(),
     }

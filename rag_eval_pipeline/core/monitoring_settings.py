@@ -12,8 +12,16 @@ from typing import Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError
-from .metrics.context_budget import BUDGET_METRICS, CONTEXT_BUDGETS, budget_metric_name
-from .metrics.names import RANKABLE_METRICS
+from .metrics.names import (
+    BUDGET_METRICS,
+    CONTEXT_BUDGETS,
+    MRR,
+    RANKABLE_METRICS,
+    RECALL_AT_K,
+    SPAN_IOU,
+    SPAN_RECALL,
+    budget_metric_name,
+)
 from .settings_file import build_settings, read_settings_file, require_integer, require_unit
 
 EvaluationMode = Literal["quick", "full"]
@@ -43,7 +51,7 @@ class RegressionSettings:
     # paired bootstrap confidence interval of the difference lies entirely below 0.
     margin: float = 0.02
     confidence: float = 0.95
-    metrics: tuple[str, ...] = ("span_recall", "span_iou", "recall_at_k", "mrr")
+    metrics: tuple[str, ...] = (SPAN_RECALL, SPAN_IOU, RECALL_AT_K, MRR)
     answer_metrics: tuple[str, ...] = ("keyword", "semantic_dynamic")
     n_resamples: int = 2000
     seed: int = 7
@@ -63,7 +71,7 @@ class LeaderboardSettings:
     (core/leaderboard/tiers.py)."""
 
     # the mean over the questions of this per-question metric ...
-    rank_by: str = "span_recall"
+    rank_by: str = SPAN_RECALL
     # ... measured on the first this-many tokens of each setup's context (one of CONTEXT_BUDGETS), so every
     # setup gets the same context; None: on all of its k chunks
     context_budget_tokens: int | None = 1000

@@ -14,12 +14,12 @@ import pandas as pd
 
 from .errors import ConfigError
 from .leaderboard.board import HEADLINE_METRICS
-from .metrics.names import QUERY_COUNT
+from .metrics.names import CONTEXT_TOKENS, QUERY_COUNT, SPAN_RECALL, budget_metric_name
 from .question_catalog import UNSPECIFIED
 
 # What a result row shows: the pair, the question, the headline metrics, the objective's default metric
 # and the context size (when the rows have them), then the run.
-RESULT_METRICS = (*HEADLINE_METRICS, "span_recall_1000t", "context_tokens")
+RESULT_METRICS = (*HEADLINE_METRICS, budget_metric_name(SPAN_RECALL, 1000), CONTEXT_TOKENS)
 
 
 @dataclass(frozen=True)

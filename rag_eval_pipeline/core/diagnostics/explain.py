@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..metrics.names import PRECISION_OMEGA, SPAN_RECALL
 from ..text_table import format_table
 from .stages import ANSWER_STAGES, LABELS, RETRIEVAL_STAGES, THRESHOLD
 from .table import NO_LOSS, reference_spans_of, segments_of, trace_of
@@ -42,7 +43,7 @@ def explain_question(row: Mapping[str, Any], documents: Mapping[str, str] | None
     spans = reference_spans_of(row)
     lines += ["", f"reference: {size} characters in {len(spans)} span{'s' if len(spans) != 1 else ''}"]
     lines += [f"  {doc}[{start}:{end}] {_excerpt(text)}" for doc, start, end, text in spans]
-    lines += ["", f"retrieved {got} of {size} reference characters (span recall {_num(row['span_recall'])})"]
+    lines += ["", f"retrieved {got} of {size} reference characters (span recall {_num(row[SPAN_RECALL])})"]
     missed = size - got
     if missed:
         lost_at = str(row["lost_at"])
@@ -76,7 +77,7 @@ def explain_question(row: Mapping[str, Any], documents: Mapping[str, str] | None
             if row["oracle_k"] is not None and row["oracle_k"] == row["oracle_k"]
             else "the ranking holds no reference text"
         ),
-        f"  precision_omega {_num(row['precision_omega'])} (1: the chunks holding the reference hold nothing else)",
+        f"  {PRECISION_OMEGA} {_num(row[PRECISION_OMEGA])} (1: the chunks holding the reference hold nothing else)",
     ]
     return "\n".join(lines)
 
@@ -131,7 +132,7 @@ def explain_across(rows: Sequence[Mapping[str, Any]]) -> str:
                 str(row["chunk_config"]),
                 str(row["profile"]),
                 str(_int(row["top_k"])),
-                _num(row["span_recall"]),
+                _num(row[SPAN_RECALL]),
                 "-" if lost == NO_LOSS else LABELS.get(lost, lost),
                 *(f"{_int(row[f'{s}_chars']) / size:.3f}" for s in RETRIEVAL_STAGES),
                 _num(row["oracle_ranking_recall"]),

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..metrics.names import PRECISION_OMEGA, SPAN_RECALL
 from .diagnose import Diagnosis, QuestionDiagnosis
 from .stages import ANSWER_STAGES, RETRIEVAL_STAGES, THRESHOLD
 
@@ -41,7 +42,7 @@ def diagnosis_to_frame(diagnosis: Diagnosis, top_k: int) -> pd.DataFrame:
     for column in frame.columns:
         if column.endswith("_chars") or column in ("top_k", "oracle_k"):
             frame[column] = pd.array(frame[column].tolist(), dtype="Int64")
-        elif column.endswith("_share") or column.endswith("_recall") or column == "precision_omega":
+        elif column.endswith("_share") or column.endswith("_recall") or column == PRECISION_OMEGA:
             frame[column] = pd.array(frame[column].tolist(), dtype="Float64")
     return frame
 
@@ -63,8 +64,8 @@ _COLUMNS = (
     f"{THRESHOLD}_share",
     *ANSWER_SHARES,
     "lost_at",
-    "span_recall",
-    "precision_omega",
+    SPAN_RECALL,
+    PRECISION_OMEGA,
     *ORACLE_COLUMNS,
     "oracle_k",
     "reference_spans",
@@ -89,8 +90,8 @@ def _row(q: QuestionDiagnosis, top_k: int) -> dict[str, Any]:
         "retrieved_share": a.retrieved_chars / size,
         f"{THRESHOLD}_share": a.threshold_chars / size,
         "lost_at": a.lost_at or NO_LOSS,
-        "span_recall": q.span_recall,
-        "precision_omega": q.precision_omega,
+        SPAN_RECALL: q.span_recall,
+        PRECISION_OMEGA: q.precision_omega,
         "oracle_ranking_recall": o.ranking_recall,
         "oracle_candidates_recall": o.candidates_recall,
         "oracle_chunking_recall": o.chunking_recall,
@@ -119,7 +120,7 @@ def partition_summary(frame: pd.DataFrame) -> dict[str, Any]:
     questions each stage lost the most of (``lost_at_<stage>``)."""
     n = len(frame)
     summary: dict[str, Any] = {"n_questions": n}
-    for column in (*SUMMARY_SHARES, "span_recall", *ORACLE_COLUMNS):
+    for column in (*SUMMARY_SHARES, SPAN_RECALL, *ORACLE_COLUMNS):
         values = (
             frame[column].astype("float64") if column in frame.columns and n else pd.Series(dtype="float64")
         )

@@ -17,7 +17,17 @@ from ..comparability import question_set
 from ..costs import COST_BASIS, CostAssumptions, setup_costs
 from ..llm.accounting import PriceTable
 from ..metrics.aggregate import summarize, summarize_table, summary_columns
-from ..metrics.names import QUERY_COUNT, TOKEN_LEVEL_METRICS, weighted_mean_column
+from ..metrics.names import (
+    MRR,
+    NDCG_AT_K,
+    QUERY_COUNT,
+    RECALL_AT_K,
+    SPAN_IOU,
+    SPAN_PRECISION,
+    SPAN_RECALL,
+    TOKEN_LEVEL_METRICS,
+    weighted_mean_column,
+)
 from ..metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 from ..metrics.traffic import is_weighted, weighted_mean_columns, weighted_means
 from ..monitoring_settings import LeaderboardSettings
@@ -28,7 +38,7 @@ from .ranking import ConfiguredNames, Pair, rank_board
 
 # The metrics a reader of the board looks at first (every metric is in the table), in the order every
 # view shows them: retrieval, then answers.
-HEADLINE_METRICS = ("span_recall", "span_precision", "span_iou", "recall_at_k", "mrr", "ndcg_at_k")
+HEADLINE_METRICS = (SPAN_RECALL, SPAN_PRECISION, SPAN_IOU, RECALL_AT_K, MRR, NDCG_AT_K)
 HEADLINE_ANSWER_METRICS = ("keyword", "semantic_dynamic", "hybrid", "llm_judge")
 
 
@@ -43,14 +53,12 @@ def headline_subset(headline: tuple[str, ...], *names: str) -> tuple[str, ...]:
 
 # What each view shows: the asset's markdown and the HTML table every headline metric, the narrower
 # views a named subset. The terminal table (17 characters per mean and CI): no nDCG@k, no hybrid.
-TERMINAL_METRICS = headline_subset(
-    HEADLINE_METRICS, "span_recall", "span_precision", "span_iou", "recall_at_k", "mrr"
-)
+TERMINAL_METRICS = headline_subset(HEADLINE_METRICS, SPAN_RECALL, SPAN_PRECISION, SPAN_IOU, RECALL_AT_K, MRR)
 TERMINAL_ANSWER_METRICS = headline_subset(HEADLINE_ANSWER_METRICS, "keyword", "semantic_dynamic", "llm_judge")
 # `rag-eval status`, beside each evaluated partition's mode and question count.
-STATUS_METRICS = headline_subset(HEADLINE_METRICS, "span_recall", "span_iou", "recall_at_k", "mrr")
+STATUS_METRICS = headline_subset(HEADLINE_METRICS, SPAN_RECALL, SPAN_IOU, RECALL_AT_K, MRR)
 # The report's trend panels over runs, the ranking metric first.
-TREND_METRICS = headline_subset(HEADLINE_METRICS, "span_iou", "span_recall", "mrr")
+TREND_METRICS = headline_subset(HEADLINE_METRICS, SPAN_IOU, SPAN_RECALL, MRR)
 
 # The answer columns of a row. Means over the rows where each metric is ok (NaN when it never applied).
 ANSWER_MEANS = (

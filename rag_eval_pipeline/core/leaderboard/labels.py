@@ -8,22 +8,32 @@ from __future__ import annotations
 import math
 
 from ..costs import CONTEXT_TOKENS_MEAN, INDEX_BYTES, INDEX_USD, LATENCY_P50, LATENCY_P95, USD_PER_1K
+from ..metrics.names import (
+    CONTEXT_TOKENS,
+    HIT_AT_K,
+    MRR,
+    NDCG_AT_K,
+    RECALL_AT_K,
+    SPAN_IOU,
+    SPAN_PRECISION,
+    SPAN_RECALL,
+)
 
 LABELS = {
-    "span_recall": "span recall",
-    "span_precision": "span precision",
-    "span_iou": "span IoU",
-    "recall_at_k": "recall@k",
-    "hit_at_k": "hit@k",
-    "mrr": "MRR",
-    "ndcg_at_k": "nDCG@k",
+    SPAN_RECALL: "span recall",
+    SPAN_PRECISION: "span precision",
+    SPAN_IOU: "span IoU",
+    RECALL_AT_K: "recall@k",
+    HIT_AT_K: "hit@k",
+    MRR: "MRR",
+    NDCG_AT_K: "nDCG@k",
     "keyword": "keyword",
     "semantic_dynamic": "semantic (fitted)",
     "semantic_fixed": "semantic (fixed)",
     "hybrid": "hybrid",
     "llm_judge": "LLM judge",
     CONTEXT_TOKENS_MEAN: "context tokens",
-    "context_tokens": "context tokens",
+    CONTEXT_TOKENS: "context tokens",
     LATENCY_P50: "p50 search (ms)",
     LATENCY_P95: "p95 search (ms)",
     USD_PER_1K: "$ per 1k questions",

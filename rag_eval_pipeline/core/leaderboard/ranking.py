@@ -53,6 +53,7 @@ from ..comparability import Aspect, Basis
 from ..costs import CONTEXT_TOKENS_MEAN, LATENCY_P95
 from ..document_scope import WHOLE_CORPUS
 from ..generation.sources import known_item_share
+from ..metrics.names import SPAN_IOU
 from ..metrics.reference_copies import RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 from ..monitoring_settings import LeaderboardSettings
 from ..tables import records
@@ -565,7 +566,7 @@ def ranked_by(board: pd.DataFrame) -> str:
     """The metric the board is ranked by (``span_iou`` on a board written before the objective)."""
     if "ranked_by" in board.columns and len(board):
         return str(board["ranked_by"].iloc[0])
-    return "span_iou"
+    return SPAN_IOU
 
 
 def questions_footnote(board: pd.DataFrame) -> str:

@@ -30,6 +30,7 @@ from ..costs import (
 )
 from ..files import write_files_atomically
 from ..judging.summary import JudgingSummary
+from ..metrics.names import SPAN_PRECISION, SPAN_RECALL
 from ..metrics.traffic import traffic_legend
 from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse, with_evaluation_defaults
 from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS, weighted_column
@@ -667,8 +668,8 @@ def scatter_svg(board: pd.DataFrame) -> str:
     """span_recall_mean (y) against span_precision_mean (x); the front: the points no other beats on both
     axes, among the rows still configured."""
     rows = [r for _, r in board.iterrows()]
-    x = PlotAxis("span_precision_mean", "span precision (mean)", interval_of("span_precision"))
-    y = PlotAxis("span_recall_mean", "span recall (mean)", interval_of("span_recall"))
+    x = PlotAxis(f"{SPAN_PRECISION}_mean", "span precision (mean)", interval_of(SPAN_PRECISION))
+    y = PlotAxis(f"{SPAN_RECALL}_mean", "span recall (mean)", interval_of(SPAN_RECALL))
     drawn = [i for i, r in enumerate(rows) if x.value(r) is not None and y.value(r) is not None]
     competing = [i for i in drawn if not is_removed(rows[i])]
     points = [(y.value(rows[i]) or 0.0, x.value(rows[i]) or 0.0) for i in competing]

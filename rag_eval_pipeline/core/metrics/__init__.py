@@ -6,12 +6,12 @@ from __future__ import annotations
 from .aggregate import MetricSummary, summarize, summarize_by_group, summarize_table
 from .chunk_metrics import ChunkMetrics, chunk_metrics
 from .context_budget import (
-    CONTEXT_BUDGETS,
     ChunkTokenStarts,
     ContextBudgetMetrics,
     budgeted_spans,
     context_budget_metrics,
 )
+from .names import CONTEXT_BUDGETS
 from .reference_copies import ReferenceCopies, ReferenceDuplication
 from .span_metrics import (
     ChunkSpanIndex,

@@ -15,6 +15,15 @@ from typing import Protocol
 from ..chunking.tokenization import TextTokenizer, cl100k_tokenizer
 from ..spans import ChunkLike, SpanLike
 from ..types import CharacterSpan, ChunkId
+from .names import (
+    BUDGET_METRICS,
+    CONTEXT_BUDGETS,
+    CONTEXT_TOKENS,
+    SPAN_IOU,
+    SPAN_PRECISION,
+    SPAN_RECALL,
+    budget_metric_name,
+)
 from .span_metrics import span_metrics
 
 __all__ = [
@@ -30,22 +39,8 @@ __all__ = [
     "context_budget_metrics",
 ]
 
-# Budgets in cl100k_base tokens: about 2, 4 and 8 chunks of the published studies' 250 tokens.
-CONTEXT_BUDGETS: tuple[int, ...] = (500, 1000, 2000)
-# The per-question cl100k tokens of all k retrieved chunks: what the generator is given at top-k.
-CONTEXT_TOKENS = "context_tokens"
-
-
-def budget_metric_name(metric: str, budget: int) -> str:
-    """``span_recall`` at 1000 tokens is ``span_recall_1000t``."""
-    return f"{metric}_{budget}t"
-
-
-BUDGET_METRICS = tuple(
-    budget_metric_name(metric, budget)
-    for budget in CONTEXT_BUDGETS
-    for metric in ("span_recall", "span_precision", "span_iou")
-)
+# The budgets, the metric names and ``context_tokens`` are names.py's (the one owner of metric names),
+# re-exported here beside the metrics they name.
 
 
 class TextChunk(ChunkLike, Protocol):
@@ -135,9 +130,9 @@ class ContextBudgetMetrics:
         ``context_tokens``."""
         columns: dict[str, float] = {}
         for b in self.budgets:
-            columns[budget_metric_name("span_recall", b.budget)] = b.span_recall
-            columns[budget_metric_name("span_precision", b.budget)] = b.span_precision
-            columns[budget_metric_name("span_iou", b.budget)] = b.span_iou
+            columns[budget_metric_name(SPAN_RECALL, b.budget)] = b.span_recall
+            columns[budget_metric_name(SPAN_PRECISION, b.budget)] = b.span_precision
+            columns[budget_metric_name(SPAN_IOU, b.budget)] = b.span_iou
         columns[CONTEXT_TOKENS] = float(self.context_tokens)
         return columns
 

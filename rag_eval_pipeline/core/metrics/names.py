@@ -1,25 +1,57 @@
 """The names of the per-question retrieval metrics, in one place: the evaluation computes them
 (core/evaluation.py), the settings name them (the leaderboard's objective), history and the leaderboard
-store them. A light module, so a settings file can check a name without importing the evaluation."""
+store them. A light module, so a settings file can check a name without importing the evaluation.
+
+The package spells a metric's name only here (``rag_eval_pipeline_tests/test_layout.py`` guards it):
+elsewhere a name is one of the constants below, or built by ``budget_metric_name``."""
 
 from __future__ import annotations
 
-from .context_budget import BUDGET_METRICS, CONTEXT_TOKENS
-
-SPAN_METRICS = ("span_recall", "span_precision", "span_iou", "precision_chroma", "iou_chroma")
+# Span metrics (span_metrics.py): the reference characters the top-k holds, over the reference
+# (recall), over the retrieved text (precision) and over their union (IoU); chroma variants.
+SPAN_RECALL = "span_recall"
+SPAN_PRECISION = "span_precision"
+SPAN_IOU = "span_iou"
+PRECISION_CHROMA = "precision_chroma"
+IOU_CHROMA = "iou_chroma"
+SPAN_METRICS = (SPAN_RECALL, SPAN_PRECISION, SPAN_IOU, PRECISION_CHROMA, IOU_CHROMA)
 # span recall, precision and IoU that credit a retrieved copy of the reference text (span_metrics_copies)
-COPY_METRICS = ("span_recall_copies", "span_precision_copies", "span_iou_copies")
-OMEGA_METRICS = ("precision_omega", "precision_omega_chroma")
-CHUNK_METRICS = (
-    "recall",
-    "precision",
-    "f1",
-    "recall_at_k",
-    "hit_at_k",
-    "mrr",
-    "ndcg_at_k",
-    "average_precision",
+SPAN_RECALL_COPIES = "span_recall_copies"
+SPAN_PRECISION_COPIES = "span_precision_copies"
+SPAN_IOU_COPIES = "span_iou_copies"
+COPY_METRICS = (SPAN_RECALL_COPIES, SPAN_PRECISION_COPIES, SPAN_IOU_COPIES)
+PRECISION_OMEGA = "precision_omega"
+PRECISION_OMEGA_CHROMA = "precision_omega_chroma"
+OMEGA_METRICS = (PRECISION_OMEGA, PRECISION_OMEGA_CHROMA)
+# Chunk-level metrics (chunk_metrics.py: the fields of ChunkMetrics), over the chunks that overlap the
+# reference.
+RECALL = "recall"
+PRECISION = "precision"
+F1 = "f1"
+RECALL_AT_K = "recall_at_k"
+HIT_AT_K = "hit_at_k"
+MRR = "mrr"
+NDCG_AT_K = "ndcg_at_k"
+AVERAGE_PRECISION = "average_precision"
+CHUNK_METRICS = (RECALL, PRECISION, F1, RECALL_AT_K, HIT_AT_K, MRR, NDCG_AT_K, AVERAGE_PRECISION)
+
+# Context budgets (context_budget.py) in cl100k_base tokens: about 2, 4 and 8 chunks of the published
+# studies' 250 tokens. The span metrics within each budget are BUDGET_METRICS.
+CONTEXT_BUDGETS: tuple[int, ...] = (500, 1000, 2000)
+BUDGETED_SPAN_METRICS = (SPAN_RECALL, SPAN_PRECISION, SPAN_IOU)
+# The per-question cl100k tokens of all k retrieved chunks: what the generator is given at top-k.
+CONTEXT_TOKENS = "context_tokens"
+
+
+def budget_metric_name(metric: str, budget: int) -> str:
+    """``span_recall`` at 1000 tokens is ``span_recall_1000t``."""
+    return f"{metric}_{budget}t"
+
+
+BUDGET_METRICS = tuple(
+    budget_metric_name(metric, budget) for budget in CONTEXT_BUDGETS for metric in BUDGETED_SPAN_METRICS
 )
+
 # The scores a leaderboard can rank by: every one higher-is-better, in [0, 1]. BUDGET_METRICS
 # (context_budget.py) are these span scores within a context budget (span_recall_500t ... span_iou_2000t).
 RANKABLE_METRICS = SPAN_METRICS + COPY_METRICS + OMEGA_METRICS + CHUNK_METRICS

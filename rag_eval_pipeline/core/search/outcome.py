@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..costs import LATENCY_P95, latency_percentiles
+from ..costs import CONTEXT_TOKENS_MEAN, LATENCY_P95, latency_percentiles
 from ..leaderboard.pareto import pareto_front
-from ..metrics.context_budget import CONTEXT_TOKENS
+from ..metrics.names import CONTEXT_TOKENS
 from ..text_table import format_table
 from .candidates import Candidate, CandidateKey
 from .race import VALUE, Fate, RaceOutcome
@@ -102,7 +102,7 @@ class SearchOutcome:
                     "beaten_by": (fate.beaten_by or "") if fate else "",
                     "best_mean": fate.best_mean if fate else None,
                     "p_value": fate.p_value if fate else None,
-                    "context_tokens_mean": float(final[CONTEXT_TOKENS].mean()) if final is not None else None,
+                    CONTEXT_TOKENS_MEAN: float(final[CONTEXT_TOKENS].mean()) if final is not None else None,
                     "latency_p95_ms": latency_percentiles(final)[LATENCY_P95] if final is not None else None,
                     "pareto_front": candidate.key in front,
                     "fate_text": fate.describe() if fate else "",

@@ -37,7 +37,7 @@ import pandas as pd
 
 from ..costs import LATENCY_MS
 from ..leaderboard.tiers import compare_with_best, statistical_tiers
-from ..metrics.context_budget import CONTEXT_TOKENS
+from ..metrics.names import CONTEXT_TOKENS
 from ..types import ProfileName, QuestionId
 from .candidates import Candidate, CandidateKey
 from .fidelity import Round

@@ -21,7 +21,7 @@ from ..costs import LATENCY_MS
 from ..datasets import TokenLevelExample
 from ..embedding.base import Embedder
 from ..evaluation import token_level_result
-from ..metrics.context_budget import CONTEXT_TOKENS
+from ..metrics.names import CONTEXT_TOKENS
 from ..progress import Progress, no_progress
 from ..retrieval.base import Query
 from ..retrieval.indexes import build_indexes
