@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 from .files import storage_error, write_atomically
 from .monitoring_settings import RetentionSettings
+from .text_table import markdown_table
 from .warehouse import Warehouse
 
 Action = Literal["keep", "sample", "delete"]
@@ -105,16 +106,20 @@ class RetentionPlan:
         return [rows[t] for t in sorted(rows)]
 
     def markdown(self) -> str:
-        lines = [
-            "| table | files kept | files sampled | files deleted | rows | rows after | MB |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {r['table']} | {r['keep']} | {r['sample']} | {r['delete']} | {r['rows']} | {r['rows_after']} "
-            f"| {r['bytes'] / 1e6:.2f} |"
+        header = ("table", "files kept", "files sampled", "files deleted", "rows", "rows after", "MB")
+        rows = [
+            (
+                str(r["table"]),
+                str(r["keep"]),
+                str(r["sample"]),
+                str(r["delete"]),
+                str(r["rows"]),
+                str(r["rows_after"]),
+                f"{r['bytes'] / 1e6:.2f}",
+            )
             for r in self.by_table()
         ]
-        return "\n".join(lines)
+        return markdown_table(header, rows)
 
 
 @dataclass(frozen=True)

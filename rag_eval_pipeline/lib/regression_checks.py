@@ -19,7 +19,7 @@ from ..core.errors import ConfigError
 from ..core.history import HistoryStore, PartitionKey
 from ..core.monitoring_settings import MonitoringSettings, RegressionSettings
 from ..core.regression import RegressionVerdict, regression_verdict
-from ..core.text_table import format_number
+from ..core.text_table import format_number, markdown_table
 from ..core.warehouse import with_evaluation_defaults
 from .io_managers import WarehouseResource
 from .metric_metadata import metric_value
@@ -154,15 +154,30 @@ def verdict_metadata(verdict: RegressionVerdict) -> "dict[str, dg.RawMetadataVal
 
 
 def verdict_markdown(verdict: RegressionVerdict) -> str:
-    lines = [
-        f"| metric | n paired | baseline | now | delta | {verdict.confidence:.0%} CI | margin | verdict |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    header = (
+        "metric",
+        "n paired",
+        "baseline",
+        "now",
+        "delta",
+        f"{verdict.confidence:.0%} CI",
+        "margin",
+        "verdict",
+    )
+    rows = []
     for m in verdict.metrics:
         ci = f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]" if m.comparable else "n/a"
         status = "FAILED" if m.failed else ("ok" if m.comparable else "too few pairs")
-        lines.append(
-            f"| {m.metric} | {m.n_paired} | {format_number(m.mean_baseline)} | {format_number(m.mean_now)} | {format_number(m.delta, '+')} "
-            f"| {ci} | {m.margin} | {status} |"
+        rows.append(
+            (
+                m.metric,
+                str(m.n_paired),
+                format_number(m.mean_baseline),
+                format_number(m.mean_now),
+                format_number(m.delta, "+"),
+                ci,
+                str(m.margin),
+                status,
+            )
         )
-    return "\n".join(lines)
+    return markdown_table(header, rows)

@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from ..metrics.traffic import traffic_legend
+from ..text_table import markdown_table
 from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, weighted_column
 from .labels import cost_text, label
 from .ranking import footnotes, has_notes, profile_label, rank_label, ranked_by, row_note
@@ -42,7 +43,7 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
     header += [*retrieval[:after], *([weighted_name] if weighted else []), *retrieval[after:]]
     header += [*HEADLINE_ANSWER_METRICS]
     header += ["note"] if notes else []
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    rows = []
     for _, row in board.iterrows():
         cells = [rank_label(row), str(row["chunk_config"]), profile_label(row)]
         cells += [cost_text(c, number(row.get(c))) for c in costs]
@@ -51,7 +52,8 @@ def leaderboard_markdown(board: pd.DataFrame) -> str:
         cells += [format_ci(row, m) for m in retrieval[after:]]
         cells += [format_mean(row.get(f"{m}_mean")) for m in HEADLINE_ANSWER_METRICS]
         cells += [row_note(row)] if notes else []
-        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(cells)
+    lines = [markdown_table(header, rows)]
     legend = footnotes(board) + ([traffic_legend(objective, weighted_name)] if weighted else [])
     return "\n".join(lines + ([""] + [f"{line}  " for line in legend] if legend else []))
 

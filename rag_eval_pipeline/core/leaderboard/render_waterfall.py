@@ -15,6 +15,7 @@ from html import escape
 import pandas as pd
 
 from ..diagnostics.stages import ANSWER_STAGES, LABELS, RETRIEVAL_STAGES, THRESHOLD
+from ..text_table import markdown_table
 
 # one colour per stage (chunking warm, the retrievers blue, ordering purple, the answer grey-green)
 COLOURS = {
@@ -157,7 +158,7 @@ def diagnostics_markdown(summaries: pd.DataFrame, board: pd.DataFrame | None = N
     stages: list[str] = [*RETRIEVAL_STAGES, "retrieved", *(ANSWER_STAGES if answers else ())]
     head = ["chunk config", "profile", *(LABELS.get(s, "span recall") for s in stages)]
     head += ["oracle ranking", "oracle chunking", "oracle k (median)"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for _, row in _ordered(summaries, board).iterrows():
         median = row.get("oracle_k_median")
         cells = [
@@ -168,5 +169,5 @@ def diagnostics_markdown(summaries: pd.DataFrame, board: pd.DataFrame | None = N
             _fmt(row.get("oracle_chunking_recall")),
             "n/a" if median is None or pd.isna(median) else f"{float(median):g}",
         ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append(cells)
+    return markdown_table(head, rows)

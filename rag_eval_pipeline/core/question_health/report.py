@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..corpus import Corpus
 from ..datasets import TokenLevelExample
+from ..text_table import markdown_table
 from ..types import PositionAwareChunk, QuestionId
 from .coverage import Coverage, CoverageCount, Gap, coverage
 from .duplicates import NearDuplicates, near_duplicates
@@ -519,9 +520,7 @@ def measure_rows(row: Mapping[str, Any]) -> list[tuple[str, str, str]]:
 
 def measures_markdown(row: Mapping[str, Any]) -> str:
     """``measure_rows`` as a markdown table."""
-    lines = ["| measure | value |", "|---|---|"]
-    lines += [f"| {what} | {value} |" for _, what, value in measure_rows(row)]
-    return "\n".join(lines)
+    return markdown_table(("measure", "value"), [(what, value) for _, what, value in measure_rows(row)])
 
 
 def warnings_of(row: Mapping[str, Any]) -> list[HealthWarning]:

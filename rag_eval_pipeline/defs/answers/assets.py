@@ -36,6 +36,7 @@ from ...core.embedding.prefetch import PrefetchEmbedder
 from ...core.llm.accounting import check_total_budget
 from ...core.llm.client import LLMClient
 from ...core.tables import questions_from_frame, records, retrieved_from_frame, stale_question_count
+from ...core.text_table import markdown_table
 from ...core.types import ChunkId, QuestionId
 from ...core.warehouse import ANSWER_SUMMARY
 from ...lib.evaluation_runs import EvaluationModeResource, superseded_runs
@@ -190,14 +191,18 @@ def answer_calibration(
 
 
 def agreement_markdown(frame: pd.DataFrame) -> str:
-    lines = ["| method | n | accuracy | Cohen's kappa |", "|---|---|---|---|"]
+    rows = []
     for row in records(frame):
         accuracy, kappa = row["accuracy"], row["cohen_kappa"]
-        lines.append(
-            f"| {row['method']} | {row['n']} | {'n/a' if pd.isna(accuracy) else f'{accuracy:.3f}'} | "
-            f"{'n/a' if pd.isna(kappa) else f'{kappa:.3f}'} |"
+        rows.append(
+            (
+                str(row["method"]),
+                str(row["n"]),
+                "n/a" if pd.isna(accuracy) else f"{accuracy:.3f}",
+                "n/a" if pd.isna(kappa) else f"{kappa:.3f}",
+            )
         )
-    return "\n".join(lines)
+    return markdown_table(("method", "n", "accuracy", "Cohen's kappa"), rows)
 
 
 @dg.asset(
@@ -563,14 +568,19 @@ def judge_items(frame: pd.DataFrame) -> list[JudgeItem]:
 
 
 def ranking_markdown(ranking: pd.DataFrame, top_n: int) -> str:
-    lines = ["| rank | chunk config | profile | mean | in top n |", "|---|---|---|---|---|"]
+    rows = []
     for row in records(ranking):
         rank, value = row["selected_rank"], row["rank_value"]
-        lines.append(
-            f"| {'-' if pd.isna(rank) else rank} | {row['chunk_config']} | {row['profile']} | "
-            f"{'n/a' if pd.isna(value) else f'{value:.3f}'} | {'yes' if not pd.isna(rank) and rank <= top_n else 'no'} |"
+        rows.append(
+            (
+                "-" if pd.isna(rank) else str(rank),
+                str(row["chunk_config"]),
+                str(row["profile"]),
+                "n/a" if pd.isna(value) else f"{value:.3f}",
+                "yes" if not pd.isna(rank) and rank <= top_n else "no",
+            )
         )
-    return "\n".join(lines)
+    return markdown_table(("rank", "chunk config", "profile", "mean", "in top n"), rows)
 
 
 def empty_judgements(pass_score: float) -> pd.DataFrame:

@@ -31,6 +31,7 @@ from ...core.tables import (
     retrieved_to_frame,
     stale_question_count,
 )
+from ...core.text_table import markdown_table
 from ...core.warehouse import RETRIEVAL_SUMMARY
 from ...lib.evaluation_runs import EvaluationModeResource, superseded_runs
 from ...lib.freshness import READS_PROFILE
@@ -373,21 +374,24 @@ def summary_markdown(summaries: dict[str, MetricSummary], weighted: Mapping[str,
     """Per metric: mean, sample std (ddof=1), population std (ddof=0) and the bootstrap 95% CI; with
     ``weighted`` (the questions carry traffic counts), the traffic-weighted mean too, and a line saying
     which is which."""
-    if not weighted:
-        lines = ["| metric | mean | std | std (population) | 95% CI |", "|---|---|---|---|---|"]
-        lines += [
-            f"| {s.name} | {s.mean:.4f} | {s.std:.4f} | {s.std_population:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |"
-            for s in summaries.values()
-        ]
-        return "\n".join(lines)
-    lines = [
-        "| metric | mean | traffic-weighted mean | std | std (population) | 95% CI |",
-        "|---|---|---|---|---|---|",
+    header = [
+        "metric",
+        "mean",
+        *(["traffic-weighted mean"] if weighted else []),
+        "std",
+        "std (population)",
+        "95% CI",
     ]
-    lines += [
-        f"| {s.name} | {s.mean:.4f} | {weighted.get(s.name, float('nan')):.4f} | {s.std:.4f} | "
-        f"{s.std_population:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] |"
+    rows = [
+        [
+            s.name,
+            f"{s.mean:.4f}",
+            *([f"{weighted.get(s.name, float('nan')):.4f}"] if weighted else []),
+            f"{s.std:.4f}",
+            f"{s.std_population:.4f}",
+            f"[{s.ci_low:.4f}, {s.ci_high:.4f}]",
+        ]
         for s in summaries.values()
     ]
-    lines += ["", traffic_legend("mean", "traffic-weighted mean")]
-    return "\n".join(lines)
+    table = markdown_table(header, rows)
+    return "\n".join([table, "", traffic_legend("mean", "traffic-weighted mean")]) if weighted else table
