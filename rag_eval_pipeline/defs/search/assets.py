@@ -69,9 +69,8 @@ def search_outcome(
     objective (core/search/race.py): one row per candidate with its fate (the winning tier, or when and
     by whom it was eliminated, with the numbers), its cost, and whether it is on the Pareto front; the
     compute saved against the full grid in the metadata. A killed search resumes from its stored scores."""
-    with input_errors_fail_the_step():
-        settings = project.load_settings(SearchSettings)
-        leaderboard = project.load_settings(MonitoringSettings).leaderboard
+    settings = step_settings(project, SearchSettings)
+    leaderboard = step_settings(project, MonitoringSettings).leaderboard
     progress = progress_for(context)
     instance = context.instance
 
