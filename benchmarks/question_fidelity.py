@@ -73,10 +73,11 @@ from rag_eval_pipeline.core.generation.settings import OfflineGenerator, TokenLe
 from rag_eval_pipeline.core.generation.synthesis import synthesize_token_level
 from rag_eval_pipeline.core.leaderboard.ranking import rank_board
 from rag_eval_pipeline.core.metrics.context_budget import CONTEXT_TOKENS
-from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings, load_monitoring_settings
+from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings, MonitoringSettings
 from rag_eval_pipeline.core.retrieval.base import Query
 from rag_eval_pipeline.core.retrieval.indexes import build_indexes
 from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
+from rag_eval_pipeline.core.settings_file import load_settings
 from rag_eval_pipeline.core.vector_store.engines import DEFAULT_ENGINE, open_vector_store
 
 DEFAULT_MONITORING = PROJECT_ROOT / "data/monitoring.yaml"
@@ -586,7 +587,7 @@ def main(
         generators = select_by_name(
             OFFLINE_GENERATORS, args.generators, "--generators", "offline generator(s)", lambda g: g
         )
-        leaderboard = load_monitoring_settings(args.monitoring).leaderboard
+        leaderboard = load_settings(args.monitoring, MonitoringSettings).leaderboard
         data = load_benchmark(args.data, args.questions, args.corpora)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

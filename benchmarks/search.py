@@ -51,8 +51,8 @@ from rag_eval_pipeline.core.search.settings import (
     ChunkingChoices,
     RetrievalChoices,
     SearchSettings,
-    load_search_settings,
 )
+from rag_eval_pipeline.core.settings_file import load_settings
 from rag_eval_pipeline.core.vector_store.engines import open_vector_store
 from rag_eval_pipeline.core.warehouse import Warehouse
 
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None, embedder: Embedder | None = None) ->
         "candidates stay those of the space's seed): one search per seed, each from an empty cache",
     )
     args = parser.parse_args(argv)
-    settings = SPACES[args.space] if args.space in SPACES else load_search_settings(Path(args.space))
+    settings = SPACES[args.space] if args.space in SPACES else load_settings(Path(args.space), SearchSettings)
     changed = dict(item.split("=", 1) for item in args.racing)
     settings = replace(
         settings, racing=replace(settings.racing, **{k: yaml.safe_load(v) for k, v in changed.items()})

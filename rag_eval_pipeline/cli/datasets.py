@@ -16,6 +16,7 @@ from pathlib import Path
 from ..core.dataset_import import ImportedDataset, read_dataset
 from ..core.datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
 from ..core.errors import InputError
+from ..core.generation.settings import GenerationSettings
 from ..core.langsmith.datasets import download_dataset, upload_dataset
 from ..core.langsmith.errors import LangSmithError
 from ..core.langsmith.settings import LangSmithSettings
@@ -203,7 +204,7 @@ def next_steps(
     golden = files.path(files.golden_dataset).resolve()
     generation = files.path(files.generation_file)
     try:
-        evaluate_on = files.load_generation_settings().evaluate_on
+        evaluate_on = files.load_settings(GenerationSettings).evaluate_on
     except InputError:  # `rag-eval run` reports the broken file; the import itself is done
         evaluate_on = "golden"
     switch = (

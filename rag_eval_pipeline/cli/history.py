@@ -18,7 +18,8 @@ from ..core.baselines import BaselineStore
 from ..core.comparison import Comparison, compare
 from ..core.errors import InputError
 from ..core.history import HistoryError, HistoryStore, PartitionKey
-from ..core.monitoring_settings import RegressionSettings, load_monitoring_settings
+from ..core.monitoring_settings import MonitoringSettings, RegressionSettings
+from ..core.settings_file import load_settings
 from ..core.text_table import format_number, format_table
 from .output import add_format_argument, cell, render
 
@@ -70,7 +71,9 @@ def run_history_command(
     ``monitoring_file`` (data/monitoring.yaml; defaults without it)."""
     try:
         settings = (
-            load_monitoring_settings(monitoring_file).regression if monitoring_file else RegressionSettings()
+            load_settings(monitoring_file, MonitoringSettings).regression
+            if monitoring_file
+            else RegressionSettings()
         )
         with HistoryStore(warehouse_dir) as history:
             if args.command == "query":

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import InputError
+from ..core.generation.settings import GenerationSettings
 from ..core.judging.judged_at_k import UNJUDGED_THRESHOLD
 from ..core.judging.pool import DEFAULT_DEPTH
 from ..core.judging.reanchor import StaleJudgement
@@ -220,7 +221,7 @@ def _next_steps(files: ProjectFiles, out: Path) -> list[str]:
 
     golden = files.path(files.golden_dataset).resolve()
     try:
-        evaluate_on = files.load_generation_settings().evaluate_on
+        evaluate_on = files.load_settings(GenerationSettings).evaluate_on
     except InputError:  # `rag-eval run` reports the broken file; the export itself is done
         evaluate_on = "golden"
     steps = []

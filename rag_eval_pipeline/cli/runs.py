@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, get_args
 from ..core.document_scope import resolve_documents
 from ..core.errors import InputError
 from ..core.generation.settings import TokenLevelGenerator
-from ..core.monitoring_settings import EVALUATION_MODES, EvaluationMode
+from ..core.monitoring_settings import EVALUATION_MODES, EvaluationMode, MonitoringSettings
 from ..core.project_files import ProjectFiles
 from .output import add_format_argument, render_records
 
@@ -75,7 +75,7 @@ def execute_evaluation(
                 request = EvaluationRequest.of_plan(plan, evaluation_id, mode, sample_size)
             if request.mode == "quick" or any(r.stage == "leaderboard" for r in plan):
                 # a broken file stops here, not in every partition, nor in the leaderboard at the end
-                files.load_monitoring_settings()
+                files.load_settings(MonitoringSettings)
             # before any run: a large corpus is announced with its estimate, a broken one stops here
             chunking = [r.chunk_config for r in plan if r.chunk_config and r.stage == "chunking"]
             ingestion = any(r.stage == "ingestion" for r in plan)

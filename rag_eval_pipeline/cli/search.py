@@ -9,6 +9,7 @@ from typing import Any
 
 from ..core.errors import InputError
 from ..core.project_files import ProjectFiles
+from ..core.search.settings import SearchSettings
 
 
 def add_search_command(commands: Any) -> None:
@@ -34,7 +35,7 @@ def run_search_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     from ..runner.search import run_search_job
 
     try:
-        files.load_search_settings()  # a broken file: exit 2 before any run
+        files.load_settings(SearchSettings)  # a broken file: exit 2 before any run
         with project_instance(files.root) as instance:
             if sys.stderr.isatty():
                 show_progress_bars()
@@ -59,7 +60,7 @@ def _apply(files: ProjectFiles, winners: list[str]) -> int:
     if not winners:
         print("nothing to apply: the search named no winning tier (its budget ran out)", file=sys.stderr)
         return 1
-    by_key: dict[str, Candidate] = {c.key: c for c in candidates(files.load_search_settings())}
+    by_key: dict[str, Candidate] = {c.key: c for c in candidates(files.load_settings(SearchSettings))}
     try:
         applied = apply_winners(
             [by_key[k] for k in winners if k in by_key],

@@ -7,7 +7,6 @@ Every key is optional; a project without the file gets the defaults below. Error
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -22,7 +21,7 @@ from .metrics.names import (
     SPAN_RECALL,
     budget_metric_name,
 )
-from .settings_file import build_settings, read_settings_file, require_integer, require_unit
+from .settings_file import require_integer, require_unit
 
 EvaluationMode = Literal["quick", "full"]
 EVALUATION_MODES: tuple[EvaluationMode, ...] = get_args(EvaluationMode)
@@ -161,14 +160,6 @@ class MonitoringSettings:
         require_integer("retention.sampled_rows_days", k.sampled_rows_days, k.full_rows_days)
         require_integer("retention.sampled_rows", k.sampled_rows, 0)
         require_integer("retention.seed", k.seed, 0)
-
-
-def load_monitoring_settings(path: str | Path) -> MonitoringSettings:
-    path = Path(path)
-    document = read_settings_file(path)
-    if document is None:
-        return MonitoringSettings()
-    return build_settings(MonitoringSettings, document, path, fixed={"source": str(path)})
 
 
 def _names(name: str, value: tuple[str, ...]) -> None:

@@ -11,17 +11,19 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
-from .answers.settings import AnswerSettings, load_answer_settings
+from .answers.settings import AnswerSettings
 from .configs import ChunkConfig, PipelineConfigs, load_chunk_configs, load_pipeline_configs
 from .corpus import Corpus
 from .errors import ConfigError, DatasetError
-from .generation.settings import GenerationSettings, load_generation_settings
+from .generation.settings import GenerationSettings
 from .generation.sources import QuestionSources, question_sources
-from .monitoring_settings import MonitoringSettings, load_monitoring_settings
+from .monitoring_settings import MonitoringSettings
 from .paths import child_path
 from .profile_versions import ProfileVersions
-from .search.settings import SearchSettings, load_search_settings
+from .search.settings import SearchSettings
+from .settings_file import load_settings
 from .workload import Workload, estimate_workload
 from .workspace import (
     WORKSPACE_FILE,
@@ -31,6 +33,15 @@ from .workspace import (
 )
 
 GOLDEN_DATASET_ENV = "RAG_EVAL_GOLDEN_DATASET"
+
+S = TypeVar("S", GenerationSettings, AnswerSettings, MonitoringSettings, SearchSettings)
+# Which of ProjectFiles' locations holds each settings file.
+SETTINGS_FILES: Mapping[type, str] = {
+    GenerationSettings: "generation_file",
+    AnswerSettings: "answer_evaluation_file",
+    MonitoringSettings: "monitoring_file",
+    SearchSettings: "search_file",
+}
 
 
 def project_dir(environ: Mapping[str, str] = os.environ) -> Path:
@@ -112,17 +123,11 @@ class ProjectFiles:
     def load_corpus(self) -> Corpus:
         return Corpus.from_folder(self.corpus_folder(), self.corpus_pattern())
 
-    def load_generation_settings(self) -> GenerationSettings:
-        return load_generation_settings(self.path(self.generation_file))
-
-    def load_answer_settings(self) -> AnswerSettings:
-        return load_answer_settings(self.path(self.answer_evaluation_file))
-
-    def load_monitoring_settings(self) -> MonitoringSettings:
-        return load_monitoring_settings(self.path(self.monitoring_file))
-
-    def load_search_settings(self) -> SearchSettings:
-        return load_search_settings(self.path(self.search_file))
+    def load_settings(self, cls: type[S]) -> S:
+        """The project's settings file of ``cls`` (GenerationSettings: ``generation_file``, ...), read by
+        core/settings_file.py's ``load_settings``."""
+        location = getattr(self, SETTINGS_FILES[cls])
+        return load_settings(self.path(location), cls)
 
     def question_sources(self, settings: GenerationSettings | None = None) -> QuestionSources:
         """Which question sets the evaluation uses (core/generation/sources.py); a golden file that
@@ -130,7 +135,7 @@ class ProjectFiles:
         golden = self.path(self.golden_dataset)
         default = self.path(ProjectFiles.golden_dataset)
         return question_sources(
-            settings or self.load_generation_settings(),
+            settings or self.load_settings(GenerationSettings),
             golden,
             golden_file_named=golden.resolve() != default.resolve(),
         )
@@ -155,7 +160,7 @@ class ProjectFiles:
         probe = False
         if ingestion:
             try:
-                settings = self.load_generation_settings()
+                settings = self.load_settings(GenerationSettings)
                 probe = settings.token_level.retrievability_top_n > 0 and _uses_synthetic(self, settings)
             except ConfigError as exc:
                 left_out.append(f"no estimate for synthetic_questions, its settings cannot be read: {exc}")

@@ -1,6 +1,6 @@
 """Reading a YAML settings file under data/: a mapping of known keys, each value checked against the
 annotation of its settings dataclass field, errors naming the file and the key path; and editing one in
-place (``edit_settings_file``).
+place (``edit_settings_file``). ``load_settings(path, SettingsClass)`` reads a whole file.
 
 One mechanism for every settings file (chunk configs, profiles, generation, answer evaluation,
 monitoring), so a wrong type is refused the same way everywhere before any ``__post_init__`` range check
@@ -25,6 +25,27 @@ from .files import locked, write_text_atomically
 T = TypeVar("T")
 # Reads a key whose file form differs from its field (raw value, key path) -> field value.
 Converter = Callable[[Any, str], Any]
+
+
+def load_settings(path: str | Path, cls: type[T]) -> T:
+    """The settings file at ``path`` read into ``cls`` (a settings dataclass): the one loader of every
+    settings file (generation, answer evaluation, monitoring, search, rag-eval.yaml). No file: every key
+    has its default. ``cls``'s ``source`` field, when it has one, records the file read; a key whose file
+    form differs from its field is read by the converter ``cls.file_converters(path)`` names for its key
+    path, when ``cls`` has that static method (GenerationSettings: llm.prices)."""
+    path = Path(path)
+    document = read_settings_file(path)
+    if document is None:
+        return cls()
+    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    converters: Callable[[Path], Mapping[str, Converter]] | None = getattr(cls, "file_converters", None)
+    return build_settings(
+        cls,
+        document,
+        path,
+        fixed={"source": str(path)} if "source" in fields else None,
+        convert=converters(path) if converters else None,
+    )
 
 
 def read_settings_file(path: Path, known: Collection[str] | None = None) -> dict[str, Any] | None:

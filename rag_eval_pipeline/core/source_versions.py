@@ -15,6 +15,9 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..core.answers.settings import AnswerSettings
+from ..core.generation.settings import GenerationSettings
+from ..core.monitoring_settings import MonitoringSettings
 from .configs import TOKENIZER_NAMES, ChunkConfig, PipelineConfigs
 from .corpus_state import scan_corpus_folder
 from .errors import InputError
@@ -52,7 +55,7 @@ def project_settings_version(files: ProjectFiles) -> str:
     """generation.yaml, answer_evaluation.yaml, the golden dataset and the answer labels it names, byte
     for byte (a missing file is a version too: the defaults)."""
     try:
-        labels = files.load_answer_settings().semantic.labels
+        labels = files.load_settings(AnswerSettings).semantic.labels
     except InputError:
         return UNREADABLE
     parts = []
@@ -96,8 +99,8 @@ def leaderboard_settings_version(files: ProjectFiles) -> str:
     llm.prices), as read (a comment or another section edited is no new version; a file that cannot be
     read is ``UNREADABLE``)."""
     try:
-        settings = files.load_monitoring_settings().leaderboard
-        prices = sorted(files.load_generation_settings().llm.prices.items())
+        settings = files.load_settings(MonitoringSettings).leaderboard
+        prices = sorted(files.load_settings(GenerationSettings).llm.prices.items())
     except (InputError, OSError, UnicodeError):  # the leaderboard step then fails naming the file
         return UNREADABLE
     return sha256_hex(repr((settings, prices)))[:VERSION_CHARS]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .corpus import Corpus, glob_problem
 from .errors import ConfigError, CorpusError, InputError
-from .settings_file import build_settings, read_settings_file
+from .settings_file import load_settings
 
 WORKSPACE_FILE = "rag-eval.yaml"
 PROJECT_DIR_ENV = "RAG_EVAL_PROJECT_DIR"
@@ -80,9 +80,7 @@ def check_workspace_outside_corpus(workspace: Path, corpus_folder: Path, chosen_
 
 def load_workspace_settings(root: Path) -> WorkspaceSettings:
     """The workspace's rag-eval.yaml; the defaults (data/corpus, every known format) without one."""
-    path = root / WORKSPACE_FILE
-    document = read_settings_file(path)
-    return WorkspaceSettings() if document is None else build_settings(WorkspaceSettings, document, path)
+    return load_settings(root / WORKSPACE_FILE, WorkspaceSettings)
 
 
 @dataclass(frozen=True)

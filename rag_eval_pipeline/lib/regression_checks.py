@@ -24,13 +24,7 @@ from ..core.warehouse import with_evaluation_defaults
 from .io_managers import WarehouseResource
 from .metric_metadata import metric_value
 from .partitions import CHUNK_CONFIG, PROFILE
-from .resources import ProjectResource
 from .step_failures import input_errors_fail_the_step
-
-
-def monitoring_settings(project: ProjectResource) -> MonitoringSettings:
-    with input_errors_fail_the_step():
-        return project.load_monitoring_settings()
 
 
 def regression_check(

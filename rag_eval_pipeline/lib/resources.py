@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import dagster as dg
 from pydantic import Field
 
-from ..core.answers.settings import AnswerSettings, LLMJudging
+from ..core.answers.settings import LLMJudging
 from ..core.configs import PipelineConfigs, RetrievalProfile
 from ..core.corpus import Corpus
 from ..core.embedding.base import Embedder
@@ -18,16 +18,14 @@ from ..core.embedding.cache import TEXTS_PER_CALL, CachedEmbedder, EmbeddingCach
 from ..core.embedding.local import SentenceTransformerEmbedder
 from ..core.embedding.openai_embedder import OpenAIEmbedder
 from ..core.errors import ConfigError
-from ..core.generation.settings import GenerationSettings, LLMSettings
+from ..core.generation.settings import LLMSettings
 from ..core.langsmith.settings import DEFAULT_API_URL, LangSmithSettings
 from ..core.llm.accounting import PriceTable
 from ..core.llm.client import LLMClient
 from ..core.llm.factory import make_chat_model, make_client
-from ..core.monitoring_settings import MonitoringSettings
 from ..core.progress import Progress, no_progress
-from ..core.project_files import ProjectFiles, project_dir
+from ..core.project_files import ProjectFiles, S, project_dir
 from ..core.retrieval.rerank import Reranker, load_reranker
-from ..core.search.settings import SearchSettings
 from ..core.vector_store.edge import EdgeVectorStore
 from ..core.vector_store.engines import DEFAULT_ENGINE, ENGINE_ENV, open_vector_store
 from ..core.workload import Workload
@@ -87,17 +85,9 @@ class ProjectResource(dg.ConfigurableResource):
     ) -> Workload:
         return self.files().workload(chunk_configs, ingestion, corpus)
 
-    def load_generation_settings(self) -> GenerationSettings:
-        return self.files().load_generation_settings()
-
-    def load_answer_settings(self) -> AnswerSettings:
-        return self.files().load_answer_settings()
-
-    def load_monitoring_settings(self) -> MonitoringSettings:
-        return self.files().load_monitoring_settings()
-
-    def load_search_settings(self) -> SearchSettings:
-        return self.files().load_search_settings()
+    def load_settings(self, cls: type[S]) -> S:
+        """The project's settings file of ``cls`` (core/project_files.py)."""
+        return self.files().load_settings(cls)
 
 
 def _in_project(location: str) -> str:

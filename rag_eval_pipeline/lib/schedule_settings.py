@@ -16,7 +16,7 @@ def schedule_settings(project: ProjectResource) -> MonitoringSettings:
     defaults then, with a warning, and every tick of the schedule fails naming the file and key (it
     reads the file again), until it is fixed."""
     try:
-        return project.load_monitoring_settings()
+        return project.load_settings(MonitoringSettings)
     except ConfigError as exc:
         warnings.warn(f"nightly schedule at its default time: {exc}", stacklevel=2)
         return MonitoringSettings()

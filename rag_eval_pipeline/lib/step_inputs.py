@@ -13,6 +13,8 @@ from ..core.errors import InputError
 from ..core.generation.settings import GenerationSettings
 from ..core.leaderboard.ranking import ConfiguredNames
 from ..core.llm.client import LLMClient
+from ..core.monitoring_settings import MonitoringSettings
+from ..core.project_files import S
 from ..core.tables import questions_from_frame
 from .evaluation_runs import EvaluationModeResource
 from .resources import LLMResource, ProjectResource
@@ -65,7 +67,7 @@ def evaluated_questions(
     with input_errors_fail_the_step():
         if evaluation.checked_mode() == "full":
             return questions
-        return evaluation.select(questions, project.load_monitoring_settings().quick)
+        return evaluation.select(questions, project.load_settings(MonitoringSettings).quick)
 
 
 def document_scope(project: ProjectResource, chunk_config: str) -> DocumentScope:
@@ -73,9 +75,12 @@ def document_scope(project: ProjectResource, chunk_config: str) -> DocumentScope
     return DocumentScope.of(chunk_config_for(project, chunk_config))
 
 
-def generation_settings(project: ProjectResource) -> GenerationSettings:
+def step_settings(project: ProjectResource, cls: type[S]) -> S:
+    """The project's settings file of ``cls`` (GenerationSettings, AnswerSettings, MonitoringSettings,
+    SearchSettings), read inside a step: a broken file fails the step with its error, which names the
+    file and the key, not with a stack trace. Every step reads its settings through here."""
     with input_errors_fail_the_step():
-        return project.load_generation_settings()
+        return project.load_settings(cls)
 
 
 def required_llm_client(
@@ -83,7 +88,7 @@ def required_llm_client(
 ) -> LLMClient:
     """The configured LLM, or a step failure saying who needs one and how to provide it."""
     with input_errors_fail_the_step():
-        client = llm.client(generation_settings(project).llm)
+        client = llm.client(step_settings(project, GenerationSettings).llm)
     if client is None:
         raise bad_input_failure(
             f"{needed_by}, but no LLM is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another "

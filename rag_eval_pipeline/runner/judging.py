@@ -19,6 +19,7 @@ from ..core.configs import PipelineConfigs, RetrievalProfile, load_pipeline_conf
 from ..core.corpus import Corpus
 from ..core.embedding.base import Embedder
 from ..core.errors import DatasetError, InputError
+from ..core.generation.settings import GenerationSettings
 from ..core.judging.agreement import PairAgreement, agreement
 from ..core.judging.hole_focus import HoleFocus, hole_focus
 from ..core.judging.judge_views import judge_views, read_by_query
@@ -244,7 +245,7 @@ def _rewriter(files: ProjectFiles, profile: RetrievalProfile) -> QueryRewriter |
     """The LLM a run would rewrite the profile's queries with; None when no LLM is configured."""
     from ..lib.resources import default_resources
 
-    generation = files.load_generation_settings()
+    generation = files.load_settings(GenerationSettings)
     llm = default_resources()["llm"]
     client = llm.client(generation.llm)  # type: ignore[attr-defined]
     if client is None:

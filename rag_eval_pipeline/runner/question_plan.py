@@ -12,6 +12,7 @@ from ..core.configs import load_pipeline_configs
 from ..core.datasets import read_jsonl_objects
 from ..core.errors import DatasetError
 from ..core.generation.settings import GenerationSettings
+from ..core.monitoring_settings import MonitoringSettings
 from ..core.progress import Progress, no_progress
 from ..core.project_files import ProjectFiles
 from ..core.question_plan import QuestionPlan, QuestionSets, check_detect, plan_questions
@@ -25,8 +26,8 @@ def plan_for_project(
     """The plan for the project's documents, configs and settings; a file that cannot be read is an
     ``InputError`` naming it, before anything is embedded."""
     check_detect(detect)
-    generation = files.load_generation_settings()
-    leaderboard = files.load_monitoring_settings().leaderboard
+    generation = files.load_settings(GenerationSettings)
+    leaderboard = files.load_settings(MonitoringSettings).leaderboard
     # the config files as they are: the profile version ledger is a run's to write
     configs = load_pipeline_configs(files.path(files.chunk_configs_file), files.path(files.profiles_file))
     corpus = files.load_corpus()

@@ -16,7 +16,8 @@ import dagster as dg
 import yaml
 
 from ..core.errors import ConfigError
-from ..core.generation.settings import TokenLevelGenerator, load_generation_settings
+from ..core.generation.settings import GenerationSettings, TokenLevelGenerator
+from ..core.settings_file import load_settings
 from ..lib.evaluation_runs import regenerate_tags
 from ..lib.resources import ProjectResource
 from ..lib.run_record import cli_trigger_tags
@@ -137,7 +138,7 @@ def _with_generator(project: ProjectResource, generator: str, scratch: Path) -> 
     if generator not in generators:
         raise ConfigError(f"--generator must be one of {', '.join(generators)}, got {generator!r}")
     source = project.path(project.generation_file)
-    load_generation_settings(source)  # a broken file fails here, under its own name
+    load_settings(source, GenerationSettings)  # a broken file fails here, under its own name
     document = (yaml.safe_load(source.read_text(encoding="utf-8")) if source.exists() else None) or {}
     token_level = dict(document.get("token_level") or {})
     token_level["generator"] = generator

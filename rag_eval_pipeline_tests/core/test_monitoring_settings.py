@@ -8,21 +8,21 @@ from rag_eval_pipeline.core.metrics.names import CONTEXT_COST_METRICS, RANKABLE_
 from rag_eval_pipeline.core.monitoring_settings import (
     LeaderboardSettings,
     MonitoringSettings,
-    load_monitoring_settings,
 )
+from rag_eval_pipeline.core.settings_file import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_bundled_file_spells_out_the_defaults():
-    settings = load_monitoring_settings(REPO / "data/monitoring.yaml")
+    settings = load_settings(REPO / "data/monitoring.yaml", MonitoringSettings)
     assert settings == MonitoringSettings()
     assert settings.retention.full_rows_days == 30 and settings.retention.sampled_rows_days == 90
     assert settings.retention.sampled_rows == 100 and settings.nightly.cron == "0 2 * * *"
 
 
 def test_a_missing_file_gives_the_defaults(tmp_path: Path):
-    assert load_monitoring_settings(tmp_path / "absent.yaml") == MonitoringSettings()
+    assert load_settings(tmp_path / "absent.yaml", MonitoringSettings) == MonitoringSettings()
 
 
 def test_values_are_read(tmp_path: Path):
@@ -33,9 +33,9 @@ def test_values_are_read(tmp_path: Path):
         "retention: {full_rows_days: 7, sampled_rows_days: 7, sampled_rows: 0}\n"
     )
     with pytest.raises(ConfigError, match="regression.confidence"):
-        load_monitoring_settings(path)  # 1 is not a confidence level below 1
+        load_settings(path, MonitoringSettings)  # 1 is not a confidence level below 1
     path.write_text(path.read_text().replace("confidence: 1", "confidence: 0.9"))
-    settings = load_monitoring_settings(path)
+    settings = load_settings(path, MonitoringSettings)
     assert settings.nightly.timezone == "Europe/Berlin" and settings.nightly.mode == "quick"
     assert settings.regression.metrics == ("mrr",) and settings.regression.margin == 0.05
     assert settings.retention.sampled_rows == 0
@@ -46,7 +46,7 @@ def test_the_objectives_constraints_and_cost_assumptions_are_read(tmp_path: Path
     path.write_text(
         "leaderboard: {max_p95_latency_ms: 250, generator_model: gpt-4.1-mini, answer_tokens: 400}\n"
     )
-    board = load_monitoring_settings(path).leaderboard
+    board = load_settings(path, MonitoringSettings).leaderboard
     assert (board.max_p95_latency_ms, board.generator_model, board.answer_tokens) == (
         250.0,
         "gpt-4.1-mini",
@@ -97,7 +97,7 @@ def test_errors_name_the_file_and_key(tmp_path: Path, text: str, message: str):
     path = tmp_path / "monitoring.yaml"
     path.write_text(text)
     with pytest.raises(ConfigError, match=message) as error:
-        load_monitoring_settings(path)
+        load_settings(path, MonitoringSettings)
     assert str(path) in str(error.value)
 
 
@@ -105,10 +105,10 @@ def test_the_leaderboard_objective_is_read_and_names_its_column(tmp_path: Path):
     assert LeaderboardSettings().column == "span_recall_1000t"  # the default objective
     path = tmp_path / "monitoring.yaml"
     path.write_text("leaderboard: {rank_by: mrr, context_budget_tokens: null, max_context_tokens: 4000}\n")
-    settings = load_monitoring_settings(path).leaderboard
+    settings = load_settings(path, MonitoringSettings).leaderboard
     assert (settings.column, settings.max_context_tokens, settings.alpha) == ("mrr", 4000, 0.05)
     path.write_text("leaderboard: {rank_by: span_iou, context_budget_tokens: 2000, alpha: 0.01}\n")
-    assert load_monitoring_settings(path).leaderboard.column == "span_iou_2000t"
+    assert load_settings(path, MonitoringSettings).leaderboard.column == "span_iou_2000t"
 
 
 def test_every_rankable_metric_and_budget_column_is_a_per_question_metric_of_the_evaluation():

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from rag_eval_pipeline.core.errors import CorpusError, InputError
+from rag_eval_pipeline.core.generation.settings import GenerationSettings
 from rag_eval_pipeline.core.project_files import ProjectFiles
 from rag_eval_pipeline.core.workspace import (
     PROJECT_DIR_ENV,
@@ -61,7 +62,7 @@ def test_init_writes_a_workspace_whose_corpus_is_the_documents_where_they_are(tm
     assert sorted(d.doc_id for d in files.load_corpus()) == ["guide.md", "notes/faq.md"]
     for written in ("data/chunk_configs.yaml", "data/retrieval_profiles.yaml", "dagster.yaml", ".gitignore"):
         assert (root / written).is_file(), written
-    assert files.load_generation_settings().evaluate_on == "synthetic"  # no golden set yet
+    assert files.load_settings(GenerationSettings).evaluate_on == "synthetic"  # no golden set yet
     assert files.load_configs().chunk_configs and files.load_configs().profiles
     dagster = yaml.safe_load((root / "dagster.yaml").read_text(encoding="utf-8"))
     assert dagster["telemetry"] == {"enabled": False}

@@ -9,11 +9,10 @@ of data/generation.yaml. Errors name the file and the key.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 from ..errors import ConfigError
-from ..settings_file import build_settings, read_settings_file, require_integer, require_unit
+from ..settings_file import require_integer, require_unit
 
 AnswererChoice = Literal["auto", "llm", "extractive"]
 LLMJudging = Literal["auto", "on", "off"]
@@ -75,12 +74,3 @@ class AnswerSettings:
         require_integer("judge.repair_attempts", j.repair_attempts, 0)
         require_unit("hybrid.margin", self.hybrid.margin)
         require_unit("production.recall_threshold", self.production.recall_threshold)
-
-
-def load_answer_settings(path: str | Path) -> AnswerSettings:
-    """The file's settings (a bare on/off, which YAML 1.1 reads as a boolean, means "on"/"off")."""
-    path = Path(path)
-    document = read_settings_file(path)
-    if document is None:
-        return AnswerSettings()
-    return build_settings(AnswerSettings, document, path, fixed={"source": str(path)})

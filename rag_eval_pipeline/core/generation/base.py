@@ -55,6 +55,48 @@ def example_metadata(
     }
 
 
+# "A question of a few words": counted in words, not characters, so "Why not?" (two words) is refused
+# as too short in every generator, and "Who is Ada?" is not refused for being nine characters long.
+MIN_QUESTION_WORDS = 3
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+def has_few_words(question: str) -> bool:
+    """Whether ``question`` is too short to mean anything: fewer than ``MIN_QUESTION_WORDS`` words. The
+    one rule for every generator's replies (JSON questions and excerpt-first's plain-text ones)."""
+    return len(question.split()) < MIN_QUESTION_WORDS
+
+
+def question_items(obj: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The reply's ``questions``, each with its key path (``questions[0]``) for error messages. Not a
+    non-empty list of objects raises ``InvalidReply``, so the client sends its repair prompt."""
+    items = obj.get("questions")
+    if not isinstance(items, list) or not items:
+        raise InvalidReply('"questions" must be a non-empty list')
+    checked: list[tuple[str, Mapping[str, Any]]] = []
+    for i, item in enumerate(items):
+        where = f"questions[{i}]"
+        if not isinstance(item, dict):
+            raise InvalidReply(f"{where} must be an object")
+        checked.append((where, item))
+    return checked
+
+
+def question_of(item: Mapping[str, Any], where: str) -> str:
+    """The reply item's ``question``, whitespace collapsed; not a string or too short (``has_few_words``)
+    raises ``InvalidReply``."""
+    question = item.get("question")
+    if not isinstance(question, str) or has_few_words(question):
+        raise InvalidReply(f"{where}.question must be a question of a few words")
+    return " ".join(question.split())
+
+
+def difficulty_of(item: Mapping[str, Any]) -> str | None:
+    """The reply item's ``difficulty`` when it is one of ``DIFFICULTIES``, else None (it is optional)."""
+    difficulty = item.get("difficulty")
+    return difficulty if difficulty in DIFFICULTIES else None
+
+
 # A reference answer is one or two sentences; anything much longer is a summary, not an answer.
 MAX_ANSWER_CHARS = 600
 

@@ -21,7 +21,15 @@ from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply
 from ..progress import Progress, no_progress
 from ..types import ChunkId, PositionAwareChunk, QuestionId, sha256_hex
-from .base import GenerationResult, Rejection, example_metadata, reference_answer_of
+from .base import (
+    GenerationResult,
+    Rejection,
+    difficulty_of,
+    example_metadata,
+    question_items,
+    question_of,
+    reference_answer_of,
+)
 from .excerpts import normalise, normalise_excerpt
 
 PROMPT_VERSION = "chunk-level-v2"  # v2: asks for a reference answer; keywords copied from the chunks
@@ -111,17 +119,9 @@ class ProposedQuestion:
 
 
 def parse_questions(task: ChunkTask, obj: dict[str, Any]) -> list[ProposedQuestion]:
-    items = obj.get("questions")
-    if not isinstance(items, list) or not items:
-        raise InvalidReply('"questions" must be a non-empty list')
     proposals = []
-    for i, item in enumerate(items):
-        where = f"questions[{i}]"
-        if not isinstance(item, dict):
-            raise InvalidReply(f"{where} must be an object")
-        question = item.get("question")
-        if not isinstance(question, str) or len(question.split()) < 3:
-            raise InvalidReply(f"{where}.question must be a question of a few words")
+    for where, item in question_items(obj):
+        question = question_of(item, where)
         kind = str(item.get("type", "")).strip().upper().replace("-", "_")
         if kind not in QUESTION_TYPES:
             raise InvalidReply(f"{where}.type must be FACTUAL, REASONING or MULTI_HOP")
@@ -138,14 +138,13 @@ def parse_questions(task: ChunkTask, obj: dict[str, Any]) -> list[ProposedQuesti
             task.chunk_for(label)
         if kind == "MULTI_HOP" and len(labels) < 2:
             raise InvalidReply(f'{where}: a MULTI_HOP question needs source_chunks ["A", "B"]')
-        difficulty = item.get("difficulty")
         proposals.append(
             ProposedQuestion(
-                " ".join(question.split()),
+                question,
                 kind,
                 tuple(k.strip() for k in keywords[:5]),
                 tuple(labels),
-                difficulty if difficulty in ("easy", "medium", "hard") else None,
+                difficulty_of(item),
                 reference_answer_of(item, where, "the chunks"),
             )
         )

@@ -21,7 +21,7 @@ from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply
 from ..progress import Progress, no_progress
 from ..types import QuestionId, sha256_hex
-from .base import MAX_ANSWER_CHARS, GenerationResult, Rejection, example_metadata
+from .base import MAX_ANSWER_CHARS, GenerationResult, Rejection, example_metadata, has_few_words
 from .passages import Passage, select_passages
 from .quotas import AUTO, QuestionTarget
 
@@ -82,7 +82,7 @@ def parse_reply(raw: str) -> QuestionReply:
         if "?" not in cleaned:
             continue
         question = cleaned[: cleaned.index("?") + 1].strip()
-        if len(question.split()) < 3:
+        if has_few_words(question):
             raise InvalidReply(f"the question {question!r} is too short to mean anything")
         if len(question) > 300:
             raise InvalidReply("the question is longer than 300 characters")

@@ -23,13 +23,20 @@ from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply
 from ..progress import Progress, no_progress
 from ..types import CharacterSpan, Document, DocumentId, QuestionId, sha256_hex
-from .base import GenerationResult, Rejection, example_metadata, reference_answer_of
+from .base import (
+    GenerationResult,
+    Rejection,
+    difficulty_of,
+    example_metadata,
+    question_items,
+    question_of,
+    reference_answer_of,
+)
 from .excerpts import explain_miss, locate_excerpt
 from .terms import TermStatistics, content_terms
 
 PROMPT_VERSION = "token-level-v2"  # v2: asks for a reference answer
 GENERATOR = "llm-quoted-excerpts"
-DIFFICULTIES = ("easy", "medium", "hard")
 
 SYSTEM = (
     "You write evaluation questions for a search system over a company's documents. A good question "
@@ -100,17 +107,9 @@ class Task:
         ]
 
     def validate(self, obj: dict[str, Any]) -> list[Proposal]:
-        questions = obj.get("questions")
-        if not isinstance(questions, list) or not questions:
-            raise InvalidReply('"questions" must be a non-empty list')
         proposals = []
-        for i, item in enumerate(questions):
-            where = f"questions[{i}]"
-            if not isinstance(item, dict):
-                raise InvalidReply(f"{where} must be an object")
-            question = item.get("question")
-            if not isinstance(question, str) or len(question.strip()) < 8:
-                raise InvalidReply(f"{where}.question must be a question of a few words")
+        for where, item in question_items(obj):
+            question = question_of(item, where)
             excerpts = item.get("excerpts")
             if not isinstance(excerpts, list) or not excerpts:
                 raise InvalidReply(f"{where}.excerpts must be a non-empty list")
@@ -124,11 +123,10 @@ class Task:
                         f"{where}.excerpts[{j}].doc_id must be one of {', '.join(self.doc_ids)}, got {doc_id!r}"
                     )
                 pairs.append((DocumentId(str(doc_id)), excerpt["text"]))
-            difficulty = item.get("difficulty")
             proposals.append(
                 Proposal(
-                    " ".join(question.split()),
-                    difficulty if difficulty in DIFFICULTIES else None,
+                    question,
+                    difficulty_of(item),
                     tuple(pairs),
                     reference_answer_of(item, where, "the excerpts"),
                 )

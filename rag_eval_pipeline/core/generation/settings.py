@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from ..errors import ConfigError
 from ..llm.accounting import Price
-from ..settings_file import Converter, build_settings, check_value, read_settings_file
+from ..settings_file import Converter, check_value
 from .quotas import CountRule, QuestionTarget
 
 DatasetChoice = Literal["golden", "synthetic", "both"]
@@ -148,15 +148,11 @@ class GenerationSettings:
     langsmith: LangSmithNames = field(default_factory=LangSmithNames)
     source: str = field(default="(defaults)", compare=False)
 
-
-def load_generation_settings(path: str | Path) -> GenerationSettings:
-    path = Path(path)
-    document = read_settings_file(path)
-    if document is None:
-        return GenerationSettings()
-    return build_settings(
-        GenerationSettings, document, path, fixed={"source": str(path)}, convert={"llm.prices": _prices(path)}
-    )
+    @staticmethod
+    def file_converters(path: Path) -> Mapping[str, Converter]:
+        """The keys whose file form differs from their field, for ``load_settings``: ``llm.prices`` as
+        written ({model: {input: $, output: $}}) read into Price objects, errors naming ``path``."""
+        return {"llm.prices": _prices(path)}
 
 
 def _prices(path: Path) -> Converter:

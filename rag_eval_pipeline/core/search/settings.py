@@ -39,11 +39,10 @@ the leaderboard would rank first.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..configs import CHUNKER_KINDS, TOKENIZER_NAMES, ChunkerKind, LengthUnit
 from ..errors import ConfigError
-from ..settings_file import build_settings, read_settings_file, require_integer, require_unit
+from ..settings_file import require_integer, require_unit
 
 
 @dataclass(frozen=True)
@@ -147,11 +146,3 @@ class SearchSettings:
     budget: SearchBudget = field(default_factory=SearchBudget)
     racing: RacingSettings = field(default_factory=RacingSettings)
     source: str = field(default="(defaults)", compare=False)
-
-
-def load_search_settings(path: str | Path) -> SearchSettings:
-    path = Path(path)
-    document = read_settings_file(path)
-    if document is None:
-        return SearchSettings()
-    return build_settings(SearchSettings, document, path, fixed={"source": str(path)})

@@ -33,6 +33,7 @@ from ...core.answers.threshold import ThresholdChoice
 from ...core.configs import RetrievalProfile
 from ...core.embedding.cache import CachedEmbedder
 from ...core.embedding.prefetch import PrefetchEmbedder
+from ...core.generation.settings import GenerationSettings
 from ...core.llm.accounting import check_total_budget
 from ...core.llm.client import LLMClient
 from ...core.tables import questions_from_frame, records, retrieved_from_frame, stale_question_count
@@ -51,9 +52,9 @@ from ...lib.step_inputs import (
     LLM_POOL,
     configured_names,
     evaluated_questions,
-    generation_settings,
     profile_for,
     required_llm_client,
+    step_settings,
 )
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
@@ -70,16 +71,11 @@ PRODUCTION_METRICS = (
 )
 
 
-def answer_settings(project: ProjectResource) -> AnswerSettings:
-    with input_errors_fail_the_step():
-        return project.load_answer_settings()
-
-
 def judge_client(
     project: ProjectResource, llm: LLMResource, settings: AnswerSettings, model: str | None = None
 ) -> LLMClient | None:
     with input_errors_fail_the_step():
-        return llm.judge_client(generation_settings(project).llm, settings.llm_judging, model)
+        return llm.judge_client(step_settings(project, GenerationSettings).llm, settings.llm_judging, model)
 
 
 def judge_for(client: LLMClient | None, settings: AnswerSettings) -> LLMJudge | None:
@@ -98,7 +94,7 @@ def answerer_for(
     settings: AnswerSettings,
 ) -> LLMAnswerer | ExtractiveAnswerer:
     """The LLM when chosen (or on ``auto`` with an OpenAI-protocol endpoint), else the extractive one."""
-    llm_settings = generation_settings(project).llm
+    llm_settings = step_settings(project, GenerationSettings).llm
     if settings.answerer == "extractive" or (settings.answerer == "auto" and not llm.is_remote(llm_settings)):
         return ExtractiveAnswerer(embedder)
     client = required_llm_client(
@@ -126,7 +122,7 @@ def answer_calibration(
     """The threshold semantic_dynamic uses, fitted on the human labels file (0.50 to 0.90 in steps of
     0.05), or the fixed one with the reason; and how well each method agrees with the labels (accuracy,
     Cohen's kappa; semantic_dynamic cross-validated; the judge and hybrid when judging is on)."""
-    settings = answer_settings(project)
+    settings = step_settings(project, AnswerSettings)
     semantic = settings.semantic
     questions = questions_from_frame(eval_questions)
     labels_file = project.path(semantic.labels)
@@ -160,7 +156,7 @@ def answer_calibration(
                 folds=semantic.folds,
                 judge=judge_for(client, settings),
                 hybrid_margin=settings.hybrid.margin,
-                budget_usd=generation_settings(project).llm.budget_usd,
+                budget_usd=step_settings(project, GenerationSettings).llm.budget_usd,
                 progress=progress_for(context),
                 source=str(labels_file),
             )
@@ -227,14 +223,16 @@ def answers(
     answer keeps its row with the error."""
     chunk_config, profile_name = evaluation_key(context)
     profile = profile_for(project, profile_name)
-    settings = answer_settings(project)
+    settings = step_settings(project, AnswerSettings)
     progress = progress_for(context)
     answerer = answerer_for(project, llm, embedder.get(progress), profile, settings)
     questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
     hits = retrieved_from_frame(retrieval_results)
     items = [AnswerItem(e.question_id, e.query, tuple(hits.get(e.question_id, []))) for e in questions]
     with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
-        answered = answerer.answer_all(items, progress, generation_settings(project).llm.budget_usd)
+        answered = answerer.answer_all(
+            items, progress, step_settings(project, GenerationSettings).llm.budget_usd
+        )
     if answerer.last_estimate is not None:
         context.log.info(f"answers: {answerer.last_estimate.describe()}")
     by_id = {e.question_id: e for e in questions}
@@ -308,8 +306,8 @@ def answer_metrics(
     that fails on a row is marked failed there and never fails the partition. A summary row per run."""
     chunk_config, profile_name = evaluation_key(context)
     profile = profile_for(project, profile_name)
-    settings = answer_settings(project)
-    budget = generation_settings(project).llm.budget_usd
+    settings = step_settings(project, AnswerSettings)
+    budget = step_settings(project, GenerationSettings).llm.budget_usd
     progress = progress_for(context)
     model = embedder.get(progress)
     questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
@@ -465,7 +463,7 @@ def answer_judgements(
     cheaper metric: a score in {0, 0.2, ..., 1} with semantic and factual coverage, hallucination and
     citation accuracy, each explained. The cost is estimated, logged and checked against the budget
     before any call; an unparseable judgement is asked again, then kept as failed (never as 0)."""
-    settings = answer_settings(project)
+    settings = step_settings(project, AnswerSettings)
     # A removed chunk config or profile is no longer a choice: its pairs are not judged, and the top N
     # is chosen among the configured pairs (their metrics and history stay on the leaderboard).
     configured = configured_names(project, context.log)
@@ -506,7 +504,7 @@ def answer_judgements(
     for estimate in estimates:
         context.log.info(f"answer_judgements: {estimate.describe()}")
     with input_errors_fail_the_step("answer_judgements: "):
-        check_total_budget(estimates, generation_settings(project).llm.budget_usd)
+        check_total_budget(estimates, step_settings(project, GenerationSettings).llm.budget_usd)
     frames = [pd.DataFrame()]
     for chunk_config, profile_name, judge, items in plans:
         judgements = judge.judge_all(items, progress_for(context))

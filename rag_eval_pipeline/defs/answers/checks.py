@@ -4,10 +4,12 @@
 import dagster as dg
 import pandas as pd
 
+from ...core.monitoring_settings import MonitoringSettings
 from ...lib.io_managers import WarehouseResource
 from ...lib.partitions import evaluation_check
-from ...lib.regression_checks import monitoring_settings, regression_check
+from ...lib.regression_checks import regression_check
 from ...lib.resources import ProjectResource
+from ...lib.step_inputs import step_settings
 from ...lib.step_redaction import redacts_secrets
 from .assets import answer_metrics
 
@@ -26,6 +28,6 @@ def answer_metrics_regression(
     warehouse: WarehouseResource,
     answer_metrics: pd.DataFrame,
 ) -> dg.AssetCheckResult:
-    settings = monitoring_settings(project)
+    settings = step_settings(project, MonitoringSettings)
     metrics = settings.regression.answer_metrics
     return regression_check(context, warehouse, "answer_metrics", answer_metrics, metrics, settings)

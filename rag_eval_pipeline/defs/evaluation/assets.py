@@ -11,6 +11,7 @@ from ...core.configs import RetrievalProfile
 from ...core.costs import INDEX_COLUMNS, index_columns, latency_percentiles, question_costs
 from ...core.embedding.cache import CachedEmbedder
 from ...core.evaluation import token_level_result
+from ...core.generation.settings import GenerationSettings
 from ...core.generation.sources import question_generators
 from ...core.langsmith.experiments import ExperimentRow
 from ...core.leaderboard.board import HEADLINE_METRICS
@@ -46,9 +47,9 @@ from ...lib.step_failures import input_errors_fail_the_step
 from ...lib.step_inputs import (
     document_scope,
     evaluated_questions,
-    generation_settings,
     profile_for,
     required_llm_client,
+    step_settings,
 )
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
@@ -189,7 +190,9 @@ def query_rewriter(
         f"profile {profile.name!r} rewrites queries",
         f"set query_rewrite_enabled: false in {project.profiles_file}",
     )
-    return LLMQueryRewriter(client, profile.query_rewrite_prompt, generation_settings(project).llm.budget_usd)
+    return LLMQueryRewriter(
+        client, profile.query_rewrite_prompt, step_settings(project, GenerationSettings).llm.budget_usd
+    )
 
 
 def retrieval_metadata(
@@ -295,7 +298,7 @@ def retrieval_metrics(
     }
     experiment_url, langsmith_metadata = log_experiment(
         langsmith,
-        generation_settings(project).langsmith.dataset(questions.name),
+        step_settings(project, GenerationSettings).langsmith.dataset(questions.name),
         f"{chunk_config} x {profile_name} {context.run.run_id[:8]}",
         [
             ExperimentRow(r.question_id, {"retrieved": retrieved_outputs(r.retrieved)}, dict(r.metrics))

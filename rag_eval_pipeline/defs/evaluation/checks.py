@@ -4,10 +4,12 @@
 import dagster as dg
 import pandas as pd
 
+from ...core.monitoring_settings import MonitoringSettings
 from ...lib.io_managers import WarehouseResource
 from ...lib.partitions import evaluation_check
-from ...lib.regression_checks import monitoring_settings, regression_check
+from ...lib.regression_checks import regression_check
 from ...lib.resources import ProjectResource
+from ...lib.step_inputs import step_settings
 from ...lib.step_redaction import redacts_secrets
 from .assets import retrieval_metrics
 
@@ -25,6 +27,6 @@ def retrieval_metrics_regression(
     warehouse: WarehouseResource,
     retrieval_metrics: pd.DataFrame,
 ) -> dg.AssetCheckResult:
-    settings = monitoring_settings(project)
+    settings = step_settings(project, MonitoringSettings)
     metrics = settings.regression.metrics
     return regression_check(context, warehouse, "retrieval_metrics", retrieval_metrics, metrics, settings)

@@ -72,7 +72,7 @@ def build_nightly_schedule(
             )
         scheduled = context.scheduled_execution_time
         assert scheduled is not None
-        monitoring = project.load_monitoring_settings()
+        monitoring = project.load_settings(MonitoringSettings)
         requests = nightly_requests(chunk_configs, profiles, monitoring, scheduled)
         if not monitoring.nightly.skip_up_to_date:
             return requests

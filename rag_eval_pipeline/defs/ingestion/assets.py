@@ -8,6 +8,7 @@ import pandas as pd
 from ...core.corpus import describe_skipped_links
 from ...core.datasets import TokenLevelDataset
 from ...core.document_formats import count_by_extension, describe_counts, describe_skipped
+from ...core.generation.settings import GenerationSettings
 from ...core.generation.sources import question_generators
 from ...core.reanchor import (
     GroundTruthStatus,
@@ -30,7 +31,7 @@ from ...lib.langsmith_sync import upload
 from ...lib.question_sources import question_sources_for
 from ...lib.resources import LangSmithResource, ProjectResource
 from ...lib.step_failures import bad_input_failure, input_errors_fail_the_step
-from ...lib.step_inputs import generation_settings
+from ...lib.step_inputs import step_settings
 from ...lib.step_redaction import redacts_secrets
 
 
@@ -95,7 +96,7 @@ def eval_questions(
     loaded = corpus_from_frame(corpus, root=str(project.corpus_folder()))
     ledger = anchor_ledger_path(project, warehouse)
     reanchored: ReanchoredDataset | None = None
-    settings = generation_settings(project)
+    settings = step_settings(project, GenerationSettings)
     sources = question_sources_for(project, settings)  # golden asked for and missing: bad input
     with input_errors_fail_the_step():
         if sources.golden:

@@ -35,7 +35,7 @@ class RetentionConfig(dg.Config):
 
 def retention_settings(project: ProjectResource, config: RetentionConfig) -> MonitoringSettings:
     """The project's settings with the run's overrides, validated like the file (errors name the key)."""
-    settings = project.load_monitoring_settings()
+    settings = project.load_settings(MonitoringSettings)
     overrides = {
         name: value
         for name in ("full_rows_days", "sampled_rows_days", "sampled_rows")

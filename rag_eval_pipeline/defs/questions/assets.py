@@ -32,7 +32,7 @@ from ...lib.provenance import now_utc, with_columns
 from ...lib.question_sources import question_sources_for
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource
 from ...lib.step_failures import bad_input_failure, input_errors_fail_the_step
-from ...lib.step_inputs import LLM_POOL, chunk_config_for, generation_settings
+from ...lib.step_inputs import LLM_POOL, chunk_config_for, step_settings
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
 
@@ -127,7 +127,7 @@ def synthetic_questions(
     otherwise an empty table whose metadata says why (no embedding, no LLM call). A regenerate run tagged
     with documents (`--document`) makes those documents' questions and keeps the others' as they were
     (core/generation/regeneration.py)."""
-    settings = generation_settings(project)
+    settings = step_settings(project, GenerationSettings)
     if context.run.tags.get(COMMAND_TAG) != REGENERATE_COMMAND:  # regenerating makes them whatever is used
         unused = question_sources_for(project, settings).synthetic_unused()
         if unused:
@@ -242,7 +242,7 @@ def chunk_level_questions(
     this config's chunk ids, with question type, keywords and source chunks in each example's metadata."""
     chunk_config = context.partition_key
     config = chunk_config_for(project, chunk_config)
-    settings = generation_settings(project)
+    settings = step_settings(project, GenerationSettings)
     progress = progress_for(context)
     client = llm_client(llm, settings, settings.chunk_level.generator)
     if "chunker_fingerprint" not in chunks.columns or chunks.empty:

@@ -5,6 +5,7 @@ import pandas as pd
 
 from ...core.diagnostics.table import summaries_frame
 from ...core.errors import InputError, StorageError
+from ...core.generation.settings import GenerationSettings
 from ...core.judging.store import JudgingStore
 from ...core.judging.summary import JudgingSummary, judging_summary
 from ...core.leaderboard.board import build_board
@@ -16,13 +17,13 @@ from ...core.leaderboard.render_markdown import leaderboard_markdown, recommenda
 from ...core.leaderboard.render_table import board_table
 from ...core.leaderboard.render_waterfall import diagnostics_markdown
 from ...core.llm.accounting import PriceTable
+from ...core.monitoring_settings import MonitoringSettings
 from ...lib.freshness import READS_LEADERBOARD_SETTINGS, READS_SETUPS
 from ...lib.io_managers import WarehouseResource, warehouse_writes
 from ...lib.metric_metadata import table_value, with_metric_values
 from ...lib.provenance import now_utc, with_columns
-from ...lib.regression_checks import monitoring_settings
 from ...lib.resources import ProjectResource
-from ...lib.step_inputs import configured_names, generation_settings
+from ...lib.step_inputs import configured_names, step_settings
 from ...lib.step_redaction import redacts_secrets
 
 
@@ -60,8 +61,10 @@ def leaderboard(
     Partitions of a removed chunk config or profile, and rows on other questions or in another mode than
     most, are listed, not ranked (core/leaderboard/ranking.py says the rule)."""
     configured = configured_names(project, context.log)
-    objective = monitoring_settings(project).leaderboard  # a bad value fails the step naming file and key
-    prices = PriceTable().with_overrides(generation_settings(project).llm.prices)
+    objective = step_settings(
+        project, MonitoringSettings
+    ).leaderboard  # a bad value fails the step naming file and key
+    prices = PriceTable().with_overrides(step_settings(project, GenerationSettings).llm.prices)
     board = build_board(retrieval_metrics, answer_metrics, answer_judgements, configured, objective, prices)
     if board is None:
         raise dg.Failure(

@@ -4,7 +4,9 @@
 import dagster as dg
 import pandas as pd
 
+from ...core.generation.settings import GenerationSettings
 from ...core.generation.sources import PROVIDED, question_generators
+from ...core.monitoring_settings import MonitoringSettings
 from ...core.question_health.report import (
     QUESTIONS_TABLE,
     assess,
@@ -21,9 +23,8 @@ from ...lib.freshness import READS_LEADERBOARD_SETTINGS, READS_PROJECT_SETTINGS,
 from ...lib.io_managers import WarehouseResource
 from ...lib.metric_metadata import with_metric_values
 from ...lib.provenance import content_version, dataset_hashes, now_utc, with_columns
-from ...lib.regression_checks import monitoring_settings
 from ...lib.resources import EmbedderResource, ProjectResource
-from ...lib.step_inputs import configured_names, generation_settings
+from ...lib.step_inputs import configured_names, step_settings
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
 
@@ -54,8 +55,10 @@ def question_set_health(
     The questions' vectors come from the embedding cache (retrieval and generation embedded them)."""
     questions = questions_from_frame(eval_questions)
     loaded = corpus_from_frame(corpus, root=str(project.corpus_folder()))
-    threshold = generation_settings(project).token_level.dedup_threshold
-    objective = monitoring_settings(project).leaderboard  # a bad value fails the step naming file and key
+    threshold = step_settings(project, GenerationSettings).token_level.dedup_threshold
+    objective = step_settings(
+        project, MonitoringSettings
+    ).leaderboard  # a bad value fails the step naming file and key
     dataset_sha256 = dataset_hashes(eval_questions)["dataset_sha256"]
     scores = setup_scores(
         retrieval_metrics,

@@ -17,12 +17,15 @@ import dagster as dg
 import pandas as pd
 
 from ...core.configs import DEFAULT_QUERY_REWRITE_PROMPT
+from ...core.generation.settings import GenerationSettings
+from ...core.monitoring_settings import MonitoringSettings
 from ...core.retrieval.rewrite import LLMQueryRewriter
 from ...core.search.candidates import Candidate
 from ...core.search.fidelity import Round
 from ...core.search.outcome import format_outcome
 from ...core.search.race import RoundReport
 from ...core.search.search import run_search
+from ...core.search.settings import SearchSettings
 from ...core.search.store import SEARCH_CANDIDATES
 from ...core.tables import corpus_from_frame, questions_from_frame
 from ...lib.io_managers import WarehouseResource
@@ -31,7 +34,7 @@ from ...lib.partitions import SEARCH_CANDIDATE, search_candidate_partitions
 from ...lib.provenance import now_utc, with_columns
 from ...lib.resources import EmbedderResource, LLMResource, ProjectResource, QdrantResource
 from ...lib.step_failures import input_errors_fail_the_step
-from ...lib.step_inputs import generation_settings, required_llm_client
+from ...lib.step_inputs import required_llm_client, step_settings
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
 
@@ -66,9 +69,8 @@ def search_outcome(
     objective (core/search/race.py): one row per candidate with its fate (the winning tier, or when and
     by whom it was eliminated, with the numbers), its cost, and whether it is on the Pareto front; the
     compute saved against the full grid in the metadata. A killed search resumes from its stored scores."""
-    with input_errors_fail_the_step():
-        settings = project.load_search_settings()
-        leaderboard = project.load_monitoring_settings().leaderboard
+    settings = step_settings(project, SearchSettings)
+    leaderboard = step_settings(project, MonitoringSettings).leaderboard
     progress = progress_for(context)
     instance = context.instance
 
@@ -110,7 +112,7 @@ def search_outcome(
             project, llm, "data/search.yaml rewrites queries", "set retrieval.query_rewrite: [false]"
         )
         rewriter = LLMQueryRewriter(
-            client, DEFAULT_QUERY_REWRITE_PROMPT, generation_settings(project).llm.budget_usd
+            client, DEFAULT_QUERY_REWRITE_PROMPT, step_settings(project, GenerationSettings).llm.budget_usd
         )
     with input_errors_fail_the_step():
         outcome = run_search(

@@ -6,18 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval_pipeline.core.answers.settings import AnswerSettings, load_answer_settings
+from rag_eval_pipeline.core.answers.settings import AnswerSettings
 from rag_eval_pipeline.core.errors import ConfigError
+from rag_eval_pipeline.core.settings_file import load_settings
 
 REPO = Path(__file__).resolve().parents[3]
 
 
 def test_a_missing_file_gives_the_defaults_and_the_bundled_file_states_them(tmp_path: Path):
-    defaults = load_answer_settings(tmp_path / "absent.yaml")
+    defaults = load_settings(tmp_path / "absent.yaml", AnswerSettings)
     assert defaults == AnswerSettings()
     assert (defaults.semantic.threshold, defaults.judge.top_n, defaults.hybrid.margin) == (0.75, 5, 0.10)
     assert defaults.production.recall_threshold == 0.7 and defaults.answerer == "auto"
-    assert load_answer_settings(REPO / "data/answer_evaluation.yaml") == defaults
+    assert load_settings(REPO / "data/answer_evaluation.yaml", AnswerSettings) == defaults
 
 
 @pytest.mark.parametrize(
@@ -38,14 +39,14 @@ def test_bad_settings_name_the_file_and_the_key(tmp_path: Path, text: str, messa
     path = tmp_path / "answer_evaluation.yaml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ConfigError) as error:
-        load_answer_settings(path)
+        load_settings(path, AnswerSettings)
     assert str(path) in str(error.value) and message in str(error.value)
 
 
 def test_partial_sections_keep_the_other_defaults(tmp_path: Path):
     path = tmp_path / "answer_evaluation.yaml"
     path.write_text("judge:\n  top_n: 1\nllm_judging: on\n", encoding="utf-8")
-    settings = load_answer_settings(path)
+    settings = load_settings(path, AnswerSettings)
     assert settings.judge.top_n == 1 and settings.judge.rank_by == "semantic_similarity"
     assert settings.llm_judging == "on" and settings.source == str(path)
 
@@ -58,4 +59,4 @@ def test_bare_on_and_off_mean_what_they_say(tmp_path: Path):
         ("llm_judging: yes\n", "on"),
     ):
         path.write_text(text, encoding="utf-8")
-        assert load_answer_settings(path).llm_judging == expected
+        assert load_settings(path, AnswerSettings).llm_judging == expected

@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.generation.settings import GenerationSettings, load_generation_settings
+from rag_eval_pipeline.core.generation.settings import GenerationSettings
 from rag_eval_pipeline.core.llm.accounting import Price
+from rag_eval_pipeline.core.settings_file import load_settings
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -18,7 +19,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_a_missing_file_gives_the_offline_defaults(tmp_path: Path) -> None:
-    settings = load_generation_settings(tmp_path / "absent.yaml")
+    settings = load_settings(tmp_path / "absent.yaml", GenerationSettings)
     assert settings == GenerationSettings()
     assert settings.evaluate_on == "golden" and settings.token_level.generator == "paraphrase"
     # no filter that keeps only what one retriever finds: it would favour it over the setups compared
@@ -26,7 +27,7 @@ def test_a_missing_file_gives_the_offline_defaults(tmp_path: Path) -> None:
 
 
 def test_the_bundled_file_loads() -> None:
-    settings = load_generation_settings(REPO / "data" / "generation.yaml")
+    settings = load_settings(REPO / "data" / "generation.yaml", GenerationSettings)
     assert settings.source.endswith("generation.yaml")
     # the number of questions follows the corpus unless a number is written
     assert settings.token_level.n_questions == "auto" == GenerationSettings().token_level.n_questions
@@ -34,13 +35,14 @@ def test_the_bundled_file_loads() -> None:
 
 
 def test_sections_and_prices_are_read(tmp_path: Path) -> None:
-    settings = load_generation_settings(
+    settings = load_settings(
         write(
             tmp_path,
             "evaluate_on: both\n"
             "token_level: {generator: excerpt-first, n_questions: 5}\n"
             "llm: {model: llama3, budget_usd: null, prices: {llama3: {input: 0, output: 0}}}\n",
-        )
+        ),
+        GenerationSettings,
     )
     assert settings.evaluate_on == "both" and settings.token_level.n_questions == 5
     assert settings.llm.budget_usd is None and settings.llm.prices == {"llama3": Price(0.0, 0.0)}
@@ -69,5 +71,5 @@ def test_sections_and_prices_are_read(tmp_path: Path) -> None:
 def test_bad_settings_name_the_file_and_key(tmp_path: Path, text: str, message: str) -> None:
     path = write(tmp_path, text)
     with pytest.raises(ConfigError) as caught:
-        load_generation_settings(path)
+        load_settings(path, GenerationSettings)
     assert str(path) in str(caught.value) and message in str(caught.value)

@@ -18,8 +18,8 @@ from rag_eval_pipeline.core.search.settings import (
     RacingSettings,
     RetrievalChoices,
     SearchSettings,
-    load_search_settings,
 )
+from rag_eval_pipeline.core.settings_file import load_settings
 from rag_eval_pipeline.core.types import (
     CharacterSpan,
     ChunkId,
@@ -80,9 +80,9 @@ def test_the_settings_file_is_read_and_its_errors_name_the_key(tmp_path: Path) -
         "budget: {wall_seconds: 600}\n"
         "racing: {first_sample: 10, growth: 3}\n"
     )
-    settings = load_search_settings(path)
+    settings = load_settings(path, SearchSettings)
     assert len(candidates(settings)) == 8 and settings.budget.wall_seconds == 600
-    assert load_search_settings(tmp_path / "absent.yaml") == SearchSettings()
+    assert load_settings(tmp_path / "absent.yaml", SearchSettings) == SearchSettings()
     for text, message in (
         ("chunking: {chunker: [semantic]}\n", "semantic is not searched"),
         ("chunking: {overlap: [0.5, 1.5]}\n", r"chunking.overlap is a share of chunk_size in \[0, 1\)"),
@@ -97,8 +97,10 @@ def test_the_settings_file_is_read_and_its_errors_name_the_key(tmp_path: Path) -
     ):
         path.write_text(text)
         with pytest.raises(ConfigError, match=message):
-            load_search_settings(path)
-    assert load_search_settings(REPO / "data/search.yaml") == SearchSettings()  # the bundled file: defaults
+            load_settings(path, SearchSettings)
+    assert (
+        load_settings(REPO / "data/search.yaml", SearchSettings) == SearchSettings()
+    )  # the bundled file: defaults
 
 
 def corpus() -> Corpus:

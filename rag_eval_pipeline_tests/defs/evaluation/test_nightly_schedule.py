@@ -5,7 +5,8 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.monitoring_settings import MonitoringSettings, load_monitoring_settings
+from rag_eval_pipeline.core.monitoring_settings import MonitoringSettings
+from rag_eval_pipeline.core.settings_file import load_settings
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.evaluation.nightly_schedule import build_nightly_schedule
 from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
@@ -69,7 +70,7 @@ def test_the_schedule_is_on_by_default_at_two_in_the_morning_and_targets_the_eva
 def test_the_time_and_zone_come_from_the_settings(tmp_path: Path):
     path = tmp_path / "monitoring.yaml"
     path.write_text("nightly:\n  cron: '30 4 * * 1-5'\n  timezone: Europe/Berlin\n")
-    schedule = build_nightly_schedule(load_monitoring_settings(path), build_definitions)
+    schedule = build_nightly_schedule(load_settings(path, MonitoringSettings), build_definitions)
     assert (schedule.cron_schedule, schedule.execution_timezone) == ("30 4 * * 1-5", "Europe/Berlin")
 
 
