@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, MULTI_PARTITION_TAG_PREFIX, PARTITION_TAG
 from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline_tests.dagster_dev import REPO, graphql, running_dagster_dev
 
@@ -140,10 +141,10 @@ def test_the_readme_graphql_queries_work_on_dagster_dev(
     assert run["jobName"] == "evaluation_job"
     assert run["endTime"] >= run["startTime"] > 0
     tags = {t["key"]: t["value"] for t in run["tags"]}
-    assert tags["rag_eval/evaluation_id"] == evaluation_id.group(1)
-    assert tags["dagster/partition"] == PARTITION
-    assert tags["dagster/partition/chunk_config"] == "fixed-60-0"
-    assert tags["dagster/partition/profile"] == "top2"
+    assert tags[EVALUATION_ID_TAG] == evaluation_id.group(1)
+    assert tags[PARTITION_TAG] == PARTITION
+    assert tags[f"{MULTI_PARTITION_TAG_PREFIX}chunk_config"] == "fixed-60-0"
+    assert tags[f"{MULTI_PARTITION_TAG_PREFIX}profile"] == "top2"
     # the run config of query 1 chose quick mode, and its tag the evaluation: both are in the run's rows
     rows = pd.read_parquet(
         Warehouse.in_project(evaluated_tiny_project).history_path(
@@ -196,9 +197,9 @@ def launch_evaluation(url: str, evaluation_id: str, hold: bool) -> str:
     api = DagsterWebserver(url)
     repository = api.repository_with(["evaluation_job"])
     tags = {
-        "dagster/partition": PARTITION,
-        **{f"dagster/partition/{k}": v for k, v in PARTITION_DIMENSIONS.items()},
-        "rag_eval/evaluation_id": evaluation_id,
+        PARTITION_TAG: PARTITION,
+        **{f"{MULTI_PARTITION_TAG_PREFIX}{k}": v for k, v in PARTITION_DIMENSIONS.items()},
+        EVALUATION_ID_TAG: evaluation_id,
         **({HOLD_TAG: "true"} if hold else {}),
     }
     run_config = {"resources": {"evaluation": {"config": {"mode": "quick"}}}}

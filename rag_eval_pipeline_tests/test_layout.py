@@ -13,10 +13,13 @@
 - nothing, tests included, imports a private module of Dagster (``dagster._core``...): those change
   without notice between releases;
 - a metric's name is spelled only in core/metrics/names.py, its one owner: elsewhere the package uses
-  names.py's constants (a string literal equal to a metric name is a second owner that can drift).
+  names.py's constants (a string literal equal to a metric name is a second owner that can drift);
+- every Dagster tag key (``dagster/...``, and the project's own ``rag_eval/...``) is spelled in one module,
+  core/run_tags.py (read from string constants, f-string parts included): a key spelled twice drifts.
 """
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,6 +181,41 @@ def violations(root: Path) -> list[str]:
     return sorted(set(found) | set(private_dagster_imports(root)))
 
 
+TAG_OWNER = Path("core/run_tags.py")
+# a whole string that is a key in one of the two tag namespaces (an f-string's constant part included)
+TAG_KEY = re.compile(r"(dagster|rag_eval)/\S*")
+# keys of asset metadata, not tags: each has its own owner (lib/io_managers.py, lib/step_failures.py)
+METADATA_KEYS = {"dagster/row_count", "rag_eval/bad_input"}
+
+
+def tag_keys_outside_owner(root: Path) -> list[str]:
+    """Tag keys spelled as string literals anywhere in the package but core/run_tags.py: a key in the
+    ``dagster/`` or ``rag_eval/`` namespace, or a value the owner gives a key (its other keys, ``user``)."""
+    owner = ast.parse((root / TAG_OWNER).read_text(encoding="utf-8"))
+    owned = {
+        node.value.value
+        for node in owner.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        and any(isinstance(t, ast.Name) and t.id.endswith(("_TAG", "_TAG_PREFIX")) for t in node.targets)
+    }
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path == root / TAG_OWNER:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+                continue
+            key = node.value
+            if (TAG_KEY.fullmatch(key) and key not in METADATA_KEYS) or key in owned - {"user"}:
+                found.append(
+                    f"{module_name(path, root)}:{node.lineno} spells the tag key {key!r}; "
+                    "import it from core/run_tags.py (add it there if it is new)"
+                )
+    return found
+
+
 def test_the_package_keeps_its_layering() -> None:
     assert violations(ROOT) == []
 
@@ -246,3 +284,29 @@ def test_the_check_sees_each_kind_of_violation(tmp_path: Path) -> None:
     assert "cli.runs imports rag_eval_pipeline.runner" not in found
     assert "cli.configs imports rag_eval_pipeline.lib.resources.ProjectResource: cli/ may import" in found
     assert "cli.configs imports rag_eval_pipeline.core" not in found
+
+
+def test_tag_keys_are_spelled_only_in_core_run_tags() -> None:
+    assert tag_keys_outside_owner(ROOT) == []
+
+
+def test_the_tag_check_sees_a_key_spelled_outside_its_owner(tmp_path: Path) -> None:
+    root = tmp_path / PACKAGE
+    files = {
+        "core/run_tags.py": 'SENSOR_TAG = "dagster/sensor_name"\nDOCUMENTS_TAG_PREFIX = "rag_eval/documents_"\n'
+        'USER_TAG = "user"\n',
+        "runner/run_status.py": 'SENSOR_TAG = "dagster/sensor_name"\n',
+        "defs/sensor.py": 'def tags(kind):\n    return {f"rag_eval/documents_{kind}": "a.md", "user": "x"}\n',
+        "lib/jobs.py": 'TAGS = {"rag_eval/brand_new": "1"}\n',
+        "lib/io_managers.py": 'ROWS = "dagster/row_count"  # metadata\nNOTE = "see rag_eval/process"\n',
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    found = "\n".join(tag_keys_outside_owner(root))
+    assert "rag_eval_pipeline.runner.run_status:1 spells the tag key 'dagster/sensor_name'" in found
+    assert "rag_eval_pipeline.defs.sensor:2 spells the tag key 'rag_eval/documents_'" in found
+    assert "rag_eval_pipeline.lib.jobs:1 spells the tag key 'rag_eval/brand_new'" in found
+    assert "core.run_tags" not in found  # the owner spells them
+    assert "'user'" not in found  # too common a word to guard
+    assert "io_managers" not in found  # a metadata key, and prose naming a tag

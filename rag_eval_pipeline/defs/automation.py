@@ -9,7 +9,7 @@ EVERY input partition and so would never run while one partition is missing (GUI
 
 A planned evaluation is left alone. `rag-eval run` (in process or `--launch`ed) and its `--resume` run
 their own downstream stages, up to the leaderboard, and tag every run `rag_eval/planned`
-(lib/evaluation_runs.PLANNED_EVALUATION_TAG). An input update counts here only if some run without
+(core/run_tags.PLANNED_EVALUATION_TAG). An input update counts here only if some run without
 that tag made it since the last tick (`all_new_updates_have_run_tags`), so a `rag-eval run` over one
 chunk config and profile while the daemon of `dagster dev` runs does not make automation recompute
 every other partition downstream of the corpus it re-ingested. Those partitions stay as they were
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from ..lib.evaluation_runs import PLANNED_EVALUATION_TAG
+from ..core.run_tags import PLANNED_EVALUATION_TAG
 from ..lib.freshness import SOURCES
 
 # Dagster's `any_deps_updated`, except for updates that only runs of a planned evaluation made: those

@@ -19,21 +19,14 @@ from pydantic import Field
 from ..core.datasets import TokenLevelDataset
 from ..core.errors import ConfigError
 from ..core.monitoring_settings import EVALUATION_MODES, EvaluationMode, QuickSettings
+from ..core.run_tags import (
+    COMMAND_TAG,
+    EVALUATION_ID_TAG,
+    MODE_TAG,
+    REGENERATE_COMMAND,
+    REGENERATE_DOCUMENTS_TAG,
+)
 from ..core.sampling import sample_questions
-
-EVALUATION_ID_TAG = "rag_eval/evaluation_id"
-MODE_TAG = "rag_eval/mode"
-# On every run of a planned evaluation (`rag-eval run`, its resume and `--launch`: runner/plan.py), whose
-# plan runs its own downstream stages up to the leaderboard: the automation conditions ignore what such
-# a run updates (defs/automation.py), so the daemon does not recompute partitions it did not ask for.
-PLANNED_EVALUATION_TAG = "rag_eval/planned"
-# The run of `rag-eval regenerate-questions` (runner/regenerate.py): an explicit request to generate the
-# synthetic questions, whether or not the evaluation uses them (defs/questions/assets.py).
-COMMAND_TAG, REGENERATE_COMMAND = "rag_eval/command", "regenerate-questions"
-SEARCH_COMMAND = "search"
-# With it, the regenerate run makes the synthetic questions of these documents only (a JSON list of
-# document ids) and keeps the others' (core/generation/regeneration.py).
-REGENERATE_DOCUMENTS_TAG = "rag_eval/regenerate_documents"
 
 
 def documents_to_regenerate(tags: Mapping[str, str]) -> tuple[str, ...] | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import dagster as dg
 
+from ..core.run_tags import CODE_VERSION_TAG, DATA_VERSION_TAG, INPUT_POINTER_TAG
 from ..core.source_versions import SourceVersions
 from .evaluation_runs import evaluation_config_of
 from .partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, profile_partitions
@@ -46,11 +47,6 @@ READS_CHUNK_CONFIG = [dg.AssetDep(CHUNK_CONFIG_SETTINGS)]
 # an evaluation partition reads its own profile's partition: Dagster infers that mapping, as it does for
 # chunk configs (lib/partitions.py)
 READS_PROFILE = [dg.AssetDep(RETRIEVAL_PROFILE_SETTINGS)]
-
-# Dagster's tags on a materialization and its run (its data-version provenance).
-DATA_VERSION_TAG = "dagster/data_version"
-CODE_VERSION_TAG = "dagster/code_version"
-INPUT_POINTER_TAG = "dagster/input_event_pointer/"
 
 
 def source_observations(versions: SourceVersions) -> list[tuple[dg.AssetKey, str | None, str]]:

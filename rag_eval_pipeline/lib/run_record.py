@@ -25,20 +25,19 @@ from typing import Literal
 import dagster as dg
 
 from ..core.configs import RetrievalProfile
-
-TRIGGER_TAG = "rag_eval/trigger"
-TRIGGERED_BY_TAG = "rag_eval/triggered_by"
-PROFILE_SNAPSHOT_TAG = "rag_eval/profile_snapshot"
-QUESTION_COUNT_TAG = "rag_eval/question_count"
-QUESTION_SAMPLE_TAG = "rag_eval/question_sample"
-# On every run of an evaluation `rag-eval cancel` stopped: "<UTC time> by <user@host>" (runner/cancel.py).
-CANCEL_TAG = "rag_eval/cancel_requested"
-# Dagster's own tags on the runs it starts (dagster._core.storage.tags, a private module).
-_SCHEDULE_TAG = "dagster/schedule_name"
-_SENSOR_TAG = "dagster/sensor_name"
-_BACKFILL_TAG = "dagster/backfill"
-_AUTOMATION_TAG = "dagster/from_automation_condition"
-_USER_TAG = "user"  # the creator's e-mail, where the webserver knows it
+from ..core.run_tags import (
+    AUTOMATION_TAG,
+    BACKFILL_TAG,
+    CLI_TRIGGER,
+    PROFILE_SNAPSHOT_TAG,
+    QUESTION_COUNT_TAG,
+    QUESTION_SAMPLE_TAG,
+    SCHEDULE_TAG,
+    SENSOR_TAG,
+    TRIGGER_TAG,
+    TRIGGERED_BY_TAG,
+    USER_TAG,
+)
 
 Trigger = Literal["cli", "schedule", "sensor", "ui"]
 
@@ -49,7 +48,7 @@ def cli_trigger_tags() -> dict[str, str]:
         user = getpass.getuser()
     except (KeyError, OSError):  # no user name for this uid (a bare container)
         user = "unknown"
-    return {TRIGGER_TAG: "cli", TRIGGERED_BY_TAG: f"{user}@{socket.gethostname()}"}
+    return {TRIGGER_TAG: CLI_TRIGGER, TRIGGERED_BY_TAG: f"{user}@{socket.gethostname()}"}
 
 
 def profile_snapshot(profiles: Iterable[RetrievalProfile]) -> dict[str, str]:
@@ -82,19 +81,17 @@ class RunFacts:
 
 def trigger_of(tags: Mapping[str, str]) -> tuple[Trigger, str]:
     """How a run was triggered and by whom or what: `rag-eval`'s own tag, else Dagster's."""
-    if tags.get(TRIGGER_TAG) == "cli":
+    if tags.get(TRIGGER_TAG) == CLI_TRIGGER:
         return "cli", tags.get(TRIGGERED_BY_TAG, "")
-    if _SCHEDULE_TAG in tags:
-        return "schedule", tags[_SCHEDULE_TAG]
-    if _SENSOR_TAG in tags:
-        return "sensor", tags[_SENSOR_TAG]
-    if _AUTOMATION_TAG in tags:
+    if SCHEDULE_TAG in tags:
+        return "schedule", tags[SCHEDULE_TAG]
+    if SENSOR_TAG in tags:
+        return "sensor", tags[SENSOR_TAG]
+    if AUTOMATION_TAG in tags:
         return "sensor", "automation"
-    if _BACKFILL_TAG in tags:
-        return "ui", f"backfill {tags[_BACKFILL_TAG]}" + (
-            f" by {tags[_USER_TAG]}" if _USER_TAG in tags else ""
-        )
-    return "ui", tags.get(_USER_TAG, "launchpad or GraphQL API")
+    if BACKFILL_TAG in tags:
+        return "ui", f"backfill {tags[BACKFILL_TAG]}" + (f" by {tags[USER_TAG]}" if USER_TAG in tags else "")
+    return "ui", tags.get(USER_TAG, "launchpad or GraphQL API")
 
 
 def snapshot_of(tags: Mapping[str, str]) -> dict[str, str]:

@@ -30,11 +30,9 @@ from typing import Literal
 import dagster as dg
 
 from ..core.processes import ProcessIdentity
-from ..lib.evaluation_runs import EVALUATION_ID_TAG
-from ..lib.run_record import CANCEL_TAG, TRIGGERED_BY_TAG, cli_trigger_tags
-from .in_process import PROCESS_TAG
+from ..core.run_tags import CANCEL_TAG, EVALUATION_ID_TAG, PARTITION_TAG, PROCESS_TAG, TRIGGERED_BY_TAG
+from ..lib.run_record import cli_trigger_tags
 from .outcome import ENDED_STATUSES
-from .plan import PARTITION_TAG
 from .run_status import find_runs, free_run_slots
 
 # How often an executing process looks whether its run was asked to stop.

@@ -20,6 +20,7 @@ from ..core.configs import PipelineConfigs, RetrievalProfile
 from ..core.evaluation_ids import new_evaluation_id
 from ..core.monitoring_settings import EvaluationMode
 from ..core.processes import ProcessIdentity
+from ..core.run_tags import PROCESS_TAG
 from ..lib.io_managers import read_current_leaderboard
 from ..lib.partition_sync import PartitionChanges, sync_partitions
 from ..lib.run_record import cli_trigger_tags, profile_snapshot
@@ -36,8 +37,6 @@ QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 # Dagster's note for each partition an input skips on purpose (`allow_missing_partitions`): expected
 # whenever a subset is evaluated, so not repeated on the terminal.
 _DAGSTER_NOTES = ("Couldn't load partition ",)
-# Whether the process executing a run still lives (`status`, `list`): run_status.py reads it.
-PROCESS_TAG = "rag_eval/process"
 
 
 @contextmanager

@@ -15,17 +15,16 @@ import dagster as dg
 from ..core.configs import PipelineConfigs, RetrievalProfile
 from ..core.errors import InputError
 from ..core.monitoring_settings import EvaluationMode
-from ..lib.evaluation_runs import (
+from ..core.run_tags import (
     EVALUATION_ID_TAG,
     MODE_TAG,
+    PLAN_CHUNK_CONFIGS_TAG,
+    PLAN_PROFILES_TAG,
     PLANNED_EVALUATION_TAG,
-    evaluation_run_config,
-    evaluation_tags,
+    SAMPLE_SIZE_TAG,
 )
+from ..lib.evaluation_runs import evaluation_run_config, evaluation_tags
 from ..lib.partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, evaluation_partitions
-
-# Dagster's own tag for a run's partition key ("<chunk_config>|<profile>" for the evaluation job).
-PARTITION_TAG = "dagster/partition"
 
 Stage = Literal["ingestion", "chunking", "evaluation", "leaderboard"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
@@ -119,12 +118,6 @@ def _select(kind: str, known: list[str], wanted: Sequence[str] | None) -> list[s
 def run_config_for(run: PlannedRun, mode: EvaluationMode, sample_size: int | None = None) -> dict[str, Any]:
     """Only the evaluation job has the quick/full switch (the `evaluation` resource)."""
     return evaluation_run_config(mode, sample_size) if run.stage == "evaluation" else {}
-
-
-# The tags that let `rag-eval` find out later what an evaluation was asked to do (`run --resume`).
-PLAN_CHUNK_CONFIGS_TAG = "rag_eval/chunk_configs"
-PLAN_PROFILES_TAG = "rag_eval/profiles"
-SAMPLE_SIZE_TAG = "rag_eval/sample_size"
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import dagster as dg
 
+from ..core.run_tags import PARTITION_TAG
 from .outcome import ENDED_STATUSES
-from .plan import PARTITION_TAG
 from .run_status import fail_orphaned_runs, free_run_slots
 
 # A run in one of these states executes no step any more: a slot it holds is never released by it.

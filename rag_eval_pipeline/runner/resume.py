@@ -16,9 +16,9 @@ import dagster as dg
 from ..core.configs import PipelineConfigs
 from ..core.errors import InputError
 from ..core.monitoring_settings import EvaluationMode
-from ..lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
+from ..core.run_tags import EVALUATION_ID_TAG, MODE_TAG, PARTITION_TAG
 from .outcome import FAILED, SUCCEEDED
-from .plan import PARTITION_TAG, STAGES, EvaluationRequest, PlannedRun, plan_main_job
+from .plan import STAGES, EvaluationRequest, PlannedRun, plan_main_job
 from .run_status import UnknownReference, fail_orphaned_runs
 
 

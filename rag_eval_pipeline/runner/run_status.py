@@ -18,19 +18,24 @@ from ..core.errors import InputError
 from ..core.leaderboard.board import STATUS_METRICS
 from ..core.leaderboard.render_text import mean_ci
 from ..core.processes import ProcessIdentity
+from ..core.run_tags import (
+    CANCEL_TAG,
+    EVALUATION_ID_TAG,
+    MODE_TAG,
+    PARTITION_TAG,
+    PROCESS_TAG,
+    SCHEDULE_TAG,
+    SENSOR_TAG,
+)
 from ..core.text_table import format_table
 from ..core.warehouse import RETRIEVAL_SUMMARY, Warehouse
-from ..lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG, evaluation_id_of
+from ..lib.evaluation_runs import evaluation_id_of
 from ..lib.io_managers import default_warehouse_dir
 from ..lib.partitions import CHUNK_CONFIG, PROFILE
-from ..lib.run_record import CANCEL_TAG, RunFacts
-from .in_process import PROCESS_TAG
+from ..lib.run_record import RunFacts
 from .outcome import FAILED, SUCCEEDED
-from .plan import PARTITION_TAG, STAGE_JOBS
+from .plan import STAGE_JOBS
 from .run_failures import failure_of_run
-
-SENSOR_TAG = "dagster/sensor_name"
-SCHEDULE_TAG = "dagster/schedule_name"
 
 
 class UnknownReference(InputError):

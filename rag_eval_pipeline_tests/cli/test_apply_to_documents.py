@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.cli import main
+from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
 from rag_eval_pipeline.core.warehouse import Warehouse
-from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.cli.test_runs import evaluation_id_in
 from rag_eval_pipeline_tests.conftest import latest_metadata
@@ -61,7 +61,7 @@ def test_a_config_applied_to_documents_is_cut_embedded_and_evaluated_on_them_alo
         second = latest_metadata(instance, "chunks", "pumps-only")
         second_index = latest_metadata(instance, "chunk_index", "pumps-only")
         ran = sorted(
-            (r.job_name, r.tags.get("dagster/partition", ""))
+            (r.job_name, r.tags.get(PARTITION_TAG, ""))
             for r in instance.get_runs(dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id}))
         )
     assert (second["n_documents"], second["documents_cut"], second["documents_reused"]) == (2, 1, 1)

@@ -14,9 +14,9 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.cli import main
+from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
 from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.defs.answers import assets as answer_assets
-from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
 from rag_eval_pipeline.runner.cancel import request_cancel, wait_until_ended
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.cli.test_runs import evaluation_id_in
@@ -96,7 +96,7 @@ def test_cancelling_an_evaluation_run_in_process_stops_it_and_resume_completes_i
 
     with project_instance(project) as instance:
         runs = {
-            (r.job_name, r.tags.get("dagster/partition", "")): r
+            (r.job_name, r.tags.get(PARTITION_TAG, "")): r
             for r in instance.get_runs(dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id}))
         }
         assert {key: run.status for key, run in runs.items()} == {

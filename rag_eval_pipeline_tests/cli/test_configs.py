@@ -11,7 +11,7 @@ from rag_eval_pipeline.core.chunk_config_edits import merge_chunk_configs, read_
 from rag_eval_pipeline.core.chunk_config_presets import PRESETS_FILE, load_presets
 from rag_eval_pipeline.core.configs import load_chunk_configs
 from rag_eval_pipeline.core.project_files import ProjectFiles
-from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
+from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
 from rag_eval_pipeline.lib.partitions import CHUNK_CONFIG
 from rag_eval_pipeline.runner.instance import project_instance
 
@@ -215,7 +215,7 @@ def test_apply_run_evaluates_only_the_new_config_as_one_evaluation(
     with project_instance(project) as instance:
         runs = instance.get_runs(dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id}))
         assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
-        partitions = sorted((r.job_name, r.tags.get("dagster/partition", "")) for r in runs)
+        partitions = sorted((r.job_name, r.tags.get(PARTITION_TAG, "")) for r in runs)
     assert partitions == [
         ("chunking_job", "fixed-90-0"),
         ("evaluation_job", "fixed-90-0|top2"),

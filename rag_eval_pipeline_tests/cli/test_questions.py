@@ -13,9 +13,9 @@ import pytest
 from rag_eval_pipeline.cli import main
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl
+from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG
 from rag_eval_pipeline.core.tables import GROUND_TRUTH_STATUS, questions_to_frame
 from rag_eval_pipeline.core.warehouse import Warehouse
-from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.runner.runs import partition, run
 

@@ -16,8 +16,14 @@ import pytest
 
 from rag_eval_pipeline.cli import main
 from rag_eval_pipeline.core.project_files import ProjectFiles
+from rag_eval_pipeline.core.run_tags import (
+    EVALUATION_ID_TAG,
+    MODE_TAG,
+    PARTITION_TAG,
+    REGENERATE_DOCUMENTS_TAG,
+    TRIGGER_TAG,
+)
 from rag_eval_pipeline.core.warehouse import Warehouse
-from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.dagster_dev import free_port, graphql, running_dagster_dev
 
@@ -195,9 +201,9 @@ def test_regenerate_questions_overrides_the_generator_for_one_run(
     assert set(staff["generated_run_id"]) == {first_run}  # kept, with the run that made them
     with project_instance(project) as instance:
         (tagged,) = instance.get_runs(
-            dg.RunsFilter(tags={"rag_eval/regenerate_documents": '["alpha/pumps.md", "alpha/valves.md"]'})
+            dg.RunsFilter(tags={REGENERATE_DOCUMENTS_TAG: '["alpha/pumps.md", "alpha/valves.md"]'})
         )
-    assert tagged.run_id == record["run_id"] and tagged.tags["rag_eval/trigger"] == "cli"
+    assert tagged.run_id == record["run_id"] and tagged.tags[TRIGGER_TAG] == "cli"
 
 
 @pytest.mark.slow
@@ -286,9 +292,7 @@ def test_launch_submits_stage_by_stage_to_dagster_dev(project: Path, capsys: pyt
     assert "submitted to " + url in captured.out.splitlines()[0]
     assert "Recommended: fixed-60-0 x top2" in captured.out  # the leaderboard the launched runs wrote
     records = runs_of(project, evaluation_id)
-    assert sorted(
-        (r.dagster_run.job_name, r.dagster_run.tags.get("dagster/partition", "")) for r in records
-    ) == [
+    assert sorted((r.dagster_run.job_name, r.dagster_run.tags.get(PARTITION_TAG, "")) for r in records) == [
         ("chunking_job", "fixed-60-0"),
         ("evaluation_job", "fixed-60-0|broken"),
         ("evaluation_job", "fixed-60-0|top2"),
@@ -296,7 +300,7 @@ def test_launch_submits_stage_by_stage_to_dagster_dev(project: Path, capsys: pyt
         ("leaderboard_job", ""),
     ]
     failed = {
-        r.dagster_run.tags.get("dagster/partition")
+        r.dagster_run.tags.get(PARTITION_TAG)
         for r in records
         if r.dagster_run.status != dg.DagsterRunStatus.SUCCESS
     }

@@ -6,9 +6,18 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from rag_eval_pipeline.core.run_tags import (
+    DOCUMENTS_TAG_PREFIX,
+    EVALUATION_ID_TAG,
+    MODE_TAG,
+    MULTI_PARTITION_TAG_PREFIX,
+    PARTITION_TAG,
+    PLAN_CHUNK_CONFIGS_TAG,
+    PLAN_PROFILES_TAG,
+    PLANNED_EVALUATION_TAG,
+)
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.automation import automation_sensor
-from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG, PLANNED_EVALUATION_TAG
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline.runner.in_process import run_main_job, sync_configs
 from rag_eval_pipeline_tests.conftest import tiny_resources
@@ -123,9 +132,9 @@ def test_summaries_wait_while_a_partition_is_running():
             job,
             asset_selection=frozenset(dg.AssetKey(a) for a in EVALUATION),
             tags={
-                "dagster/partition": "a|q",
-                "dagster/partition/chunk_config": "a",
-                "dagster/partition/profile": "q",
+                PARTITION_TAG: "a|q",
+                f"{MULTI_PARTITION_TAG_PREFIX}chunk_config": "a",
+                f"{MULTI_PARTITION_TAG_PREFIX}profile": "q",
             },
             status=dg.DagsterRunStatus.STARTED,
         )
@@ -169,8 +178,8 @@ def settled(instance: dg.DagsterInstance) -> None:
 PLANNED = {
     EVALUATION_ID_TAG: "20250101-000000-abcd",
     PLANNED_EVALUATION_TAG: "true",
-    "rag_eval/chunk_configs": "a",
-    "rag_eval/profiles": "p",
+    PLAN_CHUNK_CONFIGS_TAG: "a",
+    PLAN_PROFILES_TAG: "p",
 }
 
 
@@ -199,7 +208,7 @@ def test_a_document_update_still_flows_down_during_a_planned_evaluation():
     with dg.instance_for_test() as instance:
         settled(instance)
         first = evaluate_tick(defs, instance)
-        materialized_by_run(instance, INGESTION, [None], {"rag_eval/documents/changed": "a.md"})
+        materialized_by_run(instance, INGESTION, [None], {f"{DOCUMENTS_TAG_PREFIX}changed": "a.md"})
         materialized_by_run(instance, INGESTION, [None], PLANNED)
         tick = evaluate_tick(defs, instance, first)
         chunk_sets = ("chunks", "chunk_index", "chunk_level_questions")
@@ -215,7 +224,7 @@ def test_the_leaderboard_follows_the_nightly_evaluation():
     with dg.instance_for_test() as instance:
         settled(instance)
         first = evaluate_tick(defs, instance)
-        nightly = {EVALUATION_ID_TAG: "nightly-20250101", "rag_eval/mode": "quick"}
+        nightly = {EVALUATION_ID_TAG: "nightly-20250101", MODE_TAG: "quick"}
         materialized_by_run(instance, EVALUATION, ["a|p", "a|q", "b|p", "b|q"], nightly)
         tick = evaluate_tick(defs, instance, first)
         assert set(requested(tick)) == set(SUMMARIES)

@@ -17,8 +17,8 @@ import dagster as dg
 import pandas as pd
 import pytest
 
+from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
 from rag_eval_pipeline.core.warehouse import Warehouse
-from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
 
@@ -66,7 +66,7 @@ def runs_of(project: Path, evaluation_id: str) -> list[dg.DagsterRun]:
 
 
 def run_keys(runs: list[dg.DagsterRun]) -> list[tuple[str, str]]:
-    return sorted((r.job_name, r.tags.get("dagster/partition", "")) for r in runs)
+    return sorted((r.job_name, r.tags.get(PARTITION_TAG, "")) for r in runs)
 
 
 def listed_row(out: str, evaluation_id: str) -> list[str]:
@@ -175,7 +175,7 @@ def test_killed_run_is_failed_and_resumed_then_failures_are_counted_and_boards_m
     top4 = {"chunk_config": "fixed-60-0", "profile": "top4"}
     (written,) = history_of_evaluation(project, "retrieval_results", top4, evaluation_id)
     statuses = {
-        (r.job_name, r.tags.get("dagster/partition", "")): r.status for r in runs_of(project, evaluation_id)
+        (r.job_name, r.tags.get(PARTITION_TAG, "")): r.status for r in runs_of(project, evaluation_id)
     }
     assert statuses == {
         ("chunking_job", "fixed-60-0"): dg.DagsterRunStatus.SUCCESS,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from rag_eval_pipeline.core.run_tags import DATA_VERSION_TAG
 from rag_eval_pipeline.core.source_versions import UNREADABLE, SourceVersions, source_versions
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.evaluation_runs import evaluation_config_of, evaluation_run_config
@@ -106,5 +107,5 @@ def test_a_source_that_cannot_be_read_is_never_taken_as_unchanged(tiny_project: 
         assert broken.project_settings == UNREADABLE
         (observation,) = record_source_versions(instance, broken)
         assert observation.asset_key == dg.AssetKey("project_settings")
-        assert observation.tags["dagster/data_version"] == UNREADABLE
+        assert observation.tags[DATA_VERSION_TAG] == UNREADABLE
         assert record_source_versions(instance, broken) == []  # still broken: nothing new to record

@@ -158,7 +158,7 @@ def test_an_input_over_every_partition_is_a_mapping_for_any_number_of_them(
 def test_a_partition_written_again_in_its_evaluation_replaces_its_history_file(tmp_path: Path):
     """`run --resume` materializes a partition a killed run of the same evaluation wrote: its history
     holds the partition once for that evaluation; a run of another evaluation (or of none) adds its own."""
-    from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
+    from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG
 
     w = Warehouse(tmp_path / "warehouse")
     resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(w.base_dir))}

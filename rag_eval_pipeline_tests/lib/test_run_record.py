@@ -4,21 +4,33 @@ schedules, sensors, backfills and the UI), the profiles at start, the questions 
 import dagster as dg
 
 from rag_eval_pipeline.core.configs import RetrievalProfile
+from rag_eval_pipeline.core.run_tags import (
+    AUTOMATION_TAG,
+    BACKFILL_TAG,
+    PROFILE_SNAPSHOT_TAG,
+    QUESTION_COUNT_TAG,
+    QUESTION_SAMPLE_TAG,
+    SCHEDULE_TAG,
+    SENSOR_TAG,
+    TRIGGER_TAG,
+    TRIGGERED_BY_TAG,
+    USER_TAG,
+)
 from rag_eval_pipeline.core.types import ProfileName
 from rag_eval_pipeline.lib.run_record import RunFacts, cli_trigger_tags, profile_snapshot, trigger_of
 
 
 def test_the_trigger_and_who_come_from_rag_evals_tag_or_dagsters() -> None:
     cli = cli_trigger_tags()
-    assert cli["rag_eval/trigger"] == "cli" and "@" in cli["rag_eval/triggered_by"]
-    assert trigger_of(cli) == ("cli", cli["rag_eval/triggered_by"])
-    assert trigger_of({"dagster/schedule_name": "nightly_evaluation_schedule"}) == (
+    assert cli[TRIGGER_TAG] == "cli" and "@" in cli[TRIGGERED_BY_TAG]
+    assert trigger_of(cli) == ("cli", cli[TRIGGERED_BY_TAG])
+    assert trigger_of({SCHEDULE_TAG: "nightly_evaluation_schedule"}) == (
         "schedule",
         "nightly_evaluation_schedule",
     )
-    assert trigger_of({"dagster/sensor_name": "document_sensor"}) == ("sensor", "document_sensor")
-    assert trigger_of({"dagster/from_automation_condition": "true"}) == ("sensor", "automation")
-    assert trigger_of({"dagster/backfill": "abcdefgh", "user": "ada@example.com"}) == (
+    assert trigger_of({SENSOR_TAG: "document_sensor"}) == ("sensor", "document_sensor")
+    assert trigger_of({AUTOMATION_TAG: "true"}) == ("sensor", "automation")
+    assert trigger_of({BACKFILL_TAG: "abcdefgh", USER_TAG: "ada@example.com"}) == (
         "ui",
         "backfill abcdefgh by ada@example.com",
     )
@@ -30,14 +42,14 @@ def test_profile_snapshot_and_question_counts_round_trip_through_tags() -> None:
         RetrievalProfile(ProfileName("top2"), top_k=2, version=3),
         RetrievalProfile(ProfileName("top4"), top_k=4, version=1),
     ]
-    tags = {**profile_snapshot(profiles), "rag_eval/question_count": "85", "rag_eval/question_sample": "20"}
+    tags = {**profile_snapshot(profiles), QUESTION_COUNT_TAG: "85", QUESTION_SAMPLE_TAG: "20"}
     facts = RunFacts.of(tags)
     assert facts.profiles == {
         "top2": f"v3 {profiles[0].config_hash}",
         "top4": f"v1 {profiles[1].config_hash}",
     }
     assert (facts.question_count, facts.sample_size) == (85, 20)
-    assert RunFacts.of({"rag_eval/profile_snapshot": "not json"}).profiles == {}
+    assert RunFacts.of({PROFILE_SNAPSHOT_TAG: "not json"}).profiles == {}
 
 
 def test_an_evaluation_step_tags_the_run_it_executes_in() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from rag_eval_pipeline.core.run_tags import MULTI_PARTITION_TAG_PREFIX, PARTITION_TAG
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 
 
@@ -48,9 +49,9 @@ def summary_row(warehouse: Path, run_id: str, chunk_config: str, profile: str, *
 def partition(key: str) -> dict[str, str]:
     config, profile = key.split("|")
     return {
-        "dagster/partition": key,
-        "dagster/partition/chunk_config": config,
-        "dagster/partition/profile": profile,
+        PARTITION_TAG: key,
+        f"{MULTI_PARTITION_TAG_PREFIX}chunk_config": config,
+        f"{MULTI_PARTITION_TAG_PREFIX}profile": profile,
     }
 
 

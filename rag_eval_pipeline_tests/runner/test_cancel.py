@@ -17,14 +17,14 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.core.processes import ProcessIdentity
-from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG
+from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, PROCESS_TAG
 from rag_eval_pipeline.runner.cancel import (
     CancelWatch,
     evaluation_cancelled_since,
     request_cancel,
     wait_until_ended,
 )
-from rag_eval_pipeline.runner.in_process import PROCESS_TAG, process_tags
+from rag_eval_pipeline.runner.in_process import process_tags
 from rag_eval_pipeline_tests.runner.runs import partition, started_run
 
 POOLS = {"concurrency": {"pools": {"default_limit": 1}}}

@@ -4,6 +4,7 @@ counts, and the exit code (2 when a failure is bad input)."""
 from pathlib import Path
 
 from rag_eval_pipeline.core.project_files import ProjectFiles
+from rag_eval_pipeline.core.run_tags import PLAN_CHUNK_CONFIGS_TAG
 from rag_eval_pipeline.runner.outcome import EvaluationOutcome, RunOutcome, blocked_reason
 from rag_eval_pipeline.runner.plan import EvaluationRequest, plan_main_job
 from rag_eval_pipeline.runner.run_failures import RunFailure
@@ -38,5 +39,5 @@ def test_runs_that_need_what_failed_do_not_start_and_the_outcome_counts_them(tin
     ]
     assert outcome.exit_code == 2  # one failure is bad input
     assert EvaluationOutcome(outcome.request, (done[0], done[1], done[3])).exit_code == 1
-    assert outcome.request.tags()["rag_eval/chunk_configs"] == "fixed-60-0,recursive-120-20"
+    assert outcome.request.tags()[PLAN_CHUNK_CONFIGS_TAG] == "fixed-60-0,recursive-120-20"
     assert EvaluationRequest.of_tags(outcome.request.tags()) == outcome.request

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from rag_eval_pipeline.core.project_files import ProjectFiles
+from rag_eval_pipeline.core.run_tags import MULTI_PARTITION_TAG_PREFIX, PARTITION_TAG
 from rag_eval_pipeline.runner.plan import plan_main_job, run_config_for
 
 
@@ -20,11 +21,11 @@ def test_plan_runs_stage_by_stage_and_only_evaluation_runs_get_the_mode(tiny_pro
         ("leaderboard_job", None),
     ]
     assert plan[2].partition_tags() == {
-        "dagster/partition": "recursive-120-20|top2",
-        "dagster/partition/chunk_config": "recursive-120-20",
-        "dagster/partition/profile": "top2",
+        PARTITION_TAG: "recursive-120-20|top2",
+        f"{MULTI_PARTITION_TAG_PREFIX}chunk_config": "recursive-120-20",
+        f"{MULTI_PARTITION_TAG_PREFIX}profile": "top2",
     }
-    assert plan[1].partition_tags() == {"dagster/partition": "recursive-120-20"}
+    assert plan[1].partition_tags() == {PARTITION_TAG: "recursive-120-20"}
     assert run_config_for(plan[2], "quick", 3) == {
         "resources": {"evaluation": {"config": {"mode": "quick", "sample_size": 3}}}
     }

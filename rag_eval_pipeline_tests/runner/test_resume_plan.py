@@ -10,9 +10,8 @@ import pytest
 from rag_eval_pipeline.core.errors import InputError
 from rag_eval_pipeline.core.processes import ProcessIdentity
 from rag_eval_pipeline.core.project_files import ProjectFiles
-from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
-from rag_eval_pipeline.runner.in_process import PROCESS_TAG
-from rag_eval_pipeline.runner.plan import PARTITION_TAG, EvaluationRequest
+from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, MODE_TAG, PARTITION_TAG, PROCESS_TAG
+from rag_eval_pipeline.runner.plan import EvaluationRequest
 from rag_eval_pipeline.runner.resume import plan_resume
 from rag_eval_pipeline.runner.run_failures import failure_of_run
 from rag_eval_pipeline.runner.run_status import UnknownReference

@@ -9,12 +9,12 @@ tick is still seen.
 import dagster as dg
 
 from ...core.corpus_state import CorpusChanges, CorpusCursor, CorpusState, diff_states, scan_corpus_folder
+from ...core.run_tags import DOCUMENTS_TAG_PREFIX
 from ...core.source_versions import VERSION_CHARS, SourceVersions
 from ...lib.freshness import changed_source_observations
 from ...lib.resources import ProjectResource
 from ..jobs import ingestion_job
 
-DOCUMENTS_TAG_PREFIX = "rag_eval/documents_"
 _TAG_NAMES = 3  # documents named per tag; the rest are counted ("+2 more")
 
 

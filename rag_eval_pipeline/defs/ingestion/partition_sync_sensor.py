@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 import dagster as dg
 
 from ...core.configs import PipelineConfigs
+from ...core.run_tags import REASON_TAG
 from ...core.source_versions import (
     SourceVersions,
     config_versions,
@@ -78,7 +79,7 @@ def rerun_requests(
             run_key=f"chunk-config-{name}-{state.chunk_configs[name][:16]}-{suffix}",
             job_name=chunking_job.name,
             partition_key=name,
-            tags={"rag_eval/reason": f"chunk config {name} changed"},
+            tags={REASON_TAG: f"chunk config {name} changed"},
         )
         for name in changed_configs
     ]
@@ -90,7 +91,7 @@ def rerun_requests(
                     run_key=f"profile-{config}|{profile}-{state.profiles[profile][:16]}-{suffix}",
                     job_name=evaluation_job.name,
                     partition_key=key,
-                    tags={"rag_eval/reason": f"profile {profile} changed"},
+                    tags={REASON_TAG: f"profile {profile} changed"},
                 )
             )
     return requests

@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterator
 
 import dagster as dg
 
+from ...core.run_tags import DATA_VERSION_TAG
 from ...core.source_versions import source_versions
 from ...lib.freshness import (
     CHUNK_CONFIG_SETTINGS,
     CONFIGURED_SETUPS,
-    DATA_VERSION_TAG,
     DOCUMENTS,
     LEADERBOARD_SETTINGS,
     PROJECT_SETTINGS,

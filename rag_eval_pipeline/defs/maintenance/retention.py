@@ -18,6 +18,7 @@ from ...core.baselines import BaselineStore
 from ...core.errors import ConfigError
 from ...core.monitoring_settings import MonitoringSettings
 from ...core.retention import apply_retention, describe, plan_retention
+from ...core.run_tags import KIND_TAG, MAINTENANCE_KIND
 from ...lib.io_managers import WarehouseResource, warehouse_writes
 from ...lib.resources import ProjectResource
 from ...lib.step_failures import input_errors_fail_the_step
@@ -97,7 +98,7 @@ def apply_history_retention(
     return dg.Output(None, metadata=metadata)
 
 
-@dg.job(tags={"rag_eval/kind": "maintenance"})
+@dg.job(tags={KIND_TAG: MAINTENANCE_KIND})
 def retention_job() -> None:
     """Prunes the Parquet history by age (data/monitoring.yaml `retention`); aggregates are kept."""
     apply_history_retention()

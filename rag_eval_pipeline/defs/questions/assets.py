@@ -17,13 +17,14 @@ from ...core.generation.regeneration import GENERATED_RUN_ID, KeptQuestions, que
 from ...core.generation.settings import GenerationSettings, OfflineGenerator
 from ...core.generation.synthesis import Synthesized, synthesize_chunk_level, synthesize_token_level
 from ...core.llm.client import LLMClient
+from ...core.run_tags import COMMAND_TAG, REGENERATE_COMMAND
 from ...core.tables import (
     chunk_questions_to_frame,
     chunks_from_frame,
     corpus_from_frame,
     generated_token_level_to_frame,
 )
-from ...lib.evaluation_runs import COMMAND_TAG, REGENERATE_COMMAND, documents_to_regenerate, superseded_runs
+from ...lib.evaluation_runs import documents_to_regenerate, superseded_runs
 from ...lib.freshness import READS_PROJECT_SETTINGS
 from ...lib.io_managers import WarehouseResource
 from ...lib.langsmith_sync import upload

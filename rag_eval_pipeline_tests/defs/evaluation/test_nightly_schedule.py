@@ -6,10 +6,10 @@ import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.monitoring_settings import MonitoringSettings
+from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, MODE_TAG
 from rag_eval_pipeline.core.settings_file import load_settings
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.evaluation.nightly_schedule import build_nightly_schedule
-from rag_eval_pipeline.lib.evaluation_runs import EVALUATION_ID_TAG, MODE_TAG
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline_tests.conftest import tiny_resources
 

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.diagnostics.stages import RETRIEVAL_STAGES
+from rag_eval_pipeline.core.run_tags import DATA_VERSION_TAG
 from rag_eval_pipeline.core.warehouse import DIAGNOSTICS_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline.lib.freshness import DATA_VERSION_TAG
 from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 

@@ -12,6 +12,7 @@ import pytest
 
 from rag_eval_pipeline.core.corpus import Corpus
 from rag_eval_pipeline.core.corpus_state import CorpusCursor
+from rag_eval_pipeline.core.run_tags import DATA_VERSION_TAG, DOCUMENTS_TAG_PREFIX
 from rag_eval_pipeline.core.types import sha256_hex
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
@@ -70,7 +71,7 @@ def test_first_tick_requests_a_run_only_when_the_corpus_is_not_materialized_as_i
 ):
     with dg.instance_for_test() as instance:
         never = tick(instance, tiny_project, None)
-        assert only_request(never).tags == {"rag_eval/documents_initial": "3"}
+        assert only_request(never).tags == {f"{DOCUMENTS_TAG_PREFIX}initial": "3"}
 
         materialize_corpus(instance, tiny_project, tmp_path)
         same = tick(instance, tiny_project, None)
@@ -106,20 +107,20 @@ def test_edits_adds_and_removals_request_one_run_each_and_a_touch_does_not(
         edits = [
             (
                 lambda: (folder / PUMPS).write_text(TINY_DOCS[PUMPS] + "Edited.\n", encoding="utf-8"),
-                {"rag_eval/documents_changed": PUMPS},
+                {f"{DOCUMENTS_TAG_PREFIX}changed": PUMPS},
             ),
             (
                 lambda: (folder / "beta/new.md").write_text("# New\n\nA new document.\n", encoding="utf-8"),
-                {"rag_eval/documents_added": "beta/new.md"},
+                {f"{DOCUMENTS_TAG_PREFIX}added": "beta/new.md"},
             ),
             (
                 lambda: (folder / "alpha/valves.md").unlink(),
-                {"rag_eval/documents_removed": "alpha/valves.md"},
+                {f"{DOCUMENTS_TAG_PREFIX}removed": "alpha/valves.md"},
             ),
             # undoing the first edit returns to an earlier content: still a new run, under a new key
             (
                 lambda: (folder / PUMPS).write_text(TINY_DOCS[PUMPS], encoding="utf-8"),
-                {"rag_eval/documents_changed": PUMPS},
+                {f"{DOCUMENTS_TAG_PREFIX}changed": PUMPS},
             ),
         ]
         for edit, tags in edits:
@@ -152,7 +153,7 @@ def test_an_html_edit_requests_ingestion_and_an_unknown_extension_does_not(tiny_
 
         page.write_text("<h1>Rota</h1><ul><li>Mon: Zoë</li><li>Tue: Tomasz</li></ul>", encoding="utf-8")
         result = tick(instance, tiny_project, cursor)
-        assert only_request(result).tags == {"rag_eval/documents_changed": "beta/rota.html"}
+        assert only_request(result).tags == {f"{DOCUMENTS_TAG_PREFIX}changed": "beta/rota.html"}
         state = CorpusCursor.from_json(result.cursor or "").state
         assert state.corpus_sha256 == Corpus.from_folder(folder).sha256
 
@@ -166,7 +167,7 @@ def test_many_changes_are_named_briefly(tiny_project: Path, tmp_path: Path):
             (folder / f"gamma/doc{i}.md").write_text(f"# Doc {i}\n", encoding="utf-8")
         request = only_request(tick(instance, tiny_project, cursor))
         assert request.tags == {
-            "rag_eval/documents_added": "gamma/doc0.md, gamma/doc1.md, gamma/doc2.md (+2 more)"
+            f"{DOCUMENTS_TAG_PREFIX}added": "gamma/doc0.md, gamma/doc1.md, gamma/doc2.md (+2 more)"
         }
 
 
@@ -223,7 +224,7 @@ def test_an_edited_document_reembeds_its_new_chunks_and_reanchors_its_ground_tru
 
         (tiny_project / "data/corpus" / PUMPS).write_text(EDITED_PUMPS, encoding="utf-8")
         request = only_request(tick(instance, tiny_project, first.cursor))
-        assert request.tags == {"rag_eval/documents_changed": PUMPS}
+        assert request.tags == {f"{DOCUMENTS_TAG_PREFIX}changed": PUMPS}
         reingested = ingestion.execute_in_process(instance=instance, tags=request.tags)
         assert reingested.success
         assert chunking.execute_in_process(
@@ -298,7 +299,7 @@ def test_the_documents_version_is_reported_when_it_changes(tiny_project: Path):
         events = [e for e in result.asset_events or [] if isinstance(e, dg.AssetObservation)]
         for event in events:
             instance.report_runless_asset_event(event)  # as the daemon stores a tick's events
-        return [str(e.tags.get("dagster/data_version")) for e in events]
+        return [str(e.tags.get(DATA_VERSION_TAG)) for e in events]
 
     with dg.instance_for_test() as instance:
         first = tick(instance, tiny_project, None)

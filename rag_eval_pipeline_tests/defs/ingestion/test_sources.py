@@ -5,9 +5,10 @@ from pathlib import Path
 
 import dagster as dg
 
+from rag_eval_pipeline.core.run_tags import DATA_VERSION_TAG
 from rag_eval_pipeline.core.source_versions import source_versions
 from rag_eval_pipeline.defs.ingestion.sources import SOURCE_ASSETS
-from rag_eval_pipeline.lib.freshness import DATA_VERSION_TAG, SOURCES, source_observations
+from rag_eval_pipeline.lib.freshness import SOURCES, source_observations
 from rag_eval_pipeline.lib.resources import ProjectResource
 
 
