@@ -145,8 +145,9 @@ def json_records(path: Path, text: str) -> Iterator[tuple[int, Any]]:
         at = _skip_space(text, at + 1)
         if text.startswith("]", at):
             return
+    line, counted = 1, 0  # newlines counted up to ``counted``: each value's line costs only its own text
     while at < len(text):
-        line = text.count("\n", 0, at) + 1
+        line, counted = line + text.count("\n", counted, at), at
         try:
             value, at = decoder.raw_decode(text, at)
         except json.JSONDecodeError as exc:
@@ -162,13 +163,13 @@ def json_records(path: Path, text: str) -> Iterator[tuple[int, Any]]:
             elif text.startswith("]", at):
                 if _skip_space(text, at + 1) < len(text):
                     raise InputError(
-                        f"{path}, line {text.count(chr(10), 0, at) + 1}: text after the JSON array"
+                        f"{path}, line {line + text.count(chr(10), counted, at)}: text after the JSON array"
                     )
                 return
             else:
                 raise InputError(
-                    f"{path}, line {text.count(chr(10), 0, at) + 1}: expected ',' or ']' between the elements "
-                    "of the JSON array"
+                    f"{path}, line {line + text.count(chr(10), counted, at)}: expected ',' or ']' between the "
+                    "elements of the JSON array"
                 )
     if in_array:
         raise InputError(f"{path}: the JSON array is not closed (no final ']')")
