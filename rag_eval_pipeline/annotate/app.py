@@ -42,7 +42,7 @@ from ..core.judging.annotation import (
     unread_passages,
 )
 from ..core.judging.annotation_source import AnnotationSource
-from ..core.judging.store import judgement_to_json, latest_judgements
+from ..core.judging.store import judgement_to_json
 from ..core.judging.types import Judgement
 
 STATIC = Path(__file__).parent / "static"
@@ -180,9 +180,7 @@ def _state_json(
 def _task_json(work: AnnotationWork, index: int, judgements: list[Judgement], name: str) -> dict[str, Any]:
     task: AnnotationTask = work.tasks[index]
     query_id = task.query.query_id
-    judges = sorted(
-        {j.judge for j in latest_judgements(judgements) if j.query_id == query_id and j.kind == "human"}
-    )
+    judges = sorted({j.judge for j in judgements if j.query_id == query_id and j.kind == "human"})
     judge = check_judge_name(name) if name else None
     mine = human_judgements_by(judgements, judge).get(query_id) if judge else None
     if mine is not None and not _read_any(mine, task):

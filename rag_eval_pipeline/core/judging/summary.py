@@ -4,7 +4,7 @@ pair of judges (people and LLM judges alike).
 
 Everything here is read from the judging store and the corpus, with the owners of each rule: the
 judgements re-anchored by ``anchor_judgements`` (reanchor.py), layered per judge by ``judge_views``,
-turned into questions by ``judged_questions`` (question_set.py) and compared by ``judgements_agreement``
+turned into questions by ``judged_questions`` (question_set.py) and compared by ``agreement``
 (agreement.py). No retrieval: judged@k needs the setups' runs, which `rag-eval judgements status`
 makes; the report says so instead of computing it.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..corpus import Corpus
-from .agreement import PairAgreement, judgements_agreement
+from .agreement import PairAgreement, agreement
 from .judge_views import judge_views
 from .question_set import judged_questions
 from .reanchor import StaleJudgement, anchor_judgements
@@ -77,5 +77,5 @@ def judging_summary(store: JudgingStore, corpus: Callable[[], Corpus]) -> Judgin
         reanchored=anchored.reanchored,
         not_imported=len(questions.not_imported),
         judges=tuple(JudgeShare(j, kinds[j], counts[j]) for j in sorted(kinds)),
-        agreement=tuple(judgements_agreement(judgements, documents, store.read_pool())),
+        agreement=tuple(agreement(views, store.read_pool())),  # the views above: anchored once
     )
