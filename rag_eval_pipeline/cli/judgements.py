@@ -148,7 +148,8 @@ def _status(args: argparse.Namespace, files: ProjectFiles) -> int:
         f"answer (the questions `rag-eval judgements export` writes)"
     )
     if not status.n_judged:
-        print("next: `rag-eval pool build`, then judge the pooled passages with `rag-eval annotate`")
+        first = "" if status.n_pooled else "`rag-eval pool build`, then "
+        print(f"next: {first}judge the pooled passages with `rag-eval annotate`")
     if status.judged:
         print(
             f"\njudged@k (the share of each setup's top k some judge read, by characters, mean over the "

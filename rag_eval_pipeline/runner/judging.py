@@ -100,6 +100,7 @@ class JudgingStatus:
     n_queries: int
     n_judged: int  # queries with at least one usable judgement
     n_questions: int  # judged queries with an answer: the questions an export writes
+    n_pooled: int  # passages in data/judging/pool.jsonl
     judged: list[JudgedAtK]  # every setup at its evaluated k (and the extra ks asked for)
     holes: list[Hole]
     agreement: list[PairAgreement]
@@ -138,6 +139,7 @@ def workspace_status(
         len(workspace.queries),
         len(judged_ids),
         len(questions.examples),
+        len(pool),
         found_at,
         flagged,
         agreement(views, pool),

@@ -283,6 +283,10 @@ def test_status_before_any_judgement_says_what_to_do(
     out = capsys.readouterr().out
     assert "queries judged: 0 of 2 imported; 0 with an answer" in out
     assert "next: `rag-eval pool build`, then judge the pooled passages with `rag-eval annotate`" in out
+    assert main(["pool", "build", "--depth", "2"]) == 0
+    capsys.readouterr()
+    assert main(["judgements", "status"]) == 0
+    assert "next: judge the pooled passages with `rag-eval annotate`" in capsys.readouterr().out
 
 
 @pytest.mark.slow
