@@ -35,12 +35,14 @@ test-fast: setup
 	$(BIN)/python -m pytest -m "not slow"
 
 # ruff, mypy, then `dg check defs`: it loads the code location as `dagster dev` does ([tool.dg] in
-# pyproject.toml), in the project's venv (VIRTUAL_ENV as activating it would set)
+# pyproject.toml), in the project's venv (VIRTUAL_ENV as activating it would set); then the documentation
+# site, strict: a broken link, a page outside the nav or a missing docstring reference fails (into site/)
 lint: setup
 	$(BIN)/ruff check rag_eval_pipeline rag_eval_pipeline_tests benchmarks
 	$(BIN)/ruff format --check rag_eval_pipeline rag_eval_pipeline_tests benchmarks
 	$(BIN)/mypy
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/dg check defs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 ui: setup
 	$(BIN)/rag-eval ui

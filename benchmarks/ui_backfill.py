@@ -6,12 +6,12 @@ dagster.yaml as `rag-eval init` writes them, a copy of the repository's data/ se
 datasets, its own warehouse, caches and Dagster instance) a chunk config is added (``bench-ui-400-50``,
 the settings of recursive-400-50 under a new name) and evaluated once from the CLI, which fills the
 embedding cache: every measured variant then embeds the same (nothing). Then `rag-eval ui` (`dagster
-dev` on the workspace) is started, its sensors stopped (the README's "by hand in the UI", so automation
-does not launch runs of its own), and these variants re-materialize the same partitions, interleaved:
+dev` on the workspace) is started, its sensors stopped ("by hand in the UI" of docs/chunk-configs.md, so
+automation does not launch runs of its own), and these variants re-materialize the same partitions, interleaved:
 
 - ``cli``: `rag-eval run --force --chunk-configs X` in a child process: every run in that one process
   (runner/in_process.py);
-- ``ui``: what the README's "by hand in the UI" does, through the same GraphQL mutations the UI sends:
+- ``ui``: what "by hand in the UI" (docs/chunk-configs.md) does, through the same GraphQL mutations the UI sends:
   ingestion_job (a run: `--force` re-runs it too), then a backfill of chunking_job for X
   (`launchPartitionBackfill`, the job's partition set), then a backfill of evaluation_job for X's
   partitions, then leaderboard_job (a run); each stage once the one before has finished;

@@ -1,7 +1,7 @@
-"""The README's GraphQL queries (section "The tech spec's REST endpoints, on Dagster") work as written
-against a real `dagster dev`: launch a quick evaluation run, follow it, read its metrics and its
+"""The documented GraphQL queries (docs/living-evaluation.md, section "The tech spec's REST endpoints, on
+Dagster") work as written against a real `dagster dev`: launch a quick evaluation run, follow it, read its metrics and its
 regression check, regenerate one document's questions, cancel a queued run. The queries are read from
-README.md, so a wrong field or argument there fails here. `rag-eval cancel` is checked on the same
+that page, so a wrong field or argument there fails here. `rag-eval cancel` is checked on the same
 `dagster dev`: a queued run (held in the queue by a tag limit of 0) and a started one (terminated
 through the instance's run launcher)."""
 
@@ -23,8 +23,9 @@ from rag_eval_pipeline_tests.dagster_dev import REPO, graphql, running_dagster_d
 
 pytestmark = pytest.mark.slow
 
-SECTION = "### The tech spec's REST endpoints, on Dagster"
-# README's example partition -> the tiny project's (longest first: the multi key contains the others).
+PAGE = REPO / "docs" / "living-evaluation.md"
+SECTION = "## The tech spec's REST endpoints, on Dagster"
+# The page's example partition -> the tiny project's (longest first: the multi key contains the others).
 TINY_PARTITION = {
     "fixed-200-0|dense-top5": "fixed-60-0|top2",
     "fixed-200-0": "fixed-60-0",
@@ -38,22 +39,22 @@ PARTITION_DIMENSIONS = {"chunk_config": "fixed-60-0", "profile": "top2"}
 RUN_DEADLINE_S = 600
 
 
-def readme_queries() -> dict[int, str]:
+def documented_queries() -> dict[int, str]:
     """The ```graphql blocks of the section, by the number their first comment line gives them, with
-    the README's partition replaced by the tiny project's."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    assert SECTION in text, f"README.md lost the section {SECTION!r}"
+    the page's partition replaced by the tiny project's."""
+    text = PAGE.read_text(encoding="utf-8")
+    assert SECTION in text, f"{PAGE.name} lost the section {SECTION!r}"
     section = text.split(SECTION, 1)[1]
     section = re.split(r"^#{2,3} ", section, maxsplit=1, flags=re.MULTILINE)[0]  # next heading
     queries: dict[int, str] = {}
     for block in re.findall(r"^```graphql\n(.*?)^```", section, flags=re.MULTILINE | re.DOTALL):
         number = re.match(r"#\s*(\d+)\.", block.strip())
-        assert number, f"a graphql block of README.md does not start with '# <n>.': {block[:80]!r}"
-        for readme_key, tiny_key in TINY_PARTITION.items():
-            block = block.replace(readme_key, tiny_key)
+        assert number, f"a graphql block of {PAGE.name} does not start with '# <n>.': {block[:80]!r}"
+        for page_key, tiny_key in TINY_PARTITION.items():
+            block = block.replace(page_key, tiny_key)
         queries[int(number.group(1))] = block
     assert sorted(queries) == [1, 2, 3, 4, 5, 6], (
-        f"expected graphql blocks 1-6 in README.md, got {sorted(queries)}"
+        f"expected graphql blocks 1-6 in {PAGE.name}, got {sorted(queries)}"
     )
     return queries
 
@@ -104,7 +105,7 @@ def evaluated_tiny_project(tiny_project: Path, monkeypatch: pytest.MonkeyPatch) 
 @pytest.fixture
 def dagster_dev(evaluated_tiny_project: Path) -> Iterator[str]:
     """`dagster dev` on the tiny project, started as `make ui` starts it (the code location is named
-    "rag_eval_pipeline", as the README's queries say); yields its URL once the location has loaded."""
+    "rag_eval_pipeline", as the documented queries say); yields its URL once the location has loaded."""
     with (
         (evaluated_tiny_project / "dagster_dev.log").open("wb") as log,  # read it when the test fails
         running_dagster_dev(evaluated_tiny_project, stderr=log) as url,
@@ -112,12 +113,12 @@ def dagster_dev(evaluated_tiny_project: Path) -> Iterator[str]:
         yield url
 
 
-def test_the_readme_graphql_queries_work_on_dagster_dev(
+def test_the_documented_graphql_queries_work_on_dagster_dev(
     dagster_dev: str, evaluated_tiny_project: Path, capsys: pytest.CaptureFixture
 ) -> None:
     url = dagster_dev
-    queries = readme_queries()
-    assert PARTITION in queries[1], "query 1 no longer launches the README's example partition"
+    queries = documented_queries()
+    assert PARTITION in queries[1], "query 1 no longer launches the page's example partition"
     evaluation_id = re.search(r'key: "rag_eval/evaluation_id", value: "([^"]+)"', queries[1])
     assert evaluation_id, "query 1 no longer tags its run with rag_eval/evaluation_id"
     assert evaluation_id.group(0) in queries[2], "query 2 does not ask for the evaluation query 1 launched"
@@ -208,10 +209,10 @@ def launch_evaluation(url: str, evaluation_id: str, hold: bool) -> str:
 
 def regenerate_and_cancel(url: str, project: Path, capsys: pytest.CaptureFixture) -> None:
     """Queries 5 and 6, and `rag-eval cancel` of a queued and of a started run (one `dagster dev` for
-    the whole README test: starting one and evaluating the project takes most of its time)."""
+    the whole test: starting one and evaluating the project takes most of its time)."""
     from rag_eval_pipeline.cli import main
 
-    queries = readme_queries()
+    queries = documented_queries()
     warehouse = Warehouse.in_project(project)
     before = warehouse.read_current("synthetic_questions")
     assert before is not None

@@ -1,5 +1,6 @@
 """The README's commands run as written from a checkout: the own-documents block (activate the venv,
-`init`, `cd`, `run`) in a fresh shell whose HOME holds the documents, as a new user types it."""
+`init`, `cd`, `run`) in a fresh shell whose HOME holds the documents, as a new user types it. The
+documentation pages (docs/) write their commands the same way."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from rag_eval_pipeline_tests.conftest import REPO
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval_env
 
 README = REPO / "README.md"
+DOCS_PAGES = sorted((REPO / "docs").rglob("*.md"))
 
 
 def bash_block_after(heading: str) -> list[str]:
@@ -28,12 +30,15 @@ def bash_block_after(heading: str) -> list[str]:
 
 
 def test_commands_are_written_one_way_for_an_activated_venv() -> None:
-    """`rag-eval` after `cd` elsewhere only runs from an active venv: no block mixes the forms."""
+    """`rag-eval` after `cd` elsewhere only runs from an active venv: no block of the README or of a
+    documentation page mixes the forms, and both say how to activate it before the first command."""
+    for source in [README, *DOCS_PAGES]:
+        for block in re.findall(r"```bash\n(.*?)```", source.read_text(encoding="utf-8"), re.S):
+            for line in block.splitlines():
+                assert not line.lstrip().startswith(".venv/bin/rag-eval"), f"{source.name}: {line}"
     text = README.read_text(encoding="utf-8")
-    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
-        for line in block.splitlines():
-            assert not line.lstrip().startswith(".venv/bin/rag-eval"), line
     assert "source .venv/bin/activate" in text.split("## Evaluate your own documents")[0]
+    assert "source .venv/bin/activate" in (REPO / "docs" / "getting-started.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow

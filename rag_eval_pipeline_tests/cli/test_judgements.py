@@ -293,8 +293,8 @@ def test_status_before_any_judgement_says_what_to_do(
 def test_judged_queries_are_evaluated_with_their_traffic_from_import_to_leaderboard(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's path: queries (with counts) pooled, judged, exported, evaluated by `rag-eval run`; the
-    leaderboard shows the traffic-weighted objective beside the plain one."""
+    """The documented path (docs/real-queries.md): queries (with counts) pooled, judged, exported,
+    evaluated by `rag-eval run`; the leaderboard shows the traffic-weighted objective beside the plain one."""
     assert main(["pool", "build", "--depth", "3"]) == 0
     answers = {
         query_id_for(PUMP): excerpt("alpha/pumps.md", "The main pump runs at 1,450 rpm"),

@@ -63,7 +63,7 @@ def test_query_reads_the_history_and_nothing_else(tiny_project: Path, tmp_path: 
     secret.parent.mkdir()
     secret.write_text("PRIVATE-NOTE-8d2e\n", encoding="utf-8")
 
-    # the README's examples ("Query the Parquet history") still run
+    # the documented examples (docs/history.md) still run
     iou = rag_eval(
         tiny_project,
         "query",

@@ -17,6 +17,14 @@ __all__ = ["ChunkMetrics", "chunk_metrics"]
 
 @dataclass(frozen=True)
 class ChunkMetrics:
+    """One question's chunk-level metrics; ret = the deduplicated ranking, gt = the relevant chunks:
+
+    recall = |ret ∩ gt| / |gt|     precision = |ret ∩ gt| / |ret|     f1 = their harmonic mean
+    recall_at_k = |ret[:k] ∩ gt| / |gt|     hit_at_k = 1 if ret[:k] ∩ gt else 0
+    mrr = 1 / rank of the first relevant chunk (0 if none)
+    ndcg_at_k = DCG(ret[:k]) / DCG(ideal ranking), binary gains, DCG = sum of 1 / log2(rank + 1)
+    average_precision = sum of precision@rank over the relevant ranks / |gt|"""
+
     recall: float
     precision: float
     f1: float
