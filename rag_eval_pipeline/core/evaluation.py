@@ -1,16 +1,17 @@
 """The user-facing evaluation API, usable from a notebook without Dagster.
 
-corpus = Corpus.from_folder("./knowledge_base")
-dataset = read_token_level_jsonl("golden.jsonl", corpus)
-result = TokenLevelEvaluation(corpus=corpus, dataset=dataset).run(
-    chunker=build_chunker(config), embedder=embedder, vector_store=store, k=5)
-result.metrics["span_recall"].mean
+    corpus = Corpus.from_folder("./knowledge_base")
+    dataset = read_token_level_jsonl("golden.jsonl", corpus)
+    result = TokenLevelEvaluation(corpus=corpus, dataset=dataset).run(
+        chunker=build_chunker(config), embedder=embedder, vector_store=store, k=5)
+    result.metrics["span_recall"].mean
 
 Pass ``profile=RetrievalProfile(...)`` instead of ``k`` for hybrid BM25 + dense retrieval, thresholds,
 reranking or query rewriting (``rewriter=``).
 
 One code path: ``run`` is the four steps the Dagster assets call one by one, so a notebook and the
 pipeline give the same numbers on the same inputs:
+
 1. cut: ``chunking.base.cut_corpus`` (asset ``chunks``)
 2. index: ``retrieval.indexes.build_indexes`` (``chunk_index``; ``open_indexes`` in ``retrieval_results``)
 3. retrieve: ``retrieval.profile_retriever.retrieve`` (``retrieval_results``)

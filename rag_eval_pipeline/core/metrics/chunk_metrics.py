@@ -19,11 +19,16 @@ __all__ = ["ChunkMetrics", "chunk_metrics"]
 class ChunkMetrics:
     """One question's chunk-level metrics; ret = the deduplicated ranking, gt = the relevant chunks:
 
-    recall = |ret ∩ gt| / |gt|     precision = |ret ∩ gt| / |ret|     f1 = their harmonic mean
-    recall_at_k = |ret[:k] ∩ gt| / |gt|     hit_at_k = 1 if ret[:k] ∩ gt else 0
-    mrr = 1 / rank of the first relevant chunk (0 if none)
-    ndcg_at_k = DCG(ret[:k]) / DCG(ideal ranking), binary gains, DCG = sum of 1 / log2(rank + 1)
-    average_precision = sum of precision@rank over the relevant ranks / |gt|"""
+        recall            = |ret ∩ gt| / |gt|
+        precision         = |ret ∩ gt| / |ret|
+        f1                = 2 × precision × recall / (precision + recall)
+        recall_at_k       = |ret[:k] ∩ gt| / |gt|
+        hit_at_k          = 1 if ret[:k] ∩ gt else 0
+        mrr               = 1 / the rank of the first relevant chunk
+        ndcg_at_k         = DCG(ret[:k]) / DCG(the ideal top k), DCG = Σ 1 / log2(rank + 1) over relevant ranks
+        average_precision = Σ precision@rank over relevant ranks / |gt|
+
+    Binary gains; a retrieval without a relevant chunk scores 0 on each."""
 
     recall: float
     precision: float

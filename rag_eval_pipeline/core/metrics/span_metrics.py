@@ -44,8 +44,11 @@ class SpanMetrics:
     """One question's span metrics. G = the reference spans, R = the retrieved chunks' spans, each merged
     per document into disjoint intervals; I = the characters in both:
 
-        span_recall = I / |G|          span_precision = I / |R|          span_iou = I / (|R| + |G| - I)
-        precision_chroma = I / sum(len(r))          iou_chroma = I / (sum(len(r)) + |G| - I)
+        span_recall      = I / |G|
+        span_precision   = I / |R|
+        span_iou         = I / (|R| + |G| - I)
+        precision_chroma = I / sum(len(r))
+        iou_chroma       = I / (sum(len(r)) + |G| - I)
 
     The chroma variants do not merge the retrieved chunks (an overlap counts twice), as Chroma's report."""
 
