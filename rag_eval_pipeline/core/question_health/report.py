@@ -511,7 +511,7 @@ def measure_rows(row: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     found.append(
         (
             "effective_sample_size",
-            f"effective sample size ({row.get('effective_sample_size_basis') or 'see the README'})",
+            f"effective sample size ({row.get('effective_sample_size_basis') or 'see docs/question-health.md'})",
             _number(row.get("effective_sample_size")),
         )
     )
