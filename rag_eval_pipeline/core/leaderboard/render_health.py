@@ -33,7 +33,7 @@ def health_section(row: Mapping[str, Any]) -> str:
         "above can be trusted: the board is only as good as the questions it is measured on. Near-duplicates "
         "count once, keyword-trivial questions favour BM25, documents and sections without a question are "
         "not measured, and a question every setup scores the same cannot separate setups (the measures are "
-        'defined in docs/question-health.md).</p>'
+        "defined in docs/question-health.md).</p>"
     ]
     if warnings:
         parts.append('<ul id="health-warnings">')
