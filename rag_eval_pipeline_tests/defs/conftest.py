@@ -4,6 +4,7 @@ bag-of-words model (the real MiniLM takes about 10 s to load; the slow tests use
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +12,9 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.embedding.base import Embedder
-from rag_eval_pipeline.core.tables import corpus_to_frame
+from rag_eval_pipeline.core.retrieval.base import RetrievedChunk
+from rag_eval_pipeline.core.tables import corpus_to_frame, retrieved_to_frame
+from rag_eval_pipeline.core.types import ChunkId, DocumentId, QuestionId
 from rag_eval_pipeline.defs.chunking.assets import chunk_index, chunks
 from rag_eval_pipeline.defs.ingestion.assets import eval_questions
 from rag_eval_pipeline.defs.questions.assets import synthetic_questions
@@ -74,3 +77,31 @@ def upstream(tiny_project: Path, tmp_path: Path, tiny_frames: dict[str, pd.DataF
     return Upstream(
         resources, tiny_frames["corpus"].copy(), cut, tiny_frames["eval_questions"].copy(), manifest
     )
+
+
+def chunk_holding(cut: pd.DataFrame, text: str) -> str:
+    """The id of the first chunk whose text holds ``text``."""
+    return str(cut.loc[cut["text"].str.contains(text, regex=False), "chunk_id"].iloc[0])
+
+
+def scripted_results(cut: pd.DataFrame, picks: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """A retrieval_results table in which each question found the chunks named, in that order (a
+    question left out found nothing), with the provenance the later steps read."""
+    by_id = cut.set_index("chunk_id")
+    hits = {
+        QuestionId(qid): [
+            RetrievedChunk(
+                QuestionId(qid),
+                rank,
+                ChunkId(chunk_id),
+                DocumentId(str(by_id.loc[chunk_id, "doc_id"])),
+                int(by_id.loc[chunk_id, "start"]),
+                int(by_id.loc[chunk_id, "end"]),
+                1 / rank,
+                str(by_id.loc[chunk_id, "text"]),
+            )
+            for rank, chunk_id in enumerate(chunk_ids, start=1)
+        ]
+        for qid, chunk_ids in picks.items()
+    }
+    return retrieved_to_frame(hits).assign(run_id="retrieval-run", collection="scripted")

@@ -20,7 +20,11 @@ KEYWORD_PROFILE = "  - name: words\n    top_k: 1\n    vector_weight: 0\n    keyw
 def retrieve(upstream: Upstream, profile: str) -> tuple[pd.DataFrame, dict[str, object]]:
     return run_with_frames(
         retrieval_results,
-        {"chunk_index": upstream.chunk_index, "chunks": upstream.chunks, "eval_questions": upstream.eval_questions},
+        {
+            "chunk_index": upstream.chunk_index,
+            "chunks": upstream.chunks,
+            "eval_questions": upstream.eval_questions,
+        },
         upstream.resources,
         {"chunk_config": CHUNK_CONFIG, "profile": profile},
     )
