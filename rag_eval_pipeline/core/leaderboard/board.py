@@ -155,7 +155,7 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "embedder_model_id": first["embedder_model_id"],
         "corpus_sha256": first["corpus_sha256"],
         "dataset_sha256": first["dataset_sha256"],
-        # metrics written before the column existed: unknown, so no note on the questions (ranking.py)
+        # metrics written before the column existed: unknown, so no note on the questions (view.py)
         "question_generators": first.get("question_generators", ""),
         "experiment_url": first.get("experiment_url", ""),
     }
@@ -181,7 +181,7 @@ def weighted_column(board: pd.DataFrame, metric: str) -> str | None:
 
 def duplication_columns(frame: pd.DataFrame) -> dict[str, object]:
     """The partition's ``RUN_DUPLICATION_COLUMNS`` from its per-question counts; ``<NA>`` for a table
-    written before they existed (unknown, so no footnote: ranking.py)."""
+    written before they existed (unknown, so no footnote: view.py)."""
     if not set(DUPLICATION_COLUMNS) <= set(frame.columns):
         return dict.fromkeys(RUN_DUPLICATION_COLUMNS, pd.NA)
     counts = ReferenceDuplication.of_questions(*(frame[c].fillna(0) for c in DUPLICATION_COLUMNS))

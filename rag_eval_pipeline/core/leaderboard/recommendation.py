@@ -32,7 +32,7 @@ from ..generation.sources import known_item_share
 from .labels import cost_text
 from .pareto import front_rows
 from .power import POWER
-from .ranking import (
+from .view import (
     EXCLUDED_LABEL,
     NOT_COMPARABLE_MARK,
     REMOVED_LABEL,

@@ -23,7 +23,7 @@ from ..significant_digits import significant, significant_text
 from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, weighted_column
 from .labels import label
 from .pareto import ON_FRONT
-from .ranking import has_notes, rank_label, ranked_by, row_note
+from .view import has_notes, rank_label, ranked_by, row_note
 
 Cell = str | int | float | None
 CellType = Literal["string", "int", "float"]

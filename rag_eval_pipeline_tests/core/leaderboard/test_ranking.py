@@ -8,16 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 
-from rag_eval_pipeline.core.leaderboard.ranking import (
-    ConfiguredNames,
-    board_facts,
-    first_ranked,
-    footnotes,
-    rank_board,
-    rank_label,
-    reference_value,
-    row_note,
-)
+from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board, reference_value
+from rag_eval_pipeline.core.leaderboard.view import board_facts, first_ranked, footnotes, rank_label, row_note
 from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
