@@ -32,7 +32,8 @@ from ..files import write_files_atomically
 from ..judging.summary import JudgingSummary
 from ..metrics.names import SPAN_PRECISION, SPAN_RECALL
 from ..metrics.traffic import traffic_legend
-from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse, with_evaluation_defaults
+from ..table_upgrades import with_evaluation_defaults
+from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse
 from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS, weighted_column
 from .labels import cost_text, label
 from .pareto import front_rows, pareto_front

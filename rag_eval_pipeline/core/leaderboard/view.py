@@ -58,9 +58,10 @@ def is_removed(row: pd.Series) -> bool:
 
 
 def flag(row: pd.Series, column: str) -> bool:
-    """A boolean column of the row; False when absent or unknown (boards written before it existed)."""
-    value = row.get(column)
-    return bool(value) if value is not None and not pd.isna(value) else False
+    """A boolean column of the row; False when unknown (``removed`` when the config files could not be
+    read)."""
+    value = row[column]
+    return bool(value) if not pd.isna(value) else False
 
 
 def is_ranked(row: pd.Series) -> bool:
@@ -84,7 +85,7 @@ def rank_label(row: pd.Series) -> str:
     ``-`` for a removed row."""
     if is_ranked(row):
         return f"{int(row['rank'])}{NOT_COMPARABLE_MARK if is_not_comparable(row) else ''}"
-    if is_removed(row) or "excluded" not in row.index:  # before the objective, an unranked row was removed
+    if is_removed(row):
         return REMOVED_LABEL
     if any(flag(row, column) for column in COMPARABILITY_COLUMNS):
         return NOT_COMPARABLE_MARK
@@ -92,14 +93,13 @@ def rank_label(row: pd.Series) -> str:
 
 
 def row_note(row: pd.Series) -> str:
-    """What is special about the row ("" for most; boards written before notes existed have none)."""
-    note = row.get("note")
-    return "" if note is None or pd.isna(note) else str(note)
+    """What is special about the row ("" for most)."""
+    return str(row["note"])
 
 
 def profile_label(row: pd.Series) -> str:
     """The profile, marked when its current metrics come from a quick run (a sample of the questions)."""
-    quick = row.get("evaluation_mode") == "quick"
+    quick = row["evaluation_mode"] == "quick"
     return f"{row['profile']} (quick, {row['n_questions']} questions)" if quick else str(row["profile"])
 
 
@@ -130,7 +130,7 @@ def footnotes(board: pd.DataFrame) -> list[str]:
             f"({reference_description(board)}); re-evaluate these partitions to rank them"
         )
     if EXCLUDED_LABEL in labels:
-        constraint = str(board["rank_constraint"].iloc[0]) if "rank_constraint" in board.columns else ""
+        constraint = str(board["rank_constraint"].iloc[0])
         lines.append(
             f"rank {EXCLUDED_LABEL}: not ranked, outside the objective's constraint ({constraint}: the "
             "leaderboard section of data/monitoring.yaml)"
@@ -140,7 +140,7 @@ def footnotes(board: pd.DataFrame) -> list[str]:
             f"rank {REMOVED_LABEL}: removed, its chunk config or profile is no longer in the config files; "
             "listed with its history, not ranked"
         )
-    if "removed" in board.columns and len(board) and board["removed"].isna().all():
+    if len(board) and board["removed"].isna().all():
         lines.append("the config files could not be read: no row is marked removed")
     extra = [line for line in (questions_footnote(board), duplication_footnote(board)) if line]
     return lines + extra
@@ -194,12 +194,11 @@ def reference_description(board: pd.DataFrame) -> str:
         parts.append(
             f"{n} questions, dataset {str(dataset)[:8]}" if n is not None else f"dataset {str(dataset)[:8]}"
         )
-        if "other_mode" in board.columns and board["other_mode"].astype(bool).any():
+        if board["other_mode"].astype(bool).any():
             parts.append(f"{same['evaluation_mode'].iloc[0]} runs")
-    if "answer_threshold" in board.columns and "other_threshold" in board.columns:
-        agreeing = thresholds(board.loc[~board["other_threshold"].astype(bool), "answer_threshold"]).dropna()
-        if len(agreeing):
-            parts.append(f"threshold {agreeing.iloc[0]:.2f}")
+    agreeing = thresholds(board.loc[~board["other_threshold"].astype(bool), "answer_threshold"]).dropna()
+    if len(agreeing):
+        parts.append(f"threshold {agreeing.iloc[0]:.2f}")
     return "reference: " + ", ".join(parts) if parts else "reference: n/a"
 
 
