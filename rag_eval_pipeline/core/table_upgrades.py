@@ -29,9 +29,11 @@ from .metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLUM
 
 # What a row without evaluation columns belongs to: its own run's evaluation, in this mode.
 DEFAULT_MODE = "full"
+# A column's value in a file written before it existed.
+Default = str | int | float | bool
 
 # retrieval_metrics: provenance columns a file written before them lacks, and what that meant.
-RETRIEVAL_METRICS_DEFAULTS: Mapping[str, object] = {
+RETRIEVAL_METRICS_DEFAULTS: Mapping[str, Default] = {
     "document_scope": "",  # the whole corpus: before a chunk config could cover some documents only
     "n_stale_questions": 0,  # before stale questions were counted, none was set aside
     "profile_version": "",
@@ -41,7 +43,7 @@ RETRIEVAL_METRICS_DEFAULTS: Mapping[str, object] = {
 }
 
 # leaderboard: columns a stored board written before them lacks, and what that meant.
-LEADERBOARD_DEFAULTS: Mapping[str, object] = {
+LEADERBOARD_DEFAULTS: Mapping[str, Default] = {
     "removed": False,
     "other_documents": False,
     "other_dataset": False,
@@ -151,7 +153,7 @@ def upgraded(table: str, frame: pd.DataFrame) -> pd.DataFrame:
     return upgrade(frame) if upgrade is not None else frame
 
 
-def _with_defaults(frame: pd.DataFrame, defaults: Mapping[str, object]) -> pd.DataFrame:
+def _with_defaults(frame: pd.DataFrame, defaults: Mapping[str, Default]) -> pd.DataFrame:
     missing = {column: value for column, value in defaults.items() if column not in frame.columns}
     return frame.assign(**missing) if missing else frame
 
