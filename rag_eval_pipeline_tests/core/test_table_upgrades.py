@@ -15,11 +15,11 @@ import pytest
 
 from rag_eval_pipeline.cli.history import add_history_commands, run_history_command
 from rag_eval_pipeline.cli.leaderboard import add_leaderboard_command, run_leaderboard_command
-from rag_eval_pipeline.core.leaderboard.board import ANSWER_MEANS, HEADLINE_METRICS, build_board
+from rag_eval_pipeline.core.leaderboard.board import ANSWER_MEANS, build_board
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames
 from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard
 from rag_eval_pipeline.core.leaderboard.view import footnotes, rank_label, row_note
-from rag_eval_pipeline.core.metrics.names import SPAN_IOU, SPAN_RECALL
+from rag_eval_pipeline.core.metrics.names import HEADLINE_METRICS, SPAN_IOU, SPAN_RECALL
 from rag_eval_pipeline.core.metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLUMNS
 from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
 from rag_eval_pipeline.core.table_upgrades import LEADERBOARD_DEFAULTS, RETRIEVAL_METRICS_DEFAULTS

@@ -18,10 +18,19 @@ from ..costs import COST_BASIS, CostAssumptions, setup_costs
 from ..llm.accounting import PriceTable
 from ..metrics.aggregate import summarize, summarize_table, summary_columns
 from ..metrics.names import (
+    AGGREGATED_CONFIDENCE,
+    CONTEXT_PRECISION,
+    CONTEXT_RECALL_HEURISTIC,
+    CONTEXT_RELEVANCE,
+    CORRECTNESS_METRICS,
+    HEADLINE_ANSWER_METRICS,
+    HEADLINE_METRICS,
+    KEYWORD,
+    LLM_JUDGE,
     MRR,
-    NDCG_AT_K,
     QUERY_COUNT,
     RECALL_AT_K,
+    SEMANTIC_DYNAMIC,
     SPAN_IOU,
     SPAN_PRECISION,
     SPAN_RECALL,
@@ -34,11 +43,6 @@ from ..monitoring_settings import LeaderboardSettings
 from ..tables import records
 from .pareto import mark_front
 from .ranking import ConfiguredNames, Pair, rank_board
-
-# The metrics a reader of the board looks at first (every metric is in the table), in the order every
-# view shows them: retrieval, then answers.
-HEADLINE_METRICS = (SPAN_RECALL, SPAN_PRECISION, SPAN_IOU, RECALL_AT_K, MRR, NDCG_AT_K)
-HEADLINE_ANSWER_METRICS = ("keyword", "semantic_dynamic", "hybrid", "llm_judge")
 
 
 def headline_subset(headline: tuple[str, ...], *names: str) -> tuple[str, ...]:
@@ -53,7 +57,7 @@ def headline_subset(headline: tuple[str, ...], *names: str) -> tuple[str, ...]:
 # What each view shows: the asset's markdown and the HTML table every headline metric, the narrower
 # views a named subset. The terminal table (17 characters per mean and CI): no nDCG@k, no hybrid.
 TERMINAL_METRICS = headline_subset(HEADLINE_METRICS, SPAN_RECALL, SPAN_PRECISION, SPAN_IOU, RECALL_AT_K, MRR)
-TERMINAL_ANSWER_METRICS = headline_subset(HEADLINE_ANSWER_METRICS, "keyword", "semantic_dynamic", "llm_judge")
+TERMINAL_ANSWER_METRICS = headline_subset(HEADLINE_ANSWER_METRICS, KEYWORD, SEMANTIC_DYNAMIC, LLM_JUDGE)
 # `rag-eval status`, beside each evaluated partition's mode and question count.
 STATUS_METRICS = headline_subset(HEADLINE_METRICS, SPAN_RECALL, SPAN_IOU, RECALL_AT_K, MRR)
 # The report's trend panels over runs, the ranking metric first.
@@ -61,15 +65,11 @@ TREND_METRICS = headline_subset(HEADLINE_METRICS, SPAN_IOU, SPAN_RECALL, MRR)
 
 # The answer columns of a row. Means over the rows where each metric is ok (NaN when it never applied).
 ANSWER_MEANS = (
-    "keyword",
-    "semantic_similarity",
-    "semantic_fixed",
-    "semantic_dynamic",
-    "hybrid",
-    "context_relevance",
-    "context_precision",
-    "context_recall_heuristic",
-    "aggregated_confidence",
+    *CORRECTNESS_METRICS,
+    CONTEXT_RELEVANCE,
+    CONTEXT_PRECISION,
+    CONTEXT_RECALL_HEURISTIC,
+    AGGREGATED_CONFIDENCE,
 )
 JUDGE_COLUMNS = ("llm_judge_mean", "llm_judge_accuracy", "llm_judge_n", "llm_judge_failed")
 ANSWER_COLUMNS = (

@@ -30,11 +30,11 @@ from ..costs import (
 )
 from ..files import write_files_atomically
 from ..judging.summary import JudgingSummary
-from ..metrics.names import SPAN_PRECISION, SPAN_RECALL
+from ..metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, SPAN_PRECISION, SPAN_RECALL
 from ..metrics.traffic import traffic_legend
 from ..table_upgrades import with_evaluation_defaults
 from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse
-from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS, weighted_column
+from .board import TREND_METRICS, weighted_column
 from .labels import cost_text, label
 from .pareto import front_rows, pareto_front
 from .recommendation import recommendation_html

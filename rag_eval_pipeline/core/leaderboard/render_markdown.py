@@ -7,9 +7,10 @@ import math
 
 import pandas as pd
 
+from ..metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
 from ..metrics.traffic import traffic_legend
 from ..text_table import markdown_table
-from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, weighted_column
+from .board import weighted_column
 from .labels import cost_text, label
 from .recommendation import recommend
 from .render_table import number

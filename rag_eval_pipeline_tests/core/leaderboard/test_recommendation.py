@@ -9,7 +9,6 @@ from datetime import timedelta
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.leaderboard.board import HEADLINE_METRICS
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board
 from rag_eval_pipeline.core.leaderboard.recommendation import (
     KNOWN_ITEM_WARNING,
@@ -20,6 +19,7 @@ from rag_eval_pipeline.core.leaderboard.render_html import render_report
 from rag_eval_pipeline.core.leaderboard.render_markdown import recommendation_markdown
 from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard, format_recommendation
 from rag_eval_pipeline.core.leaderboard.view import board_facts
+from rag_eval_pipeline.core.metrics.names import HEADLINE_METRICS
 from rag_eval_pipeline.core.table_upgrades import upgrade_leaderboard
 from rag_eval_pipeline_tests.chromium import parse_dom
 from rag_eval_pipeline_tests.core.leaderboard.boards import NOW
