@@ -1,9 +1,11 @@
-"""The leaderboard's rows, built from the partitions' metric tables, and its headline metrics.
+"""The leaderboard's rows, built from the partitions' metric tables, and what each view shows of the
+headline metrics (core/metrics/names.py: ``HEADLINE_METRICS``, ``HEADLINE_ANSWER_METRICS``).
 
 A row is one chunk config x profile: the latest retrieval metrics (mean, std and bootstrap 95% CI per
 metric, with the run's provenance); where answers were evaluated, the answer metrics' means; for the
 pairs the judge saw, its verdict. ``build_board`` ranks the rows by the objective (``ranking.py``), with
-statistical tiers from the per-question metrics (``tiers.py``).
+statistical tiers from the per-question metrics (``tiers.py``). The tables are in the current shape
+(core/table_upgrades.py upgrades older ones where the warehouse reads them).
 """
 
 from __future__ import annotations
