@@ -15,6 +15,7 @@ import pytest
 
 from rag_eval_pipeline.cli.history import add_history_commands, run_history_command
 from rag_eval_pipeline.cli.leaderboard import add_leaderboard_command, run_leaderboard_command
+from rag_eval_pipeline.core.generation.regeneration import GENERATED_RUN_ID
 from rag_eval_pipeline.core.leaderboard.board import ANSWER_MEANS, build_board
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames
 from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard
@@ -187,3 +188,14 @@ def test_the_history_command_reads_old_per_question_files(
     code = run_history_command(parser.parse_args(["history", SPAN_IOU]), warehouse.base_dir, monitoring)
     out = capsys.readouterr().out
     assert code == 0 and "r-old" in out and "0.4000" in out and "full" in out
+
+
+def test_old_synthetic_questions_read_back_with_the_run_that_generated_each_row(tmp_path: Path) -> None:
+    warehouse = Warehouse(tmp_path)
+    old = pd.DataFrame({"question_id": ["q0", "q1"], "status": "accepted", "run_id": ["r1", "r1"]})
+    write_raw(warehouse.current_path("synthetic_questions"), old)
+    read = warehouse.read_current("synthetic_questions")
+    assert read is not None and list(read[GENERATED_RUN_ID]) == ["r1", "r1"]  # every row by its writer
+    current = old.assign(**{GENERATED_RUN_ID: ["r0", "r1"]})
+    write_raw(warehouse.current_path("synthetic_questions"), current)
+    pd.testing.assert_frame_equal(warehouse.read_current("synthetic_questions"), current)
