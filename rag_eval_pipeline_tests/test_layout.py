@@ -12,8 +12,8 @@
 - the package root holds only the entry points: definitions.py, __main__.py;
 - nothing, tests included, imports a private module of Dagster (``dagster._core``...): those change
   without notice between releases;
-- a metric's name is spelled only in core/metrics/names.py, its one owner: elsewhere the package uses
-  names.py's constants (a string literal equal to a metric name is a second owner that can drift);
+- a metric's name (retrieval or answer) is spelled only in core/metrics/names.py, its one owner:
+  elsewhere the package uses names.py's constants (a string literal equal to a metric name is a second owner that can drift);
 - every Dagster tag key (``dagster/...``, and the project's own ``rag_eval/...``) is spelled in one module,
   core/run_tags.py (read from string constants, f-string parts included): a key spelled twice drifts.
 """
@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
+from rag_eval_pipeline.core.metrics.names import METRIC_NAMES
 
 PACKAGE = "rag_eval_pipeline"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
@@ -105,6 +105,9 @@ NOT_METRIC_NAMES = {
     ("core/answers/settings.py", "f1"): "a threshold objective: the F1 of the answer classifier",
     ("core/answers/threshold.py", "f1"): "a threshold objective: the F1 of the answer classifier",
     ("core/diagnostics/explain.py", "recall"): "a column header read by people",
+    ("core/diagnostics/explain.py", "keyword"): "the keyword (BM25) retriever, not the answer metric",
+    ("core/leaderboard/labels.py", "keyword"): "a metric's label read by people (the same word)",
+    ("core/leaderboard/labels.py", "hybrid"): "a metric's label read by people (the same word)",
 }
 METRIC_NAMES_OWNER = "core/metrics/names.py"
 
@@ -131,8 +134,9 @@ def exported_names(tree: ast.AST) -> set[int]:
     return found
 
 
-def metric_name_literals(root: Path, metrics: tuple[str, ...] = TOKEN_LEVEL_METRICS) -> list[str]:
-    """String literals equal to a metric name outside names.py (docstrings and ``__all__`` aside)."""
+def metric_name_literals(root: Path, metrics: tuple[str, ...] = METRIC_NAMES) -> list[str]:
+    """String literals equal to a metric name (retrieval or answer) outside names.py (docstrings and
+    ``__all__`` aside)."""
     known = set(metrics)
     found = []
     for path in sorted(root.rglob("*.py")):
@@ -232,6 +236,8 @@ def test_the_metric_name_check_sees_a_hand_written_name(tmp_path: Path) -> None:
         "core/metrics/span_metrics.py": '"""span_recall and span_iou"""\n__all__ = ["precision_omega"]\n',
         "core/answers/threshold.py": 'OBJECTIVES = ("accuracy", "f1")\n',
         "core/other.py": 'def f():\n    """mrr"""\n    return "f1"\n',
+        "core/answers/production.py": 'FIELDS = ("aggregated_confidence", "semantic_validation")\n',
+        "core/diagnostics/answers.py": 'METHODS = ("hybrid", KEYWORD)\n',
     }
     for relative, text in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -240,9 +246,17 @@ def test_the_metric_name_check_sees_a_hand_written_name(tmp_path: Path) -> None:
     assert "core/leaderboard/board.py:1: 'span_recall' is a metric name" in found
     assert "core/leaderboard/board.py:2: 'mrr' is a metric name" in found
     assert "core/other.py:3: 'f1' is a metric name" in found
+    # answer metrics too (a column that is not a metric, semantic_validation, is not one)
+    assert "core/answers/production.py:1: 'aggregated_confidence' is a metric name" in found
+    assert "core/diagnostics/answers.py:1: 'hybrid' is a metric name" in found
     flagged = {line.split(":")[0] for line in found.splitlines()}
-    assert flagged == {"core/leaderboard/board.py", "core/other.py"}  # not the owner, a docstring,
-    assert found.count("is a metric name") == 3  # a function's name in __all__ or an allowed literal
+    assert flagged == {
+        "core/leaderboard/board.py",
+        "core/other.py",
+        "core/answers/production.py",
+        "core/diagnostics/answers.py",
+    }  # not the owner, a docstring, a function's name in __all__ or an allowed literal
+    assert found.count("is a metric name") == 5
 
 
 def test_the_tests_use_only_dagsters_public_api() -> None:

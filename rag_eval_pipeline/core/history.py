@@ -29,13 +29,13 @@ import pandas as pd
 from .comparability import BASIS_COLUMNS, series_breaks
 from .errors import InputError
 from .monitoring_settings import EvaluationMode
+from .table_upgrades import evaluation_defaults_sql
 from .warehouse import (
     NO_PARTITION,
     RETRIEVAL_SUMMARY,
     SUMMARY_TABLES,
     Partition,
     Warehouse,
-    evaluation_defaults_sql,
 )
 
 RunId = NewType("RunId", str)

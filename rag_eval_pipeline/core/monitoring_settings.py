@@ -14,9 +14,11 @@ from .errors import ConfigError
 from .metrics.names import (
     BUDGET_METRICS,
     CONTEXT_BUDGETS,
+    KEYWORD,
     MRR,
     RANKABLE_METRICS,
     RECALL_AT_K,
+    SEMANTIC_DYNAMIC,
     SPAN_IOU,
     SPAN_RECALL,
     budget_metric_name,
@@ -51,7 +53,7 @@ class RegressionSettings:
     margin: float = 0.02
     confidence: float = 0.95
     metrics: tuple[str, ...] = (SPAN_RECALL, SPAN_IOU, RECALL_AT_K, MRR)
-    answer_metrics: tuple[str, ...] = ("keyword", "semantic_dynamic")
+    answer_metrics: tuple[str, ...] = (KEYWORD, SEMANTIC_DYNAMIC)
     n_resamples: int = 2000
     seed: int = 7
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from .errors import ConfigError
-from .leaderboard.board import HEADLINE_METRICS
-from .metrics.names import CONTEXT_TOKENS, QUERY_COUNT, SPAN_RECALL, budget_metric_name
+from .metrics.names import CONTEXT_TOKENS, HEADLINE_METRICS, QUERY_COUNT, SPAN_RECALL, budget_metric_name
 from .question_catalog import UNSPECIFIED
 
 # What a result row shows: the pair, the question, the headline metrics, the objective's default metric

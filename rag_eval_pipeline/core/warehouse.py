@@ -20,10 +20,9 @@ Partition folders are ``<dimension>=<value>``, dimensions sorted by name (Dagste
 partition key), so DuckDB, pyarrow.dataset and pandas read a table's history as one table with the
 dimensions as columns. Names users chose pass through ``core/paths.child_path``.
 
-Rows written before runs were tagged with their evaluation have no ``evaluation_id`` and no
-``evaluation_mode``: such a run is an evaluation of its own (the id is the run id), in full mode. Every
-reader here applies that rule (``with_evaluation_defaults``, and ``evaluation_defaults_sql`` for the
-DuckDB views), so no caller sees the old shape.
+A table written before some of its columns existed is read in its current shape: every reader here
+upgrades what it reads (core/table_upgrades.py; ``evaluation_defaults_sql`` there for the DuckDB views),
+so no caller sees an old shape.
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ from .errors import StorageError
 from .files import os_reason, storage_error, write_files_atomically
 from .paths import child_path
 from .redaction import redact_frame
+from .table_upgrades import upgraded, with_evaluation_defaults
 
 # Where the warehouse is when the project does not say: this variable, else data/warehouse.
 WAREHOUSE_ENV = "RAG_EVAL_WAREHOUSE_DIR"
@@ -58,9 +58,6 @@ LEADERBOARD = "leaderboard"
 
 # What to do about a current table that cannot be read: its asset writes it again from its inputs.
 REBUILD_REMEDY = "`rag-eval run --force` rebuilds it (its asset writes it again from its inputs)"
-
-# What a row without evaluation columns belongs to: its own run's evaluation, in this mode.
-DEFAULT_MODE = "full"
 
 Partition = Mapping[str, str]  # dimension -> value; empty for a table without partitions
 NO_PARTITION: Partition = {}
@@ -137,10 +134,6 @@ class Warehouse:
     def history_path(self, table: str, partition: Partition, run_id: str) -> Path:
         """The file a run wrote for a table (and partition); history mirrors the current layout."""
         return child_path(self.history_dir, table, *partition_folders(partition), f"{run_id}.parquet")
-
-    def table_of(self, history_file: Path) -> str:
-        """The table a file of ``history_files`` belongs to."""
-        return history_file.relative_to(self.history_dir).parts[0]
 
     def dataset_folder(self, name: str, partition: Partition = NO_PARTITION) -> Path:
         return child_path(self.datasets_dir, name, *partition_folders(partition))
@@ -292,17 +285,27 @@ class Warehouse:
             return pd.DataFrame()
         return with_evaluation_defaults(pd.concat(frames, ignore_index=True))
 
-    def read_file(self, path: Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
-        """One Parquet file of the warehouse (``columns`` of it, when given). A damaged file (cut short
-        by a crash or a full disk, overwritten) raises ``StorageError`` naming it and what to do; a
-        missing one stays ``FileNotFoundError`` (a partition not materialized yet, which an input over
-        every partition skips)."""
+    def read_file(self, path: Path) -> pd.DataFrame:
+        """One Parquet file of the warehouse, in its table's current shape (``upgraded``). A damaged file
+        (cut short by a crash or a full disk, overwritten) raises ``StorageError`` naming it and what to
+        do; a missing one stays ``FileNotFoundError`` (a partition not materialized yet, which an input
+        over every partition skips)."""
         try:
-            return pd.read_parquet(path, columns=None if columns is None else list(columns))
+            frame = pd.read_parquet(path)
         except FileNotFoundError:
             raise
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid on a damaged file is a ValueError
             raise self.unreadable(path, exc) from exc
+        return upgraded(self.table_of(path), frame)
+
+    def table_of(self, path: Path) -> str:
+        """The table a current or history file belongs to (of ``history_files``, of ``current_path``;
+        "" for a file outside both folders)."""
+        file = Path(os.path.abspath(path))
+        for folder in (Path(os.path.abspath(self.current_dir)), Path(os.path.abspath(self.history_dir))):
+            if file.is_relative_to(folder) and file != folder:
+                return file.relative_to(folder).parts[0].removesuffix(".parquet")
+        return ""
 
     def unreadable(self, path: Path, error: Exception) -> StorageError:
         """The error for a warehouse file that cannot be read: the file, the reader's words and what to
@@ -359,8 +362,9 @@ def _read_history_folder(warehouse: Warehouse, folder: Path, columns: Sequence[s
     """The wanted columns of every history file under a table's ``folder``, one row per stored row.
 
     Missing folder -> empty frame. A file without a column gets NaN there; a file without a partition
-    column takes it from its ``name=value`` folder, one without ``run_id`` from its file name; then
-    the evaluation columns get their defaults (``with_evaluation_defaults``)."""
+    column takes it from its ``name=value`` folder, one without ``run_id`` from its file name; each
+    file is upgraded to its table's current shape (``upgraded``), then the evaluation columns get their
+    defaults (``with_evaluation_defaults``)."""
     frames: list[pd.DataFrame] = []
     unreadable: list[str] = []
     paths = sorted(_finished(folder, ".parquet"))
@@ -377,53 +381,13 @@ def _read_history_folder(warehouse: Warehouse, folder: Path, columns: Sequence[s
                 frame[name] = value
         if "run_id" not in frame.columns:
             frame["run_id"] = path.stem
-        frames.append(frame)
+        frames.append(upgraded(warehouse.table_of(path), frame))
     frames = [f for f in frames if not f.empty]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     for column in columns:
         if column not in frame.columns:
             frame[column] = pd.Series(float("nan"), index=frame.index, dtype="float64")
     return HistoryRead(with_evaluation_defaults(frame)[list(columns)], len(paths), tuple(unreadable))
-
-
-def with_evaluation_defaults(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows of runs (a ``run_id`` column) with ``evaluation_id`` and ``evaluation_mode`` everywhere: a
-    missing, null or empty id is the row's run id, a missing mode is full. Other frames unchanged."""
-    if "run_id" not in frame.columns:
-        return frame
-    out = frame.copy()
-    if "evaluation_id" in out.columns:
-        out["evaluation_id"] = out["evaluation_id"].where(_given(out["evaluation_id"]), out["run_id"])
-    else:
-        out["evaluation_id"] = out["run_id"]
-    if "evaluation_mode" in out.columns:
-        out["evaluation_mode"] = out["evaluation_mode"].where(_given(out["evaluation_mode"]), DEFAULT_MODE)
-    else:
-        out["evaluation_mode"] = DEFAULT_MODE
-    return out
-
-
-def evaluation_defaults_sql(columns: Collection[str]) -> str:
-    """The select list of a DuckDB view over history files whose union has ``columns``: every column,
-    with the evaluation columns as ``with_evaluation_defaults`` makes them."""
-    if "run_id" not in columns:
-        return "*"
-    replace, extra = [], []
-    if "evaluation_id" in columns:
-        replace.append("coalesce(nullif(CAST(evaluation_id AS VARCHAR), ''), run_id) AS evaluation_id")
-    else:
-        extra.append("run_id AS evaluation_id")
-    if "evaluation_mode" in columns:
-        replace.append(
-            f"coalesce(nullif(CAST(evaluation_mode AS VARCHAR), ''), '{DEFAULT_MODE}') AS evaluation_mode"
-        )
-    else:
-        extra.append(f"'{DEFAULT_MODE}' AS evaluation_mode")
-    return "*" + (f" REPLACE ({', '.join(replace)})" if replace else "") + "".join(f", {e}" for e in extra)
-
-
-def _given(column: pd.Series) -> pd.Series:
-    return column.notna() & (column.astype("object") != "")
 
 
 def _remove(path: Path) -> None:

@@ -19,14 +19,12 @@ from upath import UPath
 
 from ..core.datasets import ChunkLevelDataset, TokenLevelDataset
 from ..core.errors import StorageError
-from ..core.paths import child_path
 from ..core.project_files import project_dir
 from ..core.warehouse import (
     LEADERBOARD,
     WAREHOUSE_ENV,
     Partition,
     Warehouse,
-    partition_folders,
 )
 from .evaluation_runs import superseded_runs
 
@@ -130,7 +128,11 @@ class ParquetIOManager(dg.UPathIOManager):
     def get_path_for_partition(
         self, context: dg.InputContext | dg.OutputContext, path: UPath, partition: str
     ) -> UPath:
-        return child_path(path, *partition_folders(_partition(context.asset_partitions_def, partition)))
+        """The partition's current file as the warehouse lays it out (``Warehouse.current_path``), without
+        its extension, which the base class adds."""
+        table = context.asset_key.to_user_string()
+        current = self.warehouse.current_path(table, _partition(context.asset_partitions_def, partition))
+        return UPath(current.with_suffix(""))
 
     def dump_to_path(self, context: dg.OutputContext, obj: Any, path: UPath) -> None:
         if not isinstance(obj, pd.DataFrame):

@@ -20,7 +20,6 @@ from ..core.history import HistoryStore, PartitionKey
 from ..core.monitoring_settings import MonitoringSettings, RegressionSettings
 from ..core.regression import RegressionVerdict, regression_verdict
 from ..core.text_table import format_number, markdown_table
-from ..core.warehouse import with_evaluation_defaults
 from .io_managers import WarehouseResource
 from .metric_metadata import metric_value
 from .partitions import CHUNK_CONFIG, PROFILE
@@ -53,7 +52,7 @@ def regression_check(
                 f"{settings.source}: {key} names {', '.join(missing)}, which {table} does not have; leave "
                 "them out or use one of its metric columns"
             )
-        first = with_evaluation_defaults(now.head(1)).iloc[0]  # rows may predate the evaluation columns
+        first = now.iloc[0]  # in the current shape: the IO manager reads through the warehouse
         run_id = str(first["run_id"])
         # the partition's own history only: the check's cost does not grow with other partitions' runs
         with HistoryStore(warehouse.base_dir, partition=partition) as history:

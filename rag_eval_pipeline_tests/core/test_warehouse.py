@@ -15,13 +15,12 @@ import pytest
 
 from rag_eval_pipeline.core.datasets import TokenLevelDataset, TokenLevelExample, read_jsonl_objects
 from rag_eval_pipeline.core.errors import ConfigError, StorageError
+from rag_eval_pipeline.core.table_upgrades import evaluation_defaults_sql, with_evaluation_defaults
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
 from rag_eval_pipeline.core.warehouse import (
     WAREHOUSE_ENV,
     Warehouse,
-    evaluation_defaults_sql,
     partition_folders,
-    with_evaluation_defaults,
 )
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

@@ -16,6 +16,7 @@ from fractions import Fraction
 from functools import partial
 
 from ..embedding.base import Embedder
+from ..metrics.names import HYBRID, KEYWORD, LLM_JUDGE, SEMANTIC_DYNAMIC, SEMANTIC_FIXED
 from ..progress import Progress, no_progress
 from ..types import QuestionId
 from .hybrid import DEFAULT_HYBRID_MARGIN, hybrid_outcome, uncertainty_band
@@ -179,14 +180,14 @@ def method_agreement(
         cv_threshold[i] = row_thresholds[position]
 
     verdicts: dict[EvaluationMethod, list[MetricOutcome]] = {
-        "keyword": [
+        KEYWORD: [
             guarded(partial(keyword_outcome, labels[i].answer, context[i].expected_keywords))
             for i in range(len(labels))
         ],
-        "semantic_fixed": [
+        SEMANTIC_FIXED: [
             guarded(partial(verdict_from, similarity[i], fixed_threshold)) for i in range(len(labels))
         ],
-        "semantic_dynamic": [
+        SEMANTIC_DYNAMIC: [
             guarded(partial(verdict_from, similarity[i], cv_threshold[i], "cross-validated"))
             for i in range(len(labels))
         ],
@@ -202,13 +203,13 @@ def method_agreement(
             for i in usable
         ]
         judged = dict(zip(usable, judge.judge_all(items, progress, budget_usd), strict=True))
-        verdicts["llm_judge"] = [
+        verdicts[LLM_JUDGE] = [
             guarded(partial(_judge_verdict, judged[i], judge))
             if i in judged
             else MetricOutcome.skipped(NO_REFERENCE)
             for i in range(len(labels))
         ]
-        verdicts["hybrid"] = [
+        verdicts[HYBRID] = [
             guarded(
                 partial(
                     hybrid_outcome,
@@ -233,7 +234,7 @@ def no_labels_report(
 ) -> AgreementReport:
     """Without labels nothing can be fitted or compared: the fixed threshold, with ``why``, and an
     empty agreement row per method, so a report always says what was used."""
-    methods: tuple[EvaluationMethod, ...] = ("keyword", "semantic_fixed", "semantic_dynamic")
+    methods: tuple[EvaluationMethod, ...] = (KEYWORD, SEMANTIC_FIXED, SEMANTIC_DYNAMIC)
     return AgreementReport(
         fixed_threshold_choice(fixed_threshold, why, objective),
         tuple(Agreement(m, 0, 0, 0, None, None) for m in methods),

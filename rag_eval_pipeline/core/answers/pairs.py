@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from ..metrics.names import SEMANTIC_SIMILARITY
 from .settings import RankBy
 from .tables import ok_mean
 
@@ -25,7 +26,7 @@ def rank_pairs(metrics: Mapping[str, pd.DataFrame], rank_by: RankBy) -> pd.DataF
                 "profile": str(first["profile"]),
                 "rank_by": rank_by,
                 "rank_value": ok_mean(frame, rank_by),
-                "tie_break": ok_mean(frame, "semantic_similarity"),
+                "tie_break": ok_mean(frame, SEMANTIC_SIMILARITY),
                 "answers_run_id": str(first.get("answers_run_id", "")),
             }
         )

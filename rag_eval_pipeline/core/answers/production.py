@@ -19,6 +19,16 @@ from ..configs import Retriever
 from ..embedding.base import Embedder
 from ..errors import ConfigError, InputError
 from ..llm.accounting import CostEstimate, check_budget
+from ..metrics.names import (
+    AGGREGATED_CONFIDENCE,
+    CITED_MEAN_RANK,
+    CITED_PRECISION_AT_K,
+    CONTEXT_PRECISION,
+    CONTEXT_RECALL_HEURISTIC,
+    CONTEXT_RECALL_LLM,
+    CONTEXT_RELEVANCE,
+    MULTI_SOURCE_AGREEMENT,
+)
 from ..progress import Progress, no_progress
 from ..retrieval.base import QueryTrace, RetrievedChunk
 from ..types import QuestionId
@@ -109,15 +119,15 @@ class ProductionMetrics:
 
 
 OUTCOME_FIELDS = (
-    "context_relevance",
-    "context_precision",
-    "cited_precision_at_k",
-    "cited_mean_rank",
-    "context_recall_heuristic",
-    "context_recall_llm",
-    "aggregated_confidence",
+    CONTEXT_RELEVANCE,
+    CONTEXT_PRECISION,
+    CITED_PRECISION_AT_K,
+    CITED_MEAN_RANK,
+    CONTEXT_RECALL_HEURISTIC,
+    CONTEXT_RECALL_LLM,
+    AGGREGATED_CONFIDENCE,
     "semantic_validation",
-    "multi_source_agreement",
+    MULTI_SOURCE_AGREEMENT,
 )
 
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..errors import ConfigError
+from ..metrics.names import SEMANTIC_SIMILARITY, RankBy
 from ..settings_file import require_integer, require_unit
 
 AnswererChoice = Literal["auto", "llm", "extractive"]
 LLMJudging = Literal["auto", "on", "off"]
 ThresholdObjective = Literal["accuracy", "f1"]
-RankBy = Literal["semantic_similarity", "semantic_dynamic", "semantic_fixed", "keyword", "hybrid"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class SemanticSettings:
 @dataclass(frozen=True)
 class JudgeSettings:
     top_n: int = 5  # chunk config x profile pairs the judge sees, best by rank_by
-    rank_by: RankBy = "semantic_similarity"
+    rank_by: RankBy = SEMANTIC_SIMILARITY
     pass_score: float = 0.6  # a judged score at or above this counts as correct
     repair_attempts: int = 1  # an unparseable judgement is asked for again this many times
 

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 import pandas as pd
 
+from ..metrics.names import CORRECTNESS_METRICS
 from ..retrieval.base import QueryTrace, RetrievedChunk
 from ..tables import records
 from ..types import ChunkId, QuestionId
@@ -172,7 +173,7 @@ def answer_metrics_frame(
     return frame
 
 
-CORRECTNESS_FIELDS = ("keyword", "semantic_similarity", "semantic_fixed", "semantic_dynamic", "hybrid")
+CORRECTNESS_FIELDS = CORRECTNESS_METRICS
 PRODUCTION_VALUE_FIELDS = tuple(
     "semantic_validation_pass_rate" if name == "semantic_validation" else name for name in OUTCOME_FIELDS
 )

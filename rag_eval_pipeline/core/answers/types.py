@@ -11,15 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from ..metrics.names import HYBRID, KEYWORD, LLM_JUDGE, SEMANTIC_DYNAMIC, SEMANTIC_FIXED, EvaluationMethod
 from ..types import ChunkId, QuestionId
 
-EvaluationMethod = Literal["keyword", "semantic_fixed", "semantic_dynamic", "llm_judge", "hybrid"]
 EVALUATION_METHODS: tuple[EvaluationMethod, ...] = (
-    "keyword",
-    "semantic_fixed",
-    "semantic_dynamic",
-    "llm_judge",
-    "hybrid",
+    KEYWORD,
+    SEMANTIC_FIXED,
+    SEMANTIC_DYNAMIC,
+    LLM_JUDGE,
+    HYBRID,
 )
 
 MetricStatus = Literal["ok", "skipped", "failed"]

@@ -13,11 +13,12 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import InputError
+from ..metrics.names import HYBRID, KEYWORD, SEMANTIC_DYNAMIC
 from ..tables import records
 from ..types import ChunkId, QuestionId
 from .attribution import AnswerOutcome
 
-VERDICT_METHODS = ("hybrid", "keyword", "semantic_dynamic")
+VERDICT_METHODS = (HYBRID, KEYWORD, SEMANTIC_DYNAMIC)
 
 
 def answer_outcomes(answers: pd.DataFrame, answer_metrics: pd.DataFrame) -> dict[QuestionId, AnswerOutcome]:

@@ -19,7 +19,7 @@ The synthetic set is computed only when it is used (``QuestionSources.synthetic`
 probe embeds the whole corpus, which is hours on a large document.
 
 Known-item questions (core/generation/known_item.py) are bags of a passage's salient terms: they favour
-keyword retrieval (BM25), so a board ranked on them says so (core/leaderboard/ranking.py).
+keyword retrieval (BM25), so a board ranked on them says so (core/leaderboard/view.py).
 """
 
 from __future__ import annotations

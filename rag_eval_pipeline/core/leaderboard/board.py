@@ -1,9 +1,11 @@
-"""The leaderboard's rows, built from the partitions' metric tables, and its headline metrics.
+"""The leaderboard's rows, built from the partitions' metric tables, and what each view shows of the
+headline metrics (core/metrics/names.py: ``HEADLINE_METRICS``, ``HEADLINE_ANSWER_METRICS``).
 
 A row is one chunk config x profile: the latest retrieval metrics (mean, std and bootstrap 95% CI per
 metric, with the run's provenance); where answers were evaluated, the answer metrics' means; for the
 pairs the judge saw, its verdict. ``build_board`` ranks the rows by the objective (``ranking.py``), with
-statistical tiers from the per-question metrics (``tiers.py``).
+statistical tiers from the per-question metrics (``tiers.py``). The tables are in the current shape
+(core/table_upgrades.py upgrades older ones where the warehouse reads them).
 """
 
 from __future__ import annotations
@@ -18,10 +20,19 @@ from ..costs import COST_BASIS, CostAssumptions, setup_costs
 from ..llm.accounting import PriceTable
 from ..metrics.aggregate import summarize, summarize_table, summary_columns
 from ..metrics.names import (
+    AGGREGATED_CONFIDENCE,
+    CONTEXT_PRECISION,
+    CONTEXT_RECALL_HEURISTIC,
+    CONTEXT_RELEVANCE,
+    CORRECTNESS_METRICS,
+    HEADLINE_ANSWER_METRICS,
+    HEADLINE_METRICS,
+    KEYWORD,
+    LLM_JUDGE,
     MRR,
-    NDCG_AT_K,
     QUERY_COUNT,
     RECALL_AT_K,
+    SEMANTIC_DYNAMIC,
     SPAN_IOU,
     SPAN_PRECISION,
     SPAN_RECALL,
@@ -32,14 +43,8 @@ from ..metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLU
 from ..metrics.traffic import is_weighted, weighted_mean_columns, weighted_means
 from ..monitoring_settings import LeaderboardSettings
 from ..tables import records
-from ..warehouse import with_evaluation_defaults
 from .pareto import mark_front
 from .ranking import ConfiguredNames, Pair, rank_board
-
-# The metrics a reader of the board looks at first (every metric is in the table), in the order every
-# view shows them: retrieval, then answers.
-HEADLINE_METRICS = (SPAN_RECALL, SPAN_PRECISION, SPAN_IOU, RECALL_AT_K, MRR, NDCG_AT_K)
-HEADLINE_ANSWER_METRICS = ("keyword", "semantic_dynamic", "hybrid", "llm_judge")
 
 
 def headline_subset(headline: tuple[str, ...], *names: str) -> tuple[str, ...]:
@@ -54,7 +59,7 @@ def headline_subset(headline: tuple[str, ...], *names: str) -> tuple[str, ...]:
 # What each view shows: the asset's markdown and the HTML table every headline metric, the narrower
 # views a named subset. The terminal table (17 characters per mean and CI): no nDCG@k, no hybrid.
 TERMINAL_METRICS = headline_subset(HEADLINE_METRICS, SPAN_RECALL, SPAN_PRECISION, SPAN_IOU, RECALL_AT_K, MRR)
-TERMINAL_ANSWER_METRICS = headline_subset(HEADLINE_ANSWER_METRICS, "keyword", "semantic_dynamic", "llm_judge")
+TERMINAL_ANSWER_METRICS = headline_subset(HEADLINE_ANSWER_METRICS, KEYWORD, SEMANTIC_DYNAMIC, LLM_JUDGE)
 # `rag-eval status`, beside each evaluated partition's mode and question count.
 STATUS_METRICS = headline_subset(HEADLINE_METRICS, SPAN_RECALL, SPAN_IOU, RECALL_AT_K, MRR)
 # The report's trend panels over runs, the ranking metric first.
@@ -62,15 +67,11 @@ TREND_METRICS = headline_subset(HEADLINE_METRICS, SPAN_IOU, SPAN_RECALL, MRR)
 
 # The answer columns of a row. Means over the rows where each metric is ok (NaN when it never applied).
 ANSWER_MEANS = (
-    "keyword",
-    "semantic_similarity",
-    "semantic_fixed",
-    "semantic_dynamic",
-    "hybrid",
-    "context_relevance",
-    "context_precision",
-    "context_recall_heuristic",
-    "aggregated_confidence",
+    *CORRECTNESS_METRICS,
+    CONTEXT_RELEVANCE,
+    CONTEXT_PRECISION,
+    CONTEXT_RECALL_HEURISTIC,
+    AGGREGATED_CONFIDENCE,
 )
 JUDGE_COLUMNS = ("llm_judge_mean", "llm_judge_accuracy", "llm_judge_n", "llm_judge_failed")
 ANSWER_COLUMNS = (
@@ -124,9 +125,10 @@ def pair_of(frame: pd.DataFrame) -> Pair:
 
 
 def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
-    """A partition's row: its metrics summarized over the questions, and the run's provenance. A metric
-    added after the table was written (the copy-aware spans) is NaN there, with n = 0."""
-    first = with_evaluation_defaults(frame.head(1)).iloc[0]
+    """A partition's row: its metrics summarized over the questions, and the run's provenance. ``frame``
+    is in the current shape (core/table_upgrades.py: the warehouse reads it so); a metric added after
+    the table was written (the copy-aware spans) is NaN there, with n = 0."""
+    first = frame.iloc[0]
     present = [m for m in TOKEN_LEVEL_METRICS if m in frame.columns]
     found = summarize_table(records(frame[present]), present)
     summaries = {m: found[m] if m in found else summarize([], m) for m in TOKEN_LEVEL_METRICS}
@@ -136,10 +138,9 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "top_k": int(first["top_k"]),
         "n_questions": len(frame),
         "question_set": question_set(frame),
-        # "" (the whole corpus) also for metrics written before a config could cover some documents
-        "document_scope": str(first.get("document_scope", "") or ""),
-        # metrics written before stale questions were counted had none
-        "n_stale_questions": int(first.get("n_stale_questions", 0)),
+        # "" for a chunk set over the whole corpus
+        "document_scope": str(first["document_scope"] or ""),
+        "n_stale_questions": int(first["n_stale_questions"]),
         **duplication_columns(frame),
         **summary_columns(summaries),
         **traffic_columns(frame, present),
@@ -150,14 +151,14 @@ def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
         "metrics_created_at": first["created_at"],
         "chunk_config_hash": first["chunk_config_hash"],
         "profile_hash": first["profile_hash"],
-        "profile_version": first.get("profile_version", ""),
-        "retrievers": first.get("retrievers", ""),
+        "profile_version": first["profile_version"],
+        "retrievers": first["retrievers"],
         "embedder_model_id": first["embedder_model_id"],
         "corpus_sha256": first["corpus_sha256"],
         "dataset_sha256": first["dataset_sha256"],
-        # metrics written before the column existed: unknown, so no note on the questions (ranking.py)
-        "question_generators": first.get("question_generators", ""),
-        "experiment_url": first.get("experiment_url", ""),
+        # "" (unknown) for metrics written before the column existed: no note on the questions (view.py)
+        "question_generators": first["question_generators"],
+        "experiment_url": first["experiment_url"],
     }
 
 
@@ -181,8 +182,8 @@ def weighted_column(board: pd.DataFrame, metric: str) -> str | None:
 
 def duplication_columns(frame: pd.DataFrame) -> dict[str, object]:
     """The partition's ``RUN_DUPLICATION_COLUMNS`` from its per-question counts; ``<NA>`` for a table
-    written before they existed (unknown, so no footnote: ranking.py)."""
-    if not set(DUPLICATION_COLUMNS) <= set(frame.columns):
+    written before they existed, whose counts read as ``<NA>`` (unknown, so no footnote: view.py)."""
+    if frame[list(DUPLICATION_COLUMNS)].isna().all().all():
         return dict.fromkeys(RUN_DUPLICATION_COLUMNS, pd.NA)
     counts = ReferenceDuplication.of_questions(*(frame[c].fillna(0) for c in DUPLICATION_COLUMNS))
     return dict(counts.run_columns())
@@ -199,7 +200,7 @@ def answer_columns(
         first = frame.iloc[0]
         row: dict[str, object] = {name: float("nan") for name in ANSWER_COLUMNS}
         row["answerer"] = str(first["answerer"])
-        if "threshold" in frame.columns:
+        if not pd.isna(first["threshold"]):  # NaN: judged before the threshold was recorded
             row["answer_threshold"] = float(first["threshold"])
             row["answer_threshold_how"] = str(first["threshold_how"])
         for metric in ANSWER_MEANS:

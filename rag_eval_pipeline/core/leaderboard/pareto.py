@@ -21,7 +21,7 @@ import pandas as pd
 from ..costs import COST_AXES
 from ..errors import ConfigError
 from ..metrics.names import CONTEXT_TOKENS
-from .ranking import is_ranked, ranked_by
+from .view import is_ranked, ranked_by
 
 DEFAULT_COST_AXIS = CONTEXT_TOKENS
 # The board column that marks the front on the default axis (every view shows it).

@@ -32,7 +32,7 @@ from ..generation.sources import known_item_share
 from .labels import cost_text
 from .pareto import front_rows
 from .power import POWER
-from .ranking import (
+from .view import (
     EXCLUDED_LABEL,
     NOT_COMPARABLE_MARK,
     REMOVED_LABEL,
@@ -117,7 +117,7 @@ def score(row: pd.Series, metric: str) -> str:
 
 def questions(row: pd.Series) -> str:
     n = int(row["n_questions"])
-    quick = row.get("evaluation_mode") == "quick"
+    quick = row["evaluation_mode"] == "quick"
     return f"a quick sample of {n} questions" if quick else f"{n} questions"
 
 
@@ -133,7 +133,7 @@ def describe_metric(metric: str) -> str:
 def objective_line(board: pd.DataFrame, metric: str) -> str:
     parts = [f"{metric}, {describe_metric(metric)}; set in data/monitoring.yaml, leaderboard"]
     for column in ("ranked_by_note", "rank_constraint"):
-        value = board[column].iloc[0] if column in board.columns and len(board) else ""
+        value = board[column].iloc[0] if len(board) else ""
         if isinstance(value, str) and value:
             parts.append(value)
     return "; ".join(parts)

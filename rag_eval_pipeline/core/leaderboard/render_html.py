@@ -30,13 +30,19 @@ from ..costs import (
 )
 from ..files import write_files_atomically
 from ..judging.summary import JudgingSummary
-from ..metrics.names import SPAN_PRECISION, SPAN_RECALL
+from ..metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, SPAN_PRECISION, SPAN_RECALL
 from ..metrics.traffic import traffic_legend
-from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse, with_evaluation_defaults
-from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS, weighted_column
+from ..table_upgrades import with_evaluation_defaults
+from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse
+from .board import TREND_METRICS, weighted_column
 from .labels import cost_text, label
 from .pareto import front_rows, pareto_front
-from .ranking import (
+from .recommendation import recommendation_html
+from .render_health import health_section
+from .render_judging import judging_section
+from .render_table import number
+from .render_waterfall import waterfall_section
+from .view import (
     first_ranked,
     footnotes,
     is_not_comparable,
@@ -46,11 +52,6 @@ from .ranking import (
     ranked_by,
     row_note,
 )
-from .recommendation import recommendation_html
-from .render_health import health_section
-from .render_judging import judging_section
-from .render_table import number
-from .render_waterfall import waterfall_section
 
 # What the trend chart reads from the history of retrieval_metrics_summary (with TREND_METRICS' means).
 HISTORY_COLUMNS = (
@@ -285,7 +286,7 @@ def leaderboard_table(board: pd.DataFrame, headline: Sequence[str], answers: Seq
                 if version
                 else ""
             )
-            # what the board cannot vouch for, where the eye is: under the name (ranking.py)
+            # what the board cannot vouch for, where the eye is: under the name (view.py)
             + (f'<span class="note" data-column="note">{e(row_note(row))}</span>' if row_note(row) else "")
             + "</td>",
             f'<td class="num">{e(row.get("top_k", ""))}</td>',

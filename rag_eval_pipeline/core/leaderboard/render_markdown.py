@@ -7,14 +7,15 @@ import math
 
 import pandas as pd
 
+from ..metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
 from ..metrics.traffic import traffic_legend
 from ..text_table import markdown_table
-from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, weighted_column
+from .board import weighted_column
 from .labels import cost_text, label
-from .ranking import footnotes, has_notes, profile_label, rank_label, ranked_by, row_note
 from .recommendation import recommend
 from .render_table import number
 from .render_text import TERMINAL_COSTS
+from .view import footnotes, has_notes, profile_label, rank_label, ranked_by, row_note
 
 
 def recommendation_markdown(board: pd.DataFrame) -> str:

@@ -9,9 +9,9 @@ from ..costs import CONTEXT_TOKENS_MEAN, INDEX_BYTES, LATENCY_P50, LATENCY_P95, 
 from ..text_table import format_table
 from .labels import cost_text
 from .pareto import cost_column, front_rows
-from .ranking import is_ranked, ranked_by
 from .recommendation import pair, score, tier_of
 from .render_table import number
+from .view import is_ranked, ranked_by
 
 # Every cost of a setup on the front, in this order, under short headers.
 FRONT_COSTS = {

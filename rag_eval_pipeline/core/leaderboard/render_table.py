@@ -18,12 +18,13 @@ from typing import Literal
 import pandas as pd
 
 from ..costs import CONTEXT_TOKENS_MEAN, INDEX_BYTES, LATENCY_P95, USD_PER_1K
+from ..metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
 from ..metrics.traffic import traffic_legend
 from ..significant_digits import significant, significant_text
-from .board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, weighted_column
+from .board import weighted_column
 from .labels import label
 from .pareto import ON_FRONT
-from .ranking import has_notes, rank_label, ranked_by, row_note
+from .view import has_notes, rank_label, ranked_by, row_note
 
 Cell = str | int | float | None
 CellType = Literal["string", "int", "float"]

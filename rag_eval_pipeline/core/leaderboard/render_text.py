@@ -10,9 +10,9 @@ from ..metrics.traffic import traffic_legend
 from ..text_table import format_table
 from .board import TERMINAL_ANSWER_METRICS, TERMINAL_METRICS, weighted_column
 from .labels import cost_text
-from .ranking import footnotes, has_notes, profile_label, rank_label, ranked_by, row_note
 from .recommendation import recommend
 from .render_table import number
+from .view import footnotes, has_notes, profile_label, rank_label, ranked_by, row_note
 
 # The costs beside k, under short headers: the tokens the generator reads, the p95 search latency.
 TERMINAL_COSTS = {CONTEXT_TOKENS_MEAN: "context", LATENCY_P95: "p95"}

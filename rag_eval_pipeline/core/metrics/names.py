@@ -1,11 +1,14 @@
-"""The names of the per-question retrieval metrics, in one place: the evaluation computes them
-(core/evaluation.py), the settings name them (the leaderboard's objective), history and the leaderboard
-store them. A light module, so a settings file can check a name without importing the evaluation.
+"""The names of the per-question metrics, retrieval and answers, in one place, and the headline lists
+every view picks from: the evaluation computes them (core/evaluation.py, core/answers/), the settings
+name them (the leaderboard's objective), history and the leaderboard store them. A light module, so a
+settings file can check a name without importing the evaluation.
 
 The package spells a metric's name only here (``rag_eval_pipeline_tests/test_layout.py`` guards it):
 elsewhere a name is one of the constants below, or built by ``budget_metric_name``."""
 
 from __future__ import annotations
+
+from typing import Final, Literal
 
 # Span metrics (span_metrics.py): the reference characters the top-k holds, over the reference
 # (recall), over the retrieved text (precision) and over their union (IoU); chroma variants.
@@ -75,3 +78,46 @@ WEIGHTED_MEAN_SUFFIX = "_weighted_mean"
 def weighted_mean_column(metric: str) -> str:
     """``span_recall_1000t`` weighted by traffic is ``span_recall_1000t_weighted_mean``."""
     return metric + WEIGHTED_MEAN_SUFFIX
+
+
+# Answer metrics (core/answers/): whether an answer is correct, by method (agreement.py, hybrid.py) ...
+KEYWORD: Final = "keyword"  # the reference's keywords are in the answer
+SEMANTIC_SIMILARITY: Final = "semantic_similarity"  # the cosine of the answer and the reference
+SEMANTIC_FIXED: Final = "semantic_fixed"  # that similarity over the fixed threshold
+SEMANTIC_DYNAMIC: Final = "semantic_dynamic"  # ... over the threshold fitted on labelled answers
+HYBRID: Final = "hybrid"  # semantic_dynamic, with the LLM judge deciding near the threshold
+LLM_JUDGE: Final = "llm_judge"  # the LLM judge's verdict (its own table, answer_judgements)
+CORRECTNESS_METRICS = (KEYWORD, SEMANTIC_SIMILARITY, SEMANTIC_FIXED, SEMANTIC_DYNAMIC, HYBRID)
+# ... and how the answer uses its context, measurable in production without a reference (production.py)
+CONTEXT_RELEVANCE = "context_relevance"
+CONTEXT_PRECISION = "context_precision"
+CITED_PRECISION_AT_K = "cited_precision_at_k"
+CITED_MEAN_RANK = "cited_mean_rank"
+CONTEXT_RECALL_HEURISTIC = "context_recall_heuristic"
+CONTEXT_RECALL_LLM = "context_recall_llm"
+AGGREGATED_CONFIDENCE = "aggregated_confidence"
+MULTI_SOURCE_AGREEMENT = "multi_source_agreement"
+PRODUCTION_METRICS = (
+    CONTEXT_RELEVANCE,
+    CONTEXT_PRECISION,
+    CITED_PRECISION_AT_K,
+    CITED_MEAN_RANK,
+    CONTEXT_RECALL_HEURISTIC,
+    CONTEXT_RECALL_LLM,
+    AGGREGATED_CONFIDENCE,
+    MULTI_SOURCE_AGREEMENT,
+)
+ANSWER_METRICS = (*CORRECTNESS_METRICS, LLM_JUDGE, *PRODUCTION_METRICS)
+# The answer methods as types: ``Literal`` needs the names spelled, so they are spelled here, beside the
+# constants (mypy checks a constant passed where one is expected).
+EvaluationMethod = Literal["keyword", "semantic_fixed", "semantic_dynamic", "llm_judge", "hybrid"]
+RankBy = Literal["semantic_similarity", "semantic_dynamic", "semantic_fixed", "keyword", "hybrid"]
+
+# The metrics a reader of the board looks at first (every metric is in the table), in the order every
+# view shows them: retrieval, then answers. Each view shows these or a named subset
+# (core/leaderboard/board.py: ``headline_subset``).
+HEADLINE_METRICS = (SPAN_RECALL, SPAN_PRECISION, SPAN_IOU, RECALL_AT_K, MRR, NDCG_AT_K)
+HEADLINE_ANSWER_METRICS = (KEYWORD, SEMANTIC_DYNAMIC, HYBRID, LLM_JUDGE)
+
+# Every metric name the package spells (test_layout.py: nowhere but here).
+METRIC_NAMES = TOKEN_LEVEL_METRICS + ANSWER_METRICS

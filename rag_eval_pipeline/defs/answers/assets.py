@@ -36,6 +36,7 @@ from ...core.embedding.prefetch import PrefetchEmbedder
 from ...core.generation.settings import GenerationSettings
 from ...core.llm.accounting import check_total_budget
 from ...core.llm.client import LLMClient
+from ...core.metrics.names import CITED_MEAN_RANK, CORRECTNESS_METRICS, PRODUCTION_METRICS
 from ...core.tables import questions_from_frame, records, retrieved_from_frame, stale_question_count
 from ...core.text_table import markdown_table
 from ...core.types import ChunkId, QuestionId
@@ -59,16 +60,9 @@ from ...lib.step_inputs import (
 from ...lib.step_progress import progress_for
 from ...lib.step_redaction import redacts_secrets
 
-CORRECTNESS_METRICS = ("keyword", "semantic_similarity", "semantic_fixed", "semantic_dynamic", "hybrid")
-PRODUCTION_METRICS = (
-    "context_relevance",
-    "context_precision",
-    "cited_precision_at_k",
-    "context_recall_heuristic",
-    "context_recall_llm",
-    "aggregated_confidence",
-    "multi_source_agreement",
-)
+# What the asset summarizes per run: correctness and the production scores (cited_mean_rank is a rank,
+# not a score: not among them).
+SUMMARY_METRICS = CORRECTNESS_METRICS + tuple(m for m in PRODUCTION_METRICS if m != CITED_MEAN_RANK)
 
 
 def judge_client(
@@ -388,7 +382,7 @@ def answer_metrics(
         **provenance,
         "n_questions": len(frame),
         "n_answers_failed": int((answers["status"] != "ok").sum()),
-        **outcome_summary(frame, CORRECTNESS_METRICS + PRODUCTION_METRICS),
+        **outcome_summary(frame, SUMMARY_METRICS),
         **{f"semantic_validation_{v}": int((frame["semantic_validation"] == v).sum()) for v in VERDICTS},
         **{f"agreement_{p}": int((frame["agreement_pattern"] == p).sum()) for p in PATTERNS},
         **production.as_metadata(),
@@ -425,7 +419,7 @@ def answer_metrics_metadata(
 ) -> "dict[str, dg.RawMetadataValue]":
     """Means the UI plots over time, the counts behind them, the threshold and what escalation saved."""
     metadata: dict[str, dg.RawMetadataValue] = {"n_questions": summary["n_questions"]}
-    for name in CORRECTNESS_METRICS + PRODUCTION_METRICS:
+    for name in SUMMARY_METRICS:
         mean = summary[f"{name}_mean"]
         if isinstance(mean, float) and mean == mean:  # not NaN
             metadata[name] = metric_value(mean)

@@ -14,9 +14,8 @@ from ...core.evaluation import token_level_result
 from ...core.generation.settings import GenerationSettings
 from ...core.generation.sources import question_generators
 from ...core.langsmith.experiments import ExperimentRow
-from ...core.leaderboard.board import HEADLINE_METRICS
 from ...core.metrics.aggregate import MetricSummary, summary_columns
-from ...core.metrics.names import weighted_mean_column
+from ...core.metrics.names import HEADLINE_METRICS, weighted_mean_column
 from ...core.metrics.reference_copies import ReferenceDuplication
 from ...core.metrics.traffic import traffic_legend, weighted_mean_columns
 from ...core.question_catalog import UNSPECIFIED, question_type_of

@@ -10,12 +10,12 @@ from ...core.judging.store import JudgingStore
 from ...core.judging.summary import JudgingSummary, judging_summary
 from ...core.leaderboard.board import build_board
 from ...core.leaderboard.pareto import front_names
-from ...core.leaderboard.ranking import board_facts, footnotes
 from ...core.leaderboard.render_html import write_report
 from ...core.leaderboard.render_judging import judging_markdown
 from ...core.leaderboard.render_markdown import leaderboard_markdown, recommendation_markdown
 from ...core.leaderboard.render_table import board_table
 from ...core.leaderboard.render_waterfall import diagnostics_markdown
+from ...core.leaderboard.view import board_facts, footnotes
 from ...core.llm.accounting import PriceTable
 from ...core.monitoring_settings import MonitoringSettings
 from ...lib.freshness import READS_LEADERBOARD_SETTINGS, READS_SETUPS

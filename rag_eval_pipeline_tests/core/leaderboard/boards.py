@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
-from rag_eval_pipeline.core.leaderboard.board import HEADLINE_METRICS
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board
+from rag_eval_pipeline.core.metrics.names import HEADLINE_METRICS
 from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

@@ -22,6 +22,7 @@ from rag_eval_pipeline.core.metrics.aggregate import summarize
 from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
 from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
+from rag_eval_pipeline.core.table_upgrades import upgrade_retrieval_metrics
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 CONFIGURED = ConfiguredNames(frozenset({"fixed", "recursive"}), frozenset({"top2"}))
@@ -33,26 +34,29 @@ def retrieval_metrics(
 ) -> pd.DataFrame:
     """A partition's per-question metrics; ``evaluation`` (evaluation_id, evaluation_mode) as the run
     wrote them: none for a table written before evaluations were tagged."""
-    return pd.DataFrame(
-        [
-            {
-                "question_id": f"q{i}",
-                "chunk_config": chunk_config,
-                "profile": "top2",
-                "top_k": 2,
-                **{m: 0.5 for m in TOKEN_LEVEL_METRICS},
-                "span_iou": value,
-                "run_id": run,
-                "created_at": created_at,
-                "chunk_config_hash": "c",
-                "profile_hash": "p",
-                "embedder_model_id": "e",
-                "corpus_sha256": "corpus",
-                "dataset_sha256": "d1",
-                **evaluation,
-            }
-            for i, value in enumerate(iou)
-        ]
+    # as the warehouse reads it (core/table_upgrades.py): a table written before some columns, upgraded
+    return upgrade_retrieval_metrics(
+        pd.DataFrame(
+            [
+                {
+                    "question_id": f"q{i}",
+                    "chunk_config": chunk_config,
+                    "profile": "top2",
+                    "top_k": 2,
+                    **{m: 0.5 for m in TOKEN_LEVEL_METRICS},
+                    "span_iou": value,
+                    "run_id": run,
+                    "created_at": created_at,
+                    "chunk_config_hash": "c",
+                    "profile_hash": "p",
+                    "embedder_model_id": "e",
+                    "corpus_sha256": "corpus",
+                    "dataset_sha256": "d1",
+                    **evaluation,
+                }
+                for i, value in enumerate(iou)
+            ]
+        )
     )
 
 

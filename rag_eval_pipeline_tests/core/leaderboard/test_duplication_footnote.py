@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rag_eval_pipeline.core.leaderboard.ranking import duplication_footnote, footnotes
+from rag_eval_pipeline.core.leaderboard.view import duplication_footnote, footnotes
 from rag_eval_pipeline_tests.core.leaderboard.boards import ranked
 from rag_eval_pipeline_tests.core.leaderboard.test_questions_footnote import shown
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.leaderboard.ranking import footnotes, questions_footnote
 from rag_eval_pipeline.core.leaderboard.render_html import render_report
 from rag_eval_pipeline.core.leaderboard.render_markdown import leaderboard_markdown
 from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard
+from rag_eval_pipeline.core.leaderboard.view import footnotes, questions_footnote
 from rag_eval_pipeline_tests.chromium import parse_dom
 from rag_eval_pipeline_tests.core.leaderboard.boards import NOW, ranked
 

@@ -8,17 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 
-from rag_eval_pipeline.core.leaderboard.ranking import (
-    ConfiguredNames,
-    board_facts,
-    first_ranked,
-    footnotes,
-    rank_board,
-    rank_label,
-    reference_value,
-    row_note,
-)
+from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board, reference_value
+from rag_eval_pipeline.core.leaderboard.view import board_facts, first_ranked, footnotes, rank_label, row_note
 from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
+from rag_eval_pipeline.core.table_upgrades import upgrade_leaderboard
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 CONFIGURED = ConfiguredNames(frozenset({"fixed", "recursive"}), frozenset({"top2", "top4"}))
@@ -177,21 +170,30 @@ def test_reference_value_ties_go_to_the_most_recent_row() -> None:
 
 
 def test_boards_written_before_the_marks_render_as_before() -> None:
-    old = pd.DataFrame([{"rank": 1, "chunk_config": "fixed", "profile": "top2"}])
+    # stored boards of older shapes, read as the warehouse reads them (core/table_upgrades.py)
+    old = upgrade_leaderboard(pd.DataFrame([{"rank": 1, "chunk_config": "fixed", "profile": "top2"}]))
     assert rank_label(old.iloc[0]) == "1" and row_note(old.iloc[0]) == "" and footnotes(old) == []
     # before the objective: rows on other questions kept their rank, marked; an unranked row was removed
-    before = pd.DataFrame(
-        [
-            {"rank": 1, "chunk_config": "fixed", "profile": "top2", "other_dataset": True, "removed": False},
-            {
-                "rank": None,
-                "chunk_config": "gone",
-                "profile": "top2",
-                "other_dataset": False,
-                "removed": True,
-            },
-        ]
-    ).assign(dataset_sha256=["d2", "d1"], n_questions=85, evaluation_mode="full")
+    before = upgrade_leaderboard(
+        pd.DataFrame(
+            [
+                {
+                    "rank": 1,
+                    "chunk_config": "fixed",
+                    "profile": "top2",
+                    "other_dataset": True,
+                    "removed": False,
+                },
+                {
+                    "rank": None,
+                    "chunk_config": "gone",
+                    "profile": "top2",
+                    "other_dataset": False,
+                    "removed": True,
+                },
+            ]
+        ).assign(dataset_sha256=["d2", "d1"], n_questions=85, evaluation_mode="full")
+    )
     assert [rank_label(r) for _, r in before.iterrows()] == ["1*", "-"]
     assert "evaluated on other questions" in footnotes(before)[0]
 

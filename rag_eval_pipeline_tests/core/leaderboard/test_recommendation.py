@@ -9,8 +9,7 @@ from datetime import timedelta
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.leaderboard.board import HEADLINE_METRICS
-from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, board_facts, rank_board
+from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board
 from rag_eval_pipeline.core.leaderboard.recommendation import (
     KNOWN_ITEM_WARNING,
     recommend,
@@ -19,6 +18,9 @@ from rag_eval_pipeline.core.leaderboard.recommendation import (
 from rag_eval_pipeline.core.leaderboard.render_html import render_report
 from rag_eval_pipeline.core.leaderboard.render_markdown import recommendation_markdown
 from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard, format_recommendation
+from rag_eval_pipeline.core.leaderboard.view import board_facts
+from rag_eval_pipeline.core.metrics.names import HEADLINE_METRICS
+from rag_eval_pipeline.core.table_upgrades import upgrade_leaderboard
 from rag_eval_pipeline_tests.chromium import parse_dom
 from rag_eval_pipeline_tests.core.leaderboard.boards import NOW
 from rag_eval_pipeline_tests.core.leaderboard.test_ranking import row
@@ -185,7 +187,8 @@ def test_boards_that_cannot_recommend_say_why() -> None:
     nothing = board(setup("gone", "top2", 40, tokens=500))
     assert recommend(nothing).headline == "No recommendation: no setup is ranked"
     assert details(nothing)["not ranked"] == "1 removed (rank -)"
-    before = pd.DataFrame([{"rank": 1, "chunk_config": "fixed", "profile": "top2"}])  # a board from before
+    # a board from before, as the warehouse reads it
+    before = upgrade_leaderboard(pd.DataFrame([{"rank": 1, "chunk_config": "fixed", "profile": "top2"}]))
     assert recommend(before).headline.startswith("Best by span IoU: fixed x top2 (a leaderboard built before")
 
 

@@ -9,11 +9,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.leaderboard.board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, TREND_METRICS
+from rag_eval_pipeline.core.leaderboard.board import TREND_METRICS
 from rag_eval_pipeline.core.leaderboard.labels import label
 from rag_eval_pipeline.core.leaderboard.pareto import front_rows
-from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, footnotes, rank_board, ranked_by
+from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board
 from rag_eval_pipeline.core.leaderboard.render_html import HISTORY_COLUMNS, render_report, write_report
+from rag_eval_pipeline.core.leaderboard.view import footnotes, ranked_by
+from rag_eval_pipeline.core.metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
+from rag_eval_pipeline.core.table_upgrades import upgrade_leaderboard
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline_tests import chromium as chromium_module
 from rag_eval_pipeline_tests.chromium import Node, parse_dom, rendered_dom
@@ -65,7 +68,8 @@ def board_frame(rows: list[tuple[str, str, float, float]] = BOARD, answers: bool
             "index_usd": 0.0,
         }
         records.append(row)
-    return pd.DataFrame(records)
+    # a board as stored before the ranking's flags existed, read as the warehouse reads it
+    return upgrade_leaderboard(pd.DataFrame(records))
 
 
 def trend_value(metric: str, run: str) -> float:

@@ -3,9 +3,9 @@ mean), the marks and notes of ranking.py, and their legend as markdown line brea
 
 from __future__ import annotations
 
-from rag_eval_pipeline.core.leaderboard.board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
-from rag_eval_pipeline.core.leaderboard.ranking import footnotes
 from rag_eval_pipeline.core.leaderboard.render_markdown import leaderboard_markdown
+from rag_eval_pipeline.core.leaderboard.view import footnotes
+from rag_eval_pipeline.core.metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
 from rag_eval_pipeline_tests.core.leaderboard.boards import ranked
 
 

@@ -7,9 +7,9 @@ import json
 
 import pandas as pd
 
-from rag_eval_pipeline.core.leaderboard.board import HEADLINE_METRICS
-from rag_eval_pipeline.core.leaderboard.ranking import rank_label, row_note
 from rag_eval_pipeline.core.leaderboard.render_table import board_table
+from rag_eval_pipeline.core.leaderboard.view import rank_label, row_note
+from rag_eval_pipeline.core.metrics.names import HEADLINE_METRICS
 from rag_eval_pipeline_tests.core.leaderboard.boards import ranked
 
 RETRIEVAL = ["span recall", "span precision", "span IoU", "recall@k", "MRR", "nDCG@k"]

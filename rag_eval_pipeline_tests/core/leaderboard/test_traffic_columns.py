@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rag_eval_pipeline.core.leaderboard.board import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
 from rag_eval_pipeline.core.leaderboard.labels import label
-from rag_eval_pipeline.core.leaderboard.ranking import footnotes
 from rag_eval_pipeline.core.leaderboard.render_html import render_report
 from rag_eval_pipeline.core.leaderboard.render_markdown import leaderboard_markdown
+from rag_eval_pipeline.core.leaderboard.view import footnotes
+from rag_eval_pipeline.core.metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
 from rag_eval_pipeline.core.metrics.traffic import traffic_legend
 from rag_eval_pipeline_tests.chromium import parse_dom
 from rag_eval_pipeline_tests.core.leaderboard.boards import ranked
