@@ -430,9 +430,13 @@ def _sync_partitions(files: ProjectFiles, fmt: str) -> None:
 
 
 def _evaluate(args: argparse.Namespace, files: ProjectFiles, chunk_configs: Sequence[str]) -> int:
-    from .runs import execute_evaluation
+    from ..runner.evaluate import EvaluationOrder
+    from .evaluation import run_evaluation
 
     if not chunk_configs:
         print("nothing new to evaluate")
         return 0
-    return execute_evaluation(files, chunk_configs=chunk_configs, mode=args.mode, launch_url=args.launch)
+    order = EvaluationOrder(
+        chunk_configs=chunk_configs, mode=args.mode, launch_url=args.launch, show_progress=sys.stderr.isatty()
+    )
+    return run_evaluation(files, order)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, get_args
 from ..core.document_scope import resolve_documents
 from ..core.errors import InputError
 from ..core.generation.settings import TokenLevelGenerator
-from ..core.monitoring_settings import EVALUATION_MODES, EvaluationMode, MonitoringSettings
+from ..core.monitoring_settings import EVALUATION_MODES
 from ..core.project_files import ProjectFiles
 from .output import add_format_argument, render_records
 
@@ -28,188 +28,6 @@ DEFAULT_LAUNCH_URL = "http://127.0.0.1:3000"
 # `rag-eval query` and `--help` start quickly.
 if TYPE_CHECKING:
     import dagster as dg
-    import pandas as pd
-
-    from ..runner.outcome import EvaluationOutcome
-    from ..runner.plan import PlannedRun
-
-
-def execute_evaluation(
-    files: ProjectFiles,
-    chunk_configs: Sequence[str] | None = None,
-    profiles: Sequence[str] | None = None,
-    mode: EvaluationMode = "full",
-    sample_size: int | None = None,
-    launch_url: str | None = None,
-    resume_id: str | None = None,
-    force: bool = False,
-) -> int:
-    """`rag-eval run`: a new evaluation id (or, resuming, the given one's), printed first and last; the
-    leaderboard, marked where it is not this evaluation's; what ran, what failed and why, what did not
-    run and why. Exit 2 when a run failed on bad input (or the input is bad before any run, or the
-    webserver of --launch cannot take the runs), 1 when a run failed otherwise."""
-    from ..core.evaluation_ids import new_evaluation_id
-    from ..core.progress import show_progress_bars
-    from ..core.warehouse import LEADERBOARD, Warehouse
-    from ..runner.in_process import execute_plan, sync_configs
-    from ..runner.instance import project_instance
-    from ..runner.launch import DagsterWebserver, LaunchError, launch_main_job
-    from ..runner.plan import EvaluationRequest, plan_main_job
-    from ..runner.resume import plan_resume
-    from ..runner.up_to_date import UpToDate
-
-    if sample_size is not None and (mode != "quick" or sample_size < 1):
-        print("error: --sample-size takes a number >= 1 and applies to --mode quick only", file=sys.stderr)
-        return 2
-    show = sys.stderr.isatty()
-    evaluation_id = resume_id or new_evaluation_id()
-    try:
-        configs = files.load_configs()
-        with project_instance(files.root) as instance:
-            evaluated_before = False
-            if resume_id is not None:
-                resume = plan_resume(instance, resume_id, configs)
-                request, plan, evaluated_before = resume.request, list(resume.to_run), resume.evaluated_before
-            else:
-                plan = plan_main_job(configs, chunk_configs, profiles)
-                request = EvaluationRequest.of_plan(plan, evaluation_id, mode, sample_size)
-            if request.mode == "quick" or any(r.stage == "leaderboard" for r in plan):
-                # a broken file stops here, not in every partition, nor in the leaderboard at the end
-                files.load_settings(MonitoringSettings)
-            # before any run: a large corpus is announced with its estimate, a broken one stops here
-            chunking = [r.chunk_config for r in plan if r.chunk_config and r.stage == "chunking"]
-            ingestion = any(r.stage == "ingestion" for r in plan)
-            for warning in files.workload(chunking, ingestion).warnings() if chunking or ingestion else ():
-                print(f"warning: {warning}", file=sys.stderr)
-            if ingestion:  # a golden set asked for and missing (or a broken generation.yaml) stops here
-                files.question_sources()
-            where = f"submitted to {DagsterWebserver(launch_url).url}" if launch_url else "in process"
-            if resume_id is not None:
-                print(
-                    f"evaluation {evaluation_id} ({request.mode} mode), resumed: {resume.succeeded} of its "
-                    f"{len(resume.planned)} planned runs succeeded before"
-                    + (f"; {_plan_summary(plan)} to run, {where}" if plan else ""),
-                    flush=True,
-                )
-                if not plan:
-                    print(f"evaluation {evaluation_id}: nothing to resume, every planned run succeeded")
-                    return 0
-            else:
-                print(f"evaluation {evaluation_id} ({mode} mode): {_plan_summary(plan)}, {where}", flush=True)
-            if launch_url:
-                outcome = launch_main_job(
-                    launch_url,
-                    configs,
-                    plan,
-                    request,
-                    show_progress=show,
-                    evaluated_before=evaluated_before,
-                    up_to_date=None if force else UpToDate(instance),
-                    instance=instance,
-                )
-            else:
-                if show:
-                    show_progress_bars()
-                sync_configs(instance, configs)
-                outcome = execute_plan(
-                    instance,
-                    request,
-                    plan,
-                    show_progress=show,
-                    evaluated_before=evaluated_before,
-                    force=force,
-                    profiles=request.profiles_of(configs),
-                )
-    except (InputError, LaunchError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        where = "the submitted runs go on in Dagster; " if launch_url else ""
-        print(
-            f"\ninterrupted: {where}`rag-eval status {evaluation_id}` shows what ran; "
-            f"`rag-eval run --resume {evaluation_id}` runs what did not succeed",
-            file=sys.stderr,
-        )
-        return 130
-    print_leaderboard(Warehouse.in_project(files.root).read_current(LEADERBOARD), outcome)
-    for failed in outcome.of_state("failed"):
-        print(f"FAILED: {failed.describe()}", file=sys.stderr)
-    for line in outcome.not_run_lines():
-        print(f"NOT RUN: {line}", file=sys.stderr)
-    if outcome.cancelled:
-        stopped = [r.planned.label for r in outcome.of_state("cancelled")]
-        print(f"CANCELLED: evaluation {evaluation_id} was cancelled ({', '.join(stopped)})", file=sys.stderr)
-    if outcome.exit_code:
-        print(
-            ("" if outcome.cancelled else "after fixing the cause, ")
-            + f"`rag-eval run --resume {evaluation_id}` runs only the runs that did not succeed",
-            file=sys.stderr,
-        )
-    print(f"evaluation {evaluation_id}: {outcome.counts()}; details: rag-eval status {evaluation_id}")
-    return outcome.exit_code
-
-
-def print_leaderboard(board: pd.DataFrame | None, outcome: EvaluationOutcome) -> None:
-    """The current leaderboard, said plainly when it is not this evaluation's (its leaderboard run did
-    not run or failed, or another run wrote the current one), each row from an earlier evaluation noted
-    (its partition was not in this one, or failed in it)."""
-    from ..core.leaderboard.render_text import format_leaderboard
-
-    evaluation_id = outcome.request.evaluation_id
-    if board is None:
-        print(f"no leaderboard yet: evaluation {evaluation_id} did not build one", file=sys.stderr)
-        return
-    built_by = str(board["run_id"].iloc[0]) if "run_id" in board.columns and len(board) else ""
-    own_run = outcome.leaderboard_run_id
-    leaderboard_run = next((r for r in outcome.runs if r.planned.stage == "leaderboard"), None)
-    current = leaderboard_run is not None and leaderboard_run.state == "up to date"
-    if current:
-        print(
-            f"up to date: nothing the leaderboard reads changed since run {built_by[:8] or '?'} built it; "
-            "`rag-eval run --force` evaluates again"
-        )
-    elif own_run is None or own_run != built_by:
-        if own_run is not None:
-            why = f"its leaderboard run {own_run[:8]} wrote elsewhere or was overtaken"
-        elif leaderboard_run is None or leaderboard_run.state == "not run":
-            cause = leaderboard_run.blocked_by if leaderboard_run is not None else ""
-            why = f"its leaderboard did not run ({cause})" if cause else "its leaderboard did not run"
-        else:
-            why = "its leaderboard run failed"
-        created = (
-            str(board["created_at"].iloc[0])[:19] if "created_at" in board.columns and len(board) else "?"
-        )
-        print(
-            f"NOT THE LEADERBOARD OF EVALUATION {evaluation_id}: {why}. Below is the current leaderboard, "
-            f"built earlier by run {built_by[:8] or '?'} ({created})"
-        )
-    # boards written before rows carried their evaluation count as earlier evaluations'
-    ids = [str(v) for v in board["evaluation_id"]] if "evaluation_id" in board.columns else [""] * len(board)
-    notes = [
-        "" if note is None or note != note else str(note)  # NaN != NaN
-        for note in (board["note"] if "note" in board.columns else [None] * len(board))
-    ]
-    earlier = [i for i, row_evaluation in enumerate(ids) if row_evaluation != evaluation_id]
-    for i in earlier:
-        mark = f"from {ids[i]}" if ids[i] else "from an earlier evaluation"
-        notes[i] = f"{notes[i]}; {mark}" if notes[i] else mark
-    print(format_leaderboard(board.assign(note=notes) if earlier else board))
-    if len(earlier) and current:
-        print(
-            f"note 'from <evaluation>': the evaluation that last computed each row ({evaluation_id} skipped it)"
-        )
-    elif len(earlier):
-        print(
-            f"note 'from <evaluation>': {len(earlier)} row(s) hold metrics of an earlier evaluation, not of "
-            f"{evaluation_id} (it did not evaluate that partition, found it up to date, or its run failed)"
-        )
-
-
-def _plan_summary(plan: Sequence[PlannedRun]) -> str:
-    from ..runner.plan import STAGES
-
-    counts = Counter(r.stage for r in plan)
-    return " + ".join(f"{counts[s]} {s}" for s in STAGES if counts[s]) + " runs"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -314,8 +132,10 @@ def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
                 file=sys.stderr,
             )
             return 2
-        return execute_evaluation(
-            files,
+        from ..runner.evaluate import EvaluationOrder
+        from .evaluation import run_evaluation
+
+        order = EvaluationOrder(
             chunk_configs=names(args.chunk_configs),
             profiles=names(args.profiles),
             mode=args.mode or "full",
@@ -323,7 +143,9 @@ def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
             launch_url=args.launch,
             resume_id=args.resume,
             force=args.force,
+            show_progress=sys.stderr.isatty(),
         )
+        return run_evaluation(files, order)
     if args.command == "list" and args.limit < 1:
         print("error: --limit must be at least 1", file=sys.stderr)
         return 2
