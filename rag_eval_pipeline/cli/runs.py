@@ -20,6 +20,7 @@ from ..core.generation.settings import TokenLevelGenerator
 from ..core.monitoring_settings import EVALUATION_MODES
 from ..core.project_files import ProjectFiles
 from .output import add_format_argument, render_records
+from .registry import CommandContext, add_command
 
 # Where `make ui` (`dagster dev`) listens: what `--launch` submits to by default.
 DEFAULT_LAUNCH_URL = "http://127.0.0.1:3000"
@@ -36,10 +37,8 @@ if TYPE_CHECKING:
 GENERATORS: tuple[str, ...] = get_args(TokenLevelGenerator)
 
 
-def add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    run = commands.add_parser(
-        "run", help="evaluate every partition (one Dagster run each), print the leaderboard"
-    )
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = add_command(commands, "run")
     add_selection_arguments(run)
     run.add_argument(
         "--launch",
@@ -61,18 +60,13 @@ def add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="run only what did not succeed in that evaluation (killed, failed or never started), with "
         "its own selection and mode, under its id; then the leaderboard",
     )
-    status = commands.add_parser(
-        "status", help="the runs of an evaluation (or one run): status, trigger, profiles, questions, metrics"
-    )
+    status = add_command(commands, "status")
     status.add_argument("ref", help="an evaluation id or a run id, or a unique prefix of either")
     add_format_argument(status)
-    listed = commands.add_parser("list", help="the recent evaluations")
+    listed = add_command(commands, "list")
     listed.add_argument("--limit", type=int, default=10, help="how many (default 10)")
     add_format_argument(listed)
-    cancel = commands.add_parser(
-        "cancel",
-        help="cancel an evaluation (every run not ended) or one run: status cancelling, then cancelled",
-    )
+    cancel = add_command(commands, "cancel")
     cancel.add_argument("ref", help="an evaluation id or a run id, or a unique prefix of either")
     cancel.add_argument(
         "--wait",
@@ -82,11 +76,7 @@ def add_runs_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="how long to wait for the runs to end (default 60; 0: ask and return)",
     )
     add_format_argument(cancel)
-    regenerate = commands.add_parser(
-        "regenerate-questions",
-        help="re-materialize synthetic_questions and eval_questions in process: for every document "
-        "(--all, the default) or for some documents, keeping the other documents' questions",
-    )
+    regenerate = add_command(commands, "regenerate-questions")
     regenerate.add_argument(
         "--generator", choices=GENERATORS, help="override token_level.generator of data/generation.yaml"
     )
@@ -126,12 +116,9 @@ def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         selection = ("chunk_configs", "profiles", "mode", "sample_size")
         chosen = [f"--{n.replace('_', '-')}" for n in selection if getattr(args, n) is not None]
         if args.resume is not None and chosen:
-            print(
-                f"error: --resume runs the evaluation with its own selection and mode: leave out "
-                f"{', '.join(chosen)}",
-                file=sys.stderr,
+            raise InputError(
+                f"--resume runs the evaluation with its own selection and mode: leave out {', '.join(chosen)}"
             )
-            return 2
         from ..runner.evaluate import EvaluationOrder
         from .evaluation import run_evaluation
 
@@ -147,11 +134,9 @@ def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         )
         return run_evaluation(files, order)
     if args.command == "list" and args.limit < 1:
-        print("error: --limit must be at least 1", file=sys.stderr)
-        return 2
+        raise InputError("--limit must be at least 1")
     if args.command == "cancel" and args.wait < 0:
-        print("error: --wait takes a number of seconds >= 0", file=sys.stderr)
-        return 2
+        raise InputError("--wait takes a number of seconds >= 0")
     from ..runner.instance import project_instance
     from ..runner.run_status import (  # only status and list: `run` does not pay for their imports
         evaluation_status,
@@ -161,39 +146,31 @@ def run_runs_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         status_records,
     )
 
-    try:
-        with project_instance(files.root) as instance:
-            if args.command in ("status", "list"):
-                for orphan in fail_orphaned_runs(instance):
-                    where = " ".join(p for p in (orphan.run_id[:8], orphan.job_name, orphan.partition) if p)
-                    print(f"marked failed: run {where}: {orphan.message}", file=sys.stderr)
-            if args.command == "status":
-                if args.format == "table":
-                    print(evaluation_status(instance, args.ref))
-                else:
-                    print(render_records(status_records(instance, args.ref), args.format))
-                return 0
-            if args.command == "list":
-                summaries = recent_evaluations(instance, args.limit)
-                if args.format != "table":
-                    print(render_records([s.record() for s in summaries], args.format))
-                else:
-                    print(
-                        format_evaluations(summaries)
-                        if summaries
-                        else "no runs yet: `rag-eval run` makes one"
-                    )
-                return 0
-            if args.command == "cancel":
-                return _cancel(instance, args.ref, args.wait, args.format)
-            documents = None
-            if args.document:  # checked against the corpus before any run; globs become the ids
-                corpus_ids = [d.doc_id for d in files.load_corpus()]
-                documents = resolve_documents(args.document, corpus_ids, "--document")
-            return _regenerate(instance, args.generator, documents, args.format)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    with project_instance(files.root) as instance:
+        if args.command in ("status", "list"):
+            for orphan in fail_orphaned_runs(instance):
+                where = " ".join(p for p in (orphan.run_id[:8], orphan.job_name, orphan.partition) if p)
+                print(f"marked failed: run {where}: {orphan.message}", file=sys.stderr)
+        if args.command == "status":
+            if args.format == "table":
+                print(evaluation_status(instance, args.ref))
+            else:
+                print(render_records(status_records(instance, args.ref), args.format))
+            return 0
+        if args.command == "list":
+            summaries = recent_evaluations(instance, args.limit)
+            if args.format != "table":
+                print(render_records([s.record() for s in summaries], args.format))
+            else:
+                print(format_evaluations(summaries) if summaries else "no runs yet: `rag-eval run` makes one")
+            return 0
+        if args.command == "cancel":
+            return _cancel(instance, args.ref, args.wait, args.format)
+        documents = None
+        if args.document:  # checked against the corpus before any run; globs become the ids
+            corpus_ids = [d.doc_id for d in files.load_corpus()]
+            documents = resolve_documents(args.document, corpus_ids, "--document")
+        return _regenerate(instance, args.generator, documents, args.format)
 
 
 def _cancel(instance: dg.DagsterInstance, ref: str, wait_s: float, fmt: str) -> int:
@@ -261,3 +238,7 @@ def _regenerate(
     if outcome.failure is None:
         return 0
     return 2 if outcome.failure.bad_input else 1
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    return run_runs_command(args, context.files)
