@@ -53,7 +53,7 @@ class EvaluationStart:
 
     @property
     def plan_summary(self) -> str:
-        """ "1 ingestion + 2 chunking + 4 evaluation + 1 leaderboard runs"."""
+        """The plan counted by stage: 1 ingestion + 2 chunking + 4 evaluation + 1 leaderboard runs."""
         from .plan import STAGES
 
         counts = Counter(r.stage for r in self.plan)
