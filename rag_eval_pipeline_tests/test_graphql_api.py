@@ -75,9 +75,9 @@ def evaluated_tiny_project(tiny_project: Path, monkeypatch: pytest.MonkeyPatch) 
     """The tiny project with its partitions added and fixed-60-0 x top2 evaluated once (full mode), on
     the instance `dagster dev` started in the project folder uses: its dagster.yaml, storage under
     .dagster/ (relative to the working directory, as for `dagster dev`)."""
-    from rag_eval_pipeline.runner.in_process import run_main_job
     from rag_eval_pipeline.runner.instance import project_instance
     from rag_eval_pipeline.runner.regenerate import regenerate_questions
+    from rag_eval_pipeline_tests.evaluations import evaluate_board
 
     for name in ("DAGSTER_HOME", "RAG_EVAL_WAREHOUSE_DIR", "RAG_EVAL_GOLDEN_DATASET", "QDRANT_URL"):
         monkeypatch.delenv(name, raising=False)
@@ -87,7 +87,7 @@ def evaluated_tiny_project(tiny_project: Path, monkeypatch: pytest.MonkeyPatch) 
         "token_level: {n_questions: 6, passage_min_chars: 40, retrievability_top_n: 0}\n", encoding="utf-8"
     )
     with project_instance(tiny_project) as instance:
-        _, failures = run_main_job(
+        _, failures = evaluate_board(
             instance, chunk_configs=["fixed-60-0"], profiles=["top2"], show_progress=False
         )
         regenerated = regenerate_questions(instance)  # synthetic questions to keep (query 5)

@@ -15,7 +15,11 @@
 - a metric's name (retrieval or answer) is spelled only in core/metrics/names.py, its one owner:
   elsewhere the package uses names.py's constants (a string literal equal to a metric name is a second owner that can drift);
 - every Dagster tag key (``dagster/...``, and the project's own ``rag_eval/...``) is spelled in one module,
-  core/run_tags.py (read from string constants, f-string parts included): a key spelled twice drifts.
+  core/run_tags.py (read from string constants, f-string parts included): a key spelled twice drifts;
+- every `rag-eval` command is listed in cli/registry.py alone: a module adds its parser with
+  ``add_command(commands, NAME)`` for a registered NAME, never ``commands.add_parser``; ``run_command``
+  dispatches through the registry with no if-chain; only cli/__init__.py's ``main`` turns bad input into
+  "error: ..." and exit 2 (handlers raise InputError).
 """
 
 import ast
@@ -324,3 +328,111 @@ def test_the_tag_check_sees_a_key_spelled_outside_its_owner(tmp_path: Path) -> N
     assert "core.run_tags" not in found  # the owner spells them
     assert "'user'" not in found  # too common a word to guard
     assert "io_managers" not in found  # a metadata key, and prose naming a tag
+
+
+REGISTRY = "cli/registry.py"
+CLI_MAIN = "cli/__init__.py"
+
+
+def registered_commands(root: Path) -> set[str]:
+    """The keys of the ``COMMANDS`` dict literal of cli/registry.py."""
+    for node in ast.parse((root / REGISTRY).read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "COMMANDS" for t in targets):
+                return {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+    return set()
+
+
+def command_listings(root: Path) -> list[str]:
+    """Where cli/ lists or handles commands besides the registry: a top-level ``commands.add_parser``
+    outside it, an ``add_command`` of an unregistered name, an ``if`` in ``run_command``, and a
+    ``return 2`` outside cli/__init__.py (an "error: ..." with exit 1, nothing to show, stays the
+    handler's)."""
+    known = registered_commands(root)
+    found = []
+    for path in sorted((root / "cli").rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            where = f"{relative}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+                receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+                if (
+                    called == "add_parser"
+                    and isinstance(receiver, ast.Name)
+                    and receiver.id == "commands"
+                    and relative != REGISTRY
+                ):
+                    found.append(f"{where}: commands.add_parser outside {REGISTRY}: use add_command")
+                name = node.args[1] if called == "add_command" and len(node.args) > 1 else None
+                if isinstance(name, ast.Constant) and name.value not in known:
+                    found.append(f"{where}: add_command of {name.value!r}, not in {REGISTRY}")
+            if (
+                isinstance(node, ast.Return)
+                and isinstance(node.value, ast.Constant)
+                and node.value.value == 2
+                and relative != CLI_MAIN
+            ):
+                found.append(f"{where}: return 2 outside main: raise InputError")
+            if (
+                isinstance(node, ast.FunctionDef)
+                and node.name == "run_command"
+                and relative == CLI_MAIN
+                and any(isinstance(inner, ast.If) for inner in ast.walk(node))
+            ):
+                found.append(f"{where}: run_command branches on commands: dispatch through {REGISTRY}")
+    return found
+
+
+def test_commands_are_listed_only_in_the_registry() -> None:
+    assert command_listings(ROOT) == []
+
+
+def test_the_registry_is_the_parsers_commands_and_the_help_table_lists_each() -> None:
+    from rag_eval_pipeline.cli import __doc__ as table
+    from rag_eval_pipeline.cli import build_parser
+    from rag_eval_pipeline.cli.registry import COMMANDS
+
+    subparsers = next(a for a in build_parser()._actions if a.dest == "command")
+    assert (
+        list(subparsers.choices)
+        == list(COMMANDS)
+        == sorted(registered_commands(ROOT), key=list(COMMANDS).index)
+    )
+    rows = [line.split("   ")[0].strip() for line in (table or "").splitlines() if line.startswith("  ")]
+    first_words = {row.split()[0] for row in rows}
+    segment_words = {segment.split()[0] for row in rows for segment in row.split(" | ")}
+    assert first_words <= set(COMMANDS), first_words - set(COMMANDS)  # a table row names a command
+    assert set(COMMANDS) <= segment_words, set(COMMANDS) - segment_words  # every command has its row
+    for info in COMMANDS.values():
+        assert (ROOT / "cli" / f"{info.module}.py").is_file(), info.module
+
+
+def test_the_command_check_sees_each_kind_of_listing(tmp_path: Path) -> None:
+    root = tmp_path / PACKAGE
+    files = {
+        REGISTRY: 'COMMANDS: dict = {"run": None, "status": None}\n\n'
+        "def add_command(commands, name):\n    return commands.add_parser(name)\n",
+        CLI_MAIN: "def run_command(args, context):\n"
+        '    if args.command == "run":\n        return 1\n    return 2\n',
+        "cli/runs.py": "def add_commands(commands):\n"
+        '    add_command(commands, "run")\n    add_command(commands, "stats")\n'
+        '    commands.add_parser("list")\n    actions.add_parser("show")\n'
+        "def handle(args, context):\n"
+        '    print("error: no such run", file=sys.stderr)\n    print(f"error: {args.ref}")\n'
+        "    return 2\n\ndef code(failure):\n    return 2 if failure.bad_input else 1\n",
+    }
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    found = "\n".join(command_listings(root))
+    assert "cli/runs.py:3: add_command of 'stats', not in cli/registry.py" in found
+    assert "cli/runs.py:4: commands.add_parser outside cli/registry.py" in found
+    assert "cli/runs.py:5" not in found  # an action's subparser is its command's business
+    assert "cli/runs.py:9: return 2 outside main" in found
+    assert "cli/runs.py:12" not in found  # an exit code computed from a failure is the handler's
+    assert "cli/__init__.py:1: run_command branches on commands" in found
+    assert "cli/__init__.py:4" not in found  # main's own return 2
+    assert not [line for line in found.splitlines() if line.startswith(REGISTRY)]  # its add_parser

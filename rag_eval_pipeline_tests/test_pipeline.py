@@ -10,8 +10,8 @@ from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard
 from rag_eval_pipeline.core.significant_digits import significant
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +20,7 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
     resources = tiny_resources(tiny_project, tmp_path)
     warehouse = Warehouse(tmp_path / "warehouse")
     with dg.instance_for_test() as instance:
-        board, failures = run_main_job(instance, resources=resources, show_progress=False)
+        board, failures = evaluate_board(instance, resources=resources, show_progress=False)
         assert failures == []
         assert board is not None
         assert sorted(zip(board["chunk_config"], board["profile"], strict=True)) == [
@@ -82,7 +82,7 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
 
         # a second run (forced: by default an up-to-date partition is skipped) re-embeds nothing and
         # adds history instead of overwriting it
-        board_again, failures = run_main_job(instance, resources=resources, show_progress=False, force=True)
+        board_again, failures = evaluate_board(instance, resources=resources, show_progress=False, force=True)
         assert failures == []
         assert latest_metadata(instance, "chunk_index", "fixed-60-0")["texts_embedded"] == 0
         assert len(warehouse.history_files("retrieval_metrics")) == 8
@@ -93,7 +93,7 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
 def test_bad_dataset_fails_clearly_and_keeps_what_was_computed(tiny_project: Path, tmp_path: Path):
     resources = tiny_resources(tiny_project, tmp_path)
     with dg.instance_for_test() as instance:
-        board, failures = run_main_job(
+        board, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["top2"],
@@ -105,7 +105,7 @@ def test_bad_dataset_fails_clearly_and_keeps_what_was_computed(tiny_project: Pat
         dataset.write_text(
             dataset.read_text(encoding="utf-8").replace("1,450 rpm", "1,500 rpm"), encoding="utf-8"
         )
-        board_after, failures = run_main_job(instance, resources=resources, show_progress=False)
+        board_after, failures = evaluate_board(instance, resources=resources, show_progress=False)
     assert len(failures) == 1
     assert "golden_token_level.jsonl, line 1" in failures[0] and "does not match" in failures[0]
     assert board_after is not None and len(board_after) == 1  # the earlier leaderboard is still there

@@ -27,8 +27,8 @@ from dagster_postgres import PostgresEventLogStorage, PostgresRunStorage
 
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.ingestion.assets import corpus
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import REPO, tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 
 POSTGRES_YAML = REPO / "dagster.postgres.yaml"
 # The package defines one function per bundled binary at import time, so type checkers cannot see them.
@@ -156,7 +156,7 @@ def test_main_job_keeps_its_runs_and_events_in_postgres(
     with dg.DagsterInstance.get() as instance:
         assert isinstance(instance.run_storage, PostgresRunStorage)
         assert isinstance(instance.event_log_storage, PostgresEventLogStorage)
-        board, failures = run_main_job(
+        board, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["top2"],

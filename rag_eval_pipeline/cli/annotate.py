@@ -17,6 +17,7 @@ from ..core.errors import InputError
 from ..core.judging.judged_at_k import UNJUDGED_THRESHOLD
 from ..core.project_files import ProjectFiles
 from .judgements import _progress, _share
+from .registry import CommandContext, add_command
 
 if TYPE_CHECKING:
     from ..core.judging.hole_focus import HoleFocus
@@ -24,10 +25,10 @@ if TYPE_CHECKING:
 DEFAULT_PORT = 8377
 
 
-def add_annotate_command(commands: Any) -> None:
-    parser = commands.add_parser(
+def add_commands(commands: Any) -> None:
+    parser = add_command(
+        commands,
         "annotate",
-        help="judge the pooled queries in a browser page on 127.0.0.1 (resumable, several annotators)",
         description="Serve the annotation page on 127.0.0.1 (this machine only): one pooled query at a "
         "time with its passages in their documents; select the text that answers it, or mark it answered "
         "elsewhere, not answerable or unclear. Keyboard-driven (the keys are on the page). Each save is "
@@ -75,26 +76,22 @@ def run_annotate_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     from ..core.judging.store import JudgingStore
 
     store = JudgingStore(files.path(files.judging_dir))
-    try:
-        if not 0 <= args.port <= 65535:
-            raise InputError(f"--port {args.port} is not a port: give 1 to 65535 (0 picks a free one)")
-        if (args.setup or args.threshold != UNJUDGED_THRESHOLD) and not args.holes:
-            raise InputError("--setup and --threshold choose the holes to judge: add --holes")
-        annotator = check_judge_name(args.annotator) if args.annotator is not None else None
-        focus = _holes(args, files) if args.holes else None
-        if focus is not None and not focus.queries:
-            return 0
-        source = AnnotationSource(store, files.load_corpus(), focus)
-        work = source.work()  # a broken judging file or an empty pool: said now, not in the browser
-        if not work.tasks:
-            raise InputError(
-                f"no pooled query to judge in {store.pool_path}: import the queries and pool them first "
-                "(`rag-eval queries import FILE`, then `rag-eval pool build`)"
-            )
-        sock = bind_loopback(args.port)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"--port {args.port} is not a port: give 1 to 65535 (0 picks a free one)")
+    if (args.setup or args.threshold != UNJUDGED_THRESHOLD) and not args.holes:
+        raise InputError("--setup and --threshold choose the holes to judge: add --holes")
+    annotator = check_judge_name(args.annotator) if args.annotator is not None else None
+    focus = _holes(args, files) if args.holes else None
+    if focus is not None and not focus.queries:
+        return 0
+    source = AnnotationSource(store, files.load_corpus(), focus)
+    work = source.work()  # a broken judging file or an empty pool: said now, not in the browser
+    if not work.tasks:
+        raise InputError(
+            f"no pooled query to judge in {store.pool_path}: import the queries and pool them first "
+            "(`rag-eval queries import FILE`, then `rag-eval pool build`)"
+        )
+    sock = bind_loopback(args.port)
     url = url_of(sock) + (f"?annotator={quote(annotator)}" if annotator else "")
     for problem in work.problems:
         print(f"warning: {problem}", file=sys.stderr)
@@ -158,3 +155,7 @@ def _holes(args: argparse.Namespace, files: ProjectFiles) -> HoleFocus:
             file=sys.stderr,
         )
     return focus
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    return run_annotate_command(args, context.files)

@@ -35,7 +35,7 @@ from ..core.configs import (
     load_chunk_configs,
 )
 from ..core.document_scope import DocumentScope, resolve_documents
-from ..core.errors import ConfigError, InputError
+from ..core.errors import ConfigError
 from ..core.monitoring_settings import EVALUATION_MODES
 from ..core.profile_edits import (
     ProfileEdit,
@@ -51,6 +51,7 @@ from ..core.settings_file import edit_settings_file
 from ..core.text_table import format_table
 from ..core.yaml_entries import entry_texts
 from .output import add_format_argument, render_records
+from .registry import CommandContext, add_command
 from .runs import DEFAULT_LAUNCH_URL
 
 PROFILES_FILE = "data/retrieval_profiles.yaml"
@@ -145,10 +146,8 @@ def format_chunk_configs(configs: Sequence[ChunkConfig], limit: int) -> str:
 # the commands
 
 
-def add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    profiles = commands.add_parser(
-        "profiles", help="the retrieval profiles: list, show, create, update, delete or clone one"
-    )
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    profiles = add_command(commands, "profiles")
     profile_actions = profiles.add_subparsers(dest="action", required=True)
     listed = profile_actions.add_parser("list", help="every profile with its version and settings hash")
     add_format_argument(listed)
@@ -181,9 +180,7 @@ def add_config_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     clone.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help=setting_help)
     for parser in (create, update, delete, clone):
         add_format_argument(parser)
-    chunk_configs = commands.add_parser(
-        "chunk-configs", help="the chunk configs: list, apply a file or apply one to documents, presets"
-    )
+    chunk_configs = add_command(commands, "chunk-configs")
     chunk_actions = chunk_configs.add_subparsers(dest="action", required=True)
     chunk_actions.add_parser("list", help="every chunk config with its settings hash")
     presets = chunk_actions.add_parser(
@@ -236,12 +233,8 @@ def chunk_config_presets(names: Sequence[str] = ()) -> str:
 
 
 def run_presets_command(args: argparse.Namespace) -> int:
-    try:
-        print(chunk_config_presets(args.names), end="")
-        return 0
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    print(chunk_config_presets(args.names), end="")
+    return 0
 
 
 PROFILE_EDITS = frozenset({"create", "update", "delete", "clone"})
@@ -250,25 +243,21 @@ PROFILE_EDITS = frozenset({"create", "update", "delete", "clone"})
 def run_config_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     if args.action == "presets":
         return run_presets_command(args)
-    try:
-        if args.action == "apply":  # the file may not hold valid chunk configs yet
-            return _apply(args, files)
-        if args.command == "profiles" and args.action in PROFILE_EDITS:
-            return _edit_profile(args, files)
-        configs = files.load_configs()
-        if args.command == "chunk-configs":
-            print(format_chunk_configs(configs.chunk_configs, configs.max_chunk_configs))
-        elif args.action == "list":
-            if args.format == "table":
-                print(format_profiles(configs.profiles))
-            else:
-                print(render_records([profile_record(p) for p in configs.profiles], args.format))
+    if args.action == "apply":  # the file may not hold valid chunk configs yet
+        return _apply(args, files)
+    if args.command == "profiles" and args.action in PROFILE_EDITS:
+        return _edit_profile(args, files)
+    configs = files.load_configs()
+    if args.command == "chunk-configs":
+        print(format_chunk_configs(configs.chunk_configs, configs.max_chunk_configs))
+    elif args.action == "list":
+        if args.format == "table":
+            print(format_profiles(configs.profiles))
         else:
-            print(format_profile(configs.profile(args.name), files.profiles_file, files.profile_versions()))
-        return 0
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+            print(render_records([profile_record(p) for p in configs.profiles], args.format))
+    else:
+        print(format_profile(configs.profile(args.name), files.profiles_file, files.profile_versions()))
+    return 0
 
 
 def profile_record(profile: RetrievalProfile) -> dict[str, object]:
@@ -430,9 +419,19 @@ def _sync_partitions(files: ProjectFiles, fmt: str) -> None:
 
 
 def _evaluate(args: argparse.Namespace, files: ProjectFiles, chunk_configs: Sequence[str]) -> int:
-    from .runs import execute_evaluation
+    from ..runner.evaluate import EvaluationOrder
+    from .evaluation import run_evaluation
 
     if not chunk_configs:
         print("nothing new to evaluate")
         return 0
-    return execute_evaluation(files, chunk_configs=chunk_configs, mode=args.mode, launch_url=args.launch)
+    order = EvaluationOrder(
+        chunk_configs=chunk_configs, mode=args.mode, launch_url=args.launch, show_progress=sys.stderr.isatty()
+    )
+    return run_evaluation(files, order)
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    if args.command == "chunk-configs" and args.action == "presets":  # shipped with the package: no workspace
+        return run_presets_command(args)
+    return run_config_command(args, context.files)

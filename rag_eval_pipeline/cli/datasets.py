@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from pathlib import Path
 
 from ..core.dataset_import import ImportedDataset, read_dataset
@@ -22,6 +21,7 @@ from ..core.langsmith.errors import LangSmithError
 from ..core.langsmith.settings import LangSmithSettings
 from ..core.paths import child_path
 from ..core.project_files import GOLDEN_DATASET_ENV, ProjectFiles
+from .registry import CommandContext, add_command
 
 DESCRIPTION = """\
 Bring evaluation questions in, or send them to LangSmith.
@@ -43,12 +43,9 @@ FILE and --out are relative to the current directory."""
 MAX_LISTED = 10
 
 
-def add_dataset_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    dataset = commands.add_parser(
-        "dataset",
-        help="import, push or pull evaluation datasets",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    dataset = add_command(
+        commands, "dataset", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     actions = dataset.add_subparsers(dest="action", required=True, metavar="{import,push,pull}")
     imported = actions.add_parser(
@@ -140,8 +137,7 @@ def run_dataset_command(args: argparse.Namespace, files: ProjectFiles) -> int:
             return 0
         settings = LangSmithSettings.from_env()
         if settings is None:
-            print("error: set LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT if self-hosted)", file=sys.stderr)
-            return 2
+            raise InputError("set LANGSMITH_API_KEY (and LANGSMITH_ENDPOINT if self-hosted)")
         if args.action == "push":
             source = absolute(args.file, cwd)
             dataset = read_dataset(source, corpus, trust_offsets=args.trust_offsets).dataset
@@ -160,9 +156,8 @@ def run_dataset_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         )
         _write(download_dataset(settings.client(), args.name, corpus), out, f"LangSmith dataset {args.name}")
         return 0
-    except (InputError, LangSmithError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except LangSmithError as exc:
+        raise InputError(str(exc)) from exc
 
 
 def absolute(path: Path, cwd: Path) -> Path:
@@ -237,3 +232,7 @@ def quote(path: Path) -> str:
 def _write(dataset: TokenLevelDataset | ChunkLevelDataset, out: Path, source: Path | str) -> None:
     write_jsonl(dataset, out)
     print(f"{len(dataset)} {dataset.evaluation_type} questions from {source} written to {out}")
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    return run_dataset_command(args, context.files)

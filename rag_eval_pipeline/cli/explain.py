@@ -7,16 +7,18 @@ import argparse
 import sys
 
 from ..core.diagnostics.explain import explain_across, explain_question
+from ..core.errors import InputError
 from ..core.tables import corpus_from_frame, records
 from ..core.warehouse import Warehouse
+from .registry import CommandContext, add_command
 
 TABLE = "retrieval_diagnostics"
 
 
-def add_explain_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    explain = commands.add_parser(
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    explain = add_command(
+        commands,
         "explain",
-        help="why a question's reference text was missed: each stage's ranks and scores, the oracles",
         description="One question in one partition (both options, or the only partition they leave): the "
         "question, its reference spans, what each stage returned and where the reference was lost. "
         "In several partitions: a line each.",
@@ -49,12 +51,10 @@ def run_explain_command(args: argparse.Namespace, warehouse: Warehouse) -> int:
         rows += records(found)
     if not rows:
         searched = ", ".join(f"{p['chunk_config']} x {p['profile']}" for p in partitions)
-        print(
-            f"error: question {args.question_id!r} is not in {TABLE} of {searched}: "
-            'see `rag-eval query "select distinct question_id from retrieval_diagnostics"`',
-            file=sys.stderr,
+        raise InputError(
+            f"question {args.question_id!r} is not in {TABLE} of {searched}: "
+            'see `rag-eval query "select distinct question_id from retrieval_diagnostics"`'
         )
-        return 2
     if len(rows) > 1:
         print(explain_across(rows))
         print(
@@ -72,3 +72,7 @@ def _documents(warehouse: Warehouse) -> dict[str, str] | None:
     if frame is None:
         return None
     return {d.doc_id: d.text for d in corpus_from_frame(frame).documents}
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    return run_explain_command(args, context.warehouse)

@@ -9,37 +9,31 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
 
 from ..core.baselines import BaselineStore
 from ..core.comparison import Comparison, compare
-from ..core.errors import InputError
 from ..core.history import HistoryError, HistoryStore, PartitionKey
 from ..core.monitoring_settings import MonitoringSettings, RegressionSettings
 from ..core.settings_file import load_settings
 from ..core.text_table import format_number, format_table
 from .output import add_format_argument, cell, render
+from .registry import COMMANDS, CommandContext, add_command
 
-HISTORY_COMMANDS = ("query", "compare", "baseline", "history")
+HISTORY_COMMANDS = tuple(name for name, info in COMMANDS.items() if info.module == "history")
 COMPARE_TABLES = ("retrieval_metrics", "answer_metrics")
 
 
-def add_history_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    query = commands.add_parser(
-        "query",
-        help="run DuckDB SQL over the history (tables: retrieval_metrics, ..._summary, leaderboard, ...)",
-    )
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    query = add_command(commands, "query")
     query.add_argument(
         "sql", help='e.g. "select chunk_config, profile, avg(span_iou) from retrieval_metrics group by all"'
     )
     add_format_argument(query)
 
-    compared = commands.add_parser(
-        "compare", help="per-metric differences B - A with paired bootstrap intervals and a verdict"
-    )
+    compared = add_command(commands, "compare")
     compared.add_argument("a", help="evaluation id, run id, or a unique prefix of either")
     compared.add_argument("b", help="evaluation id, run id, or a unique prefix of either")
     compared.add_argument(
@@ -47,7 +41,7 @@ def add_history_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     )
     compared.add_argument("--table", choices=COMPARE_TABLES, default="retrieval_metrics")
 
-    baseline = commands.add_parser("baseline", help="pin or list the baselines the regression checks use")
+    baseline = add_command(commands, "baseline")
     actions = baseline.add_subparsers(dest="action", required=True)
     pinned = actions.add_parser("set", help="pin an evaluation's (or run's) partitions as baselines")
     pinned.add_argument("ref", help="evaluation id, run id, or a unique prefix of either")
@@ -57,7 +51,7 @@ def add_history_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
     )
     listed.add_argument("--changes", action="store_true", help="every change ever made, oldest first")
 
-    trend = commands.add_parser("history", help="a metric's mean and interval per partition over time")
+    trend = add_command(commands, "history")
     trend.add_argument("metric", help="e.g. span_iou, mrr, keyword")
     trend.add_argument("--partition", help="only this partition, written CHUNK_CONFIG|PROFILE")
     trend.add_argument("--table", help="summary table (default: the one holding the metric, retrieval first)")
@@ -69,41 +63,37 @@ def run_history_command(
     """Exit code 0, or 2 with a message on stderr for an unknown run, metric, table, bad SQL or a bad
     settings file. ``compare`` takes its confidence, resamples and seed from ``regression`` in
     ``monitoring_file`` (data/monitoring.yaml; defaults without it)."""
-    try:
-        settings = (
-            load_settings(monitoring_file, MonitoringSettings).regression
-            if monitoring_file
-            else RegressionSettings()
-        )
-        with HistoryStore(warehouse_dir) as history:
-            if args.command == "query":
-                print(render(history.query(args.sql), args.format))
-            elif args.command == "compare":
-                metrics = _metrics(args.metrics, args.table, settings)
-                comparison = compare(
-                    history,
-                    args.a,
-                    args.b,
-                    metrics,
-                    table=args.table,
-                    confidence=settings.confidence,
-                    n_resamples=settings.n_resamples,
-                    seed=settings.seed,
-                )
-                print(format_comparison(comparison))
-            elif args.command == "baseline":
-                print(_baseline(args, history, BaselineStore(warehouse_dir)))
-            elif args.command == "history":
-                partition = PartitionKey.parse(args.partition) if args.partition else None
-                table = args.table or history.summary_table_for(args.metric)
-                print(format_trend(history.trend(args.metric, table, partition), args.metric, table))
-            else:
-                raise HistoryError(
-                    f"unknown history command {args.command!r}; known: {', '.join(HISTORY_COMMANDS)}"
-                )
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    settings = (
+        load_settings(monitoring_file, MonitoringSettings).regression
+        if monitoring_file
+        else RegressionSettings()
+    )
+    with HistoryStore(warehouse_dir) as history:
+        if args.command == "query":
+            print(render(history.query(args.sql), args.format))
+        elif args.command == "compare":
+            metrics = _metrics(args.metrics, args.table, settings)
+            comparison = compare(
+                history,
+                args.a,
+                args.b,
+                metrics,
+                table=args.table,
+                confidence=settings.confidence,
+                n_resamples=settings.n_resamples,
+                seed=settings.seed,
+            )
+            print(format_comparison(comparison))
+        elif args.command == "baseline":
+            print(_baseline(args, history, BaselineStore(warehouse_dir)))
+        elif args.command == "history":
+            partition = PartitionKey.parse(args.partition) if args.partition else None
+            table = args.table or history.summary_table_for(args.metric)
+            print(format_trend(history.trend(args.metric, table, partition), args.metric, table))
+        else:
+            raise HistoryError(
+                f"unknown history command {args.command!r}; known: {', '.join(HISTORY_COMMANDS)}"
+            )
     return 0
 
 
@@ -256,3 +246,8 @@ def format_trend(frame: pd.DataFrame, metric: str, table: str) -> str:
             "questions, mode or question sample), so its mean does not continue the trend before it"
         )
     return "\n".join(lines)
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    files = context.files
+    return run_history_command(args, context.warehouse.base_dir, files.path(files.monitoring_file))

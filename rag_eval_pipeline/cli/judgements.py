@@ -19,6 +19,7 @@ from ..core.progress import Progress, no_progress
 from ..core.project_files import ProjectFiles
 from ..core.text_table import format_table
 from .llm_judge import add_llm_judge_action, run_llm_judge_command
+from .registry import CommandContext, add_command
 
 POOL_DESCRIPTION = f"""\
 Pool the text to judge for every imported query (TREC-style): the top --depth chunks of every
@@ -39,12 +40,9 @@ JUDGEMENTS_DESCRIPTION = """\
       rows kept"""
 
 
-def add_judgement_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    pool = commands.add_parser(
-        "pool",
-        help="pool the passages to judge for the imported queries",
-        description=POOL_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    pool = add_command(
+        commands, "pool", description=POOL_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     pool_actions = pool.add_subparsers(dest="action", required=True, metavar="{build}")
     build = pool_actions.add_parser("build", help="pool the top --depth of every setup and window run")
@@ -55,9 +53,9 @@ def add_judgement_commands(commands: argparse._SubParsersAction[argparse.Argumen
         metavar="N",
         help=f"how many of each run's top hits are pooled (default {DEFAULT_DEPTH})",
     )
-    judgements = commands.add_parser(
+    judgements = add_command(
+        commands,
         "judgements",
-        help="how far the judging is, the judgements written as golden questions, or an LLM's judgements",
         description=JUDGEMENTS_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -89,17 +87,13 @@ def add_judgement_commands(commands: argparse._SubParsersAction[argparse.Argumen
 
 
 def run_judgement_command(args: argparse.Namespace, files: ProjectFiles) -> int:
-    try:
-        if args.command == "pool":
-            return _pool_build(args, files)
-        if args.action == "status":
-            return _status(args, files)
-        if args.action == "llm":
-            return run_llm_judge_command(args, files)
-        return _export(args, files)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.command == "pool":
+        return _pool_build(args, files)
+    if args.action == "status":
+        return _status(args, files)
+    if args.action == "llm":
+        return run_llm_judge_command(args, files)
+    return _export(args, files)
 
 
 def _pool_build(args: argparse.Namespace, files: ProjectFiles) -> int:
@@ -276,3 +270,7 @@ def _share(value: str) -> float:
     if not 0 <= share < 1:
         raise argparse.ArgumentTypeError(f"{value} must be a share between 0 and 1, e.g. 0.2 for 20 %")
     return share
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    return run_judgement_command(args, context.files)

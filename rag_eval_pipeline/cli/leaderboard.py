@@ -8,15 +8,14 @@ import sys
 from typing import Any
 
 from ..core.costs import COST_AXES
+from ..core.errors import InputError
 from ..core.leaderboard.pareto import DEFAULT_COST_AXIS
 from ..core.warehouse import LEADERBOARD, Warehouse
+from .registry import CommandContext, add_command
 
 
-def add_leaderboard_command(commands: Any) -> None:
-    parser = commands.add_parser(
-        "leaderboard",
-        help="print the current leaderboard (--pareto: its Pareto front of quality against a cost)",
-    )
+def add_commands(commands: Any) -> None:
+    parser = add_command(commands, "leaderboard")
     parser.add_argument(
         "--pareto",
         action="store_true",
@@ -41,9 +40,12 @@ def run_leaderboard_command(args: argparse.Namespace, warehouse: Warehouse) -> i
         print(format_pareto(board, args.cost))
         return 0
     if args.cost != DEFAULT_COST_AXIS:
-        print("error: --cost chooses the axis of --pareto: add --pareto", file=sys.stderr)
-        return 2
+        raise InputError("--cost chooses the axis of --pareto: add --pareto")
     from ..core.leaderboard.render_text import format_leaderboard
 
     print(format_leaderboard(board))
     return 0
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    return run_leaderboard_command(args, context.warehouse)

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.errors import InputError
 from ..core.generation.settings import GenerationSettings, LLMSettings
 from ..core.judging.agreement import judgements_agreement
 from ..core.judging.llm_judge import ERROR_STATUSES, JudgingRun, LLMPassageJudge, judge_pool
@@ -66,13 +67,11 @@ def run_llm_judge_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     from ..core.progress import LogProgress, TqdmProgress
 
     if args.limit is not None and args.limit < 1:
-        print(f"error: --limit must be >= 1, got {args.limit}", file=sys.stderr)
-        return 2
+        raise InputError(f"--limit must be >= 1, got {args.limit}")
     settings = files.load_settings(GenerationSettings).llm
     client = llm_judge_client(settings, str(files.path(files.llm_cache_file)))
     if client is None:
-        print(f"error: {NO_LLM}", file=sys.stderr)
-        return 2
+        raise InputError(NO_LLM)
     store = JudgingStore(files.path(files.judging_dir))
     if not store.read_pool():
         print(

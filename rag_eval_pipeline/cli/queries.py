@@ -26,6 +26,7 @@ from ..core.judging.store import JudgingStore
 from ..core.judging.types import query_id_for
 from ..core.project_files import ProjectFiles
 from .output import add_format_argument, render_records
+from .registry import CommandContext, add_command
 
 DESCRIPTION = """\
 The queries users asked, to judge and evaluate on.
@@ -51,12 +52,9 @@ MAX_FLAGGED_LISTED = 20
 UNITS = {"jsonl": "lines", "csv": "rows", "langsmith": "runs", "otel": "spans"}
 
 
-def add_queries_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    queries = commands.add_parser(
-        "queries",
-        help="import the queries users asked (logs, LangSmith runs, OpenTelemetry spans); list them",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    queries = add_command(
+        commands, "queries", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     actions = queries.add_subparsers(dest="action", required=True, metavar="{import,list}")
     imported = actions.add_parser(
@@ -93,13 +91,9 @@ def add_queries_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
 
 def run_queries_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     store = JudgingStore(files.path(files.judging_dir))
-    try:
-        if args.action == "import":
-            return _import(args, files, store)
-        return _list(args, store)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.action == "import":
+        return _import(args, files, store)
+    return _list(args, store)
 
 
 def _import(args: argparse.Namespace, files: ProjectFiles, store: JudgingStore) -> int:
@@ -113,13 +107,11 @@ def _import(args: argparse.Namespace, files: ProjectFiles, store: JudgingStore) 
     if flagged and not (args.allow_pii or args.redact_pii):
         for line in _flagged_lines(read, flagged):
             print(line, file=sys.stderr)
-        print(
-            f"error: {len(flagged)} quer{'y' if len(flagged) == 1 else 'ies'} of {path} look like they hold personal "
+        raise InputError(
+            f"{len(flagged)} quer{'y' if len(flagged) == 1 else 'ies'} of {path} look like they hold personal "
             "data or a secret (listed above, masked); nothing was stored. Remove them from the file, or import "
-            "with --redact-pii (replace what was found by a marker) or --allow-pii (store them as they are)",
-            file=sys.stderr,
+            "with --redact-pii (replace what was found by a marker) or --allow-pii (store them as they are)"
         )
-        return 2
     if flagged:
         what = "redacted (--redact-pii)" if args.redact_pii else "stored as they are and marked (--allow-pii)"
         print(f"{len(flagged)} flagged for personal data, {what}:")
@@ -210,3 +202,7 @@ def _list(args: argparse.Namespace, store: JudgingStore) -> int:
     ]
     print(render_records(records, args.format, ("query_id", "count", "text", "variants", "pii")))
     return 0
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    return run_queries_command(args, context.files)

@@ -16,19 +16,20 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..core.errors import ConfigError, InputError
+from ..core.errors import ConfigError
 from ..core.leaderboard.power import DEFAULT_DETECT
 from ..core.project_files import ProjectFiles
 from ..core.question_catalog import CatalogQuestion, catalog, filter_questions, question_stats
 from ..core.run_results import results_page
 from ..core.warehouse import Warehouse
 from .output import add_format_argument, render, render_records
+from .registry import CommandContext, add_command
 
 NO_QUESTIONS = "no evaluation questions yet: `rag-eval run` (or `rag-eval regenerate-questions`) makes them"
 
 
-def add_question_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    questions = commands.add_parser("questions", help="the evaluation questions: list them, or count them")
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    questions = add_command(commands, "questions")
     actions = questions.add_subparsers(dest="action", required=True)
     listed = actions.add_parser(
         "list", help="the questions the evaluation uses, filtered by type and document"
@@ -70,9 +71,7 @@ def add_question_commands(commands: argparse._SubParsersAction[argparse.Argument
         help="pilot questions to ask for (default: token_level.n_questions of data/generation.yaml)",
     )
 
-    results = commands.add_parser(
-        "results", help="the per-question results of an evaluation (or a run), filtered and paged"
-    )
+    results = add_command(commands, "results")
     results.add_argument("ref", help="an evaluation id or a run id, or a unique prefix of either")
     results.add_argument("--question-type", action="append", default=[], metavar="TYPE")
     results.add_argument("--profile", action="append", default=[], metavar="NAME")
@@ -89,31 +88,27 @@ def add_paging_arguments(parser: argparse.ArgumentParser, default_limit: int) ->
 
 
 def run_question_command(args: argparse.Namespace, files: ProjectFiles) -> int:
-    try:
-        if getattr(args, "limit", 1) < 1 or getattr(args, "offset", 0) < 0:
-            raise ConfigError(f"--limit must be >= 1 and --offset >= 0, got {args.limit} and {args.offset}")
-        if args.command == "results":
-            return _results(args, files)
-        if args.action == "plan":
-            return _plan(args, files)
-        questions = _catalog(files)
-        if questions is None:
-            print(NO_QUESTIONS, file=sys.stderr)
-            return 1
-        if args.action == "stats":
-            stats = question_stats(questions)
-            print(render_records(stats.records(), args.format, ["group", "key", "questions"]))
-            return 0
-        _check_filters(questions, args.type, args.document)
-        matching = filter_questions(questions, args.type, args.document)
-        page = matching[args.offset : args.offset + args.limit]
-        columns = ["question_id", "type", "documents", "status", "generator", "question"]
-        print(render_records([q.record() for q in page], args.format, columns))
-        print(_paging(len(page), len(matching), args.offset), file=sys.stderr)
+    if getattr(args, "limit", 1) < 1 or getattr(args, "offset", 0) < 0:
+        raise ConfigError(f"--limit must be >= 1 and --offset >= 0, got {args.limit} and {args.offset}")
+    if args.command == "results":
+        return _results(args, files)
+    if args.action == "plan":
+        return _plan(args, files)
+    questions = _catalog(files)
+    if questions is None:
+        print(NO_QUESTIONS, file=sys.stderr)
+        return 1
+    if args.action == "stats":
+        stats = question_stats(questions)
+        print(render_records(stats.records(), args.format, ["group", "key", "questions"]))
         return 0
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    _check_filters(questions, args.type, args.document)
+    matching = filter_questions(questions, args.type, args.document)
+    page = matching[args.offset : args.offset + args.limit]
+    columns = ["question_id", "type", "documents", "status", "generator", "question"]
+    print(render_records([q.record() for q in page], args.format, columns))
+    print(_paging(len(page), len(matching), args.offset), file=sys.stderr)
+    return 0
 
 
 def _plan(args: argparse.Namespace, files: ProjectFiles) -> int:
@@ -200,3 +195,7 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
     """Metrics to 4 decimals in the table (CSV and JSON keep every digit)."""
     numeric = frame.select_dtypes("float").columns
     return frame.assign(**{c: frame[c].round(4) for c in numeric})
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    return run_question_command(args, context.files)

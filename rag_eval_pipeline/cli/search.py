@@ -7,15 +7,15 @@ import argparse
 import sys
 from typing import Any
 
-from ..core.errors import InputError
 from ..core.project_files import ProjectFiles
 from ..core.search.settings import SearchSettings
+from .registry import CommandContext, add_command
 
 
-def add_search_command(commands: Any) -> None:
-    parser = commands.add_parser(
+def add_commands(commands: Any) -> None:
+    parser = add_command(
+        commands,
         "search",
-        help="race the chunk configs and profiles of data/search.yaml; a killed search resumes",
         description="Race every candidate of data/search.yaml on a growing sample of the evaluation's "
         "questions, eliminating each as soon as it is significantly worse than the best (paired test, Holm). "
         "Runs search_job in this process on the workspace's instance (the UI shows the race as the "
@@ -34,15 +34,11 @@ def run_search_command(args: argparse.Namespace, files: ProjectFiles) -> int:
     from ..runner.instance import project_instance
     from ..runner.search import run_search_job
 
-    try:
-        files.load_settings(SearchSettings)  # a broken file: exit 2 before any run
-        with project_instance(files.root) as instance:
-            if sys.stderr.isatty():
-                show_progress_bars()
-            searched = run_search_job(instance)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    files.load_settings(SearchSettings)  # a broken file: exit 2 before any run
+    with project_instance(files.root) as instance:
+        if sys.stderr.isatty():
+            show_progress_bars()
+        searched = run_search_job(instance)
     if searched.failure is not None:
         print(f"the search failed (run {searched.run_id}): {searched.failure}", file=sys.stderr)
         return 2 if searched.failure.bad_input else 1
@@ -61,14 +57,14 @@ def _apply(files: ProjectFiles, winners: list[str]) -> int:
         print("nothing to apply: the search named no winning tier (its budget ran out)", file=sys.stderr)
         return 1
     by_key: dict[str, Candidate] = {c.key: c for c in candidates(files.load_settings(SearchSettings))}
-    try:
-        applied = apply_winners(
-            [by_key[k] for k in winners if k in by_key],
-            files.path(files.chunk_configs_file),
-            files.path(files.profiles_file),
-        )
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    applied = apply_winners(
+        [by_key[k] for k in winners if k in by_key],
+        files.path(files.chunk_configs_file),
+        files.path(files.profiles_file),
+    )
     print(applied.describe(files.chunk_configs_file, files.profiles_file))
     return 0
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    return run_search_command(args, context.files)

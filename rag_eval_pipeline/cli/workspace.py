@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from pathlib import Path
 
 from ..core.corpus import describe_skipped_links
-from ..core.errors import InputError
 from ..core.workspace import WORKSPACE_FILE, CreatedWorkspace, init_workspace
 from ..runner.ui import run_ui, ui_command
+from .registry import CommandContext, add_command
 
 
-def add_workspace_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    init = commands.add_parser(
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    init = add_command(
+        commands,
         "init",
-        help="create a workspace for your documents: settings with commented defaults, its own instance",
         description=f"Creates DIR with {WORKSPACE_FILE} (naming the documents' folder, which stays where "
         "it is), data/*.yaml (the settings, with commented defaults) and dagster.yaml (its own Dagster "
         "instance under DIR/.dagster, telemetry off). Then: cd DIR && rag-eval run.",
@@ -27,9 +26,7 @@ def add_workspace_commands(commands: argparse._SubParsersAction[argparse.Argumen
     init.add_argument(
         "--glob", help="which files of it, e.g. 'guides/**/*.md' (default: every file of a known format)"
     )
-    ui = commands.add_parser(
-        "ui", help="open the Dagster UI (`dagster dev`) on the workspace: its instance, data and sensors"
-    )
+    ui = add_command(commands, "ui")
     ui.add_argument("--port", type=int, default=3000, help="default: 3000")
     ui.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
 
@@ -37,11 +34,7 @@ def add_workspace_commands(commands: argparse._SubParsersAction[argparse.Argumen
 def run_init(args: argparse.Namespace) -> int:
     """Before any workspace is located: init makes one."""
     target, corpus = args.cwd / args.dir, args.cwd / args.corpus
-    try:
-        created = init_workspace(target, corpus, args.glob)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    created = init_workspace(target, corpus, args.glob)
     print(describe_created(created))
     return 0
 
@@ -71,3 +64,9 @@ def run_ui_command(args: argparse.Namespace, root: Path) -> int:
     command = ui_command(root, args.port, args.host)
     print(f"Dagster UI on workspace {root}: {command.url} (Ctrl-C stops it)", flush=True)
     return run_ui(command)
+
+
+def handle(args: argparse.Namespace, context: CommandContext) -> int:
+    if args.command == "init":  # before any workspace is located: init makes one
+        return run_init(args)
+    return run_ui_command(args, context.root)

@@ -14,18 +14,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import dagster as dg
-import pandas as pd
 
 from ..core.configs import PipelineConfigs, RetrievalProfile
-from ..core.evaluation_ids import new_evaluation_id
-from ..core.monitoring_settings import EvaluationMode
 from ..core.processes import ProcessIdentity
 from ..core.run_tags import PROCESS_TAG
-from ..lib.io_managers import read_current_leaderboard
 from ..lib.partition_sync import PartitionChanges, sync_partitions
 from ..lib.run_record import cli_trigger_tags, profile_snapshot
 from .outcome import CANCELLED_BEFORE_START, EvaluationOutcome, RunOutcome, blocked_reason
-from .plan import EvaluationRequest, PlannedRun, plan_main_job, run_config_for
+from .plan import EvaluationRequest, PlannedRun, run_config_for
 from .run_failures import RunFailure, failure_of_result, failure_of_run
 from .up_to_date import UpToDate
 
@@ -193,59 +189,3 @@ def sync_configs(instance: dg.DagsterInstance, configs: PipelineConfigs) -> Part
     for name in changes.removed_chunk_configs + changes.removed_profiles:
         print(f"note: {name} is no longer configured; its partitions and history are kept", file=sys.stderr)
     return changes
-
-
-def evaluate_in_process(
-    instance: dg.DagsterInstance,
-    chunk_configs: Sequence[str] | None = None,
-    profiles: Sequence[str] | None = None,
-    show_progress: bool = True,
-    resources: dict[str, object] | None = None,
-    *,
-    mode: EvaluationMode = "full",
-    evaluation_id: str | None = None,
-    sample_size: int | None = None,
-    force: bool = False,
-) -> EvaluationOutcome:
-    """Materialize every asset for every (selected) partition in this process that is not up to date
-    (all of them with ``force``), one run per partition, all tagged with one evaluation id (a new one
-    unless given)."""
-    from ..lib.resources import ProjectResource
-
-    project = (resources or {}).get("project") or ProjectResource()
-    assert isinstance(project, ProjectResource)
-    configs = project.load_configs()
-    sync_configs(instance, configs)
-    plan = plan_main_job(configs, chunk_configs, profiles)
-    request = EvaluationRequest.of_plan(plan, evaluation_id or new_evaluation_id(), mode, sample_size)
-    return execute_plan(
-        instance, request, plan, resources, show_progress, force=force, profiles=request.profiles_of(configs)
-    )
-
-
-def run_main_job(
-    instance: dg.DagsterInstance,
-    chunk_configs: Sequence[str] | None = None,
-    profiles: Sequence[str] | None = None,
-    show_progress: bool = True,
-    resources: dict[str, object] | None = None,
-    *,
-    mode: EvaluationMode = "full",
-    evaluation_id: str | None = None,
-    sample_size: int | None = None,
-    force: bool = False,
-) -> tuple[pd.DataFrame | None, list[str]]:
-    """`evaluate_in_process`, then the current leaderboard and each failed run's label, run id and
-    cause."""
-    outcome = evaluate_in_process(
-        instance,
-        chunk_configs,
-        profiles,
-        show_progress,
-        resources,
-        mode=mode,
-        evaluation_id=evaluation_id,
-        sample_size=sample_size,
-        force=force,
-    )
-    return read_current_leaderboard(resources), outcome.failures

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_eval_pipeline.cli.history import HISTORY_COMMANDS, add_history_commands, run_history_command
+from rag_eval_pipeline.cli import exit_code
+from rag_eval_pipeline.cli.history import HISTORY_COMMANDS, add_commands, run_history_command
 from rag_eval_pipeline_tests.history_files import at, constant, retrieval_rows, write_run
 
 QUESTIONS = [f"q{i:02d}" for i in range(20)]
@@ -56,10 +57,10 @@ def run(
     monitoring = warehouse.parent / "monitoring.yaml"
     monitoring.write_text(settings, encoding="utf-8")
     parser = argparse.ArgumentParser(prog="rag-eval")
-    add_history_commands(parser.add_subparsers(dest="command", required=True))
+    add_commands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(list(argv))
     assert args.command in HISTORY_COMMANDS
-    code = run_history_command(args, warehouse, monitoring)
+    code = exit_code(lambda: run_history_command(args, warehouse, monitoring))
     out, err = capsys.readouterr()
     return code, out, err
 

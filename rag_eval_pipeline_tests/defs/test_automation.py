@@ -19,8 +19,9 @@ from rag_eval_pipeline.core.run_tags import (
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.automation import automation_sensor
 from rag_eval_pipeline.lib.resources import ProjectResource
-from rag_eval_pipeline.runner.in_process import run_main_job, sync_configs
+from rag_eval_pipeline.runner.in_process import sync_configs
 from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 
 INGESTION = ("corpus", "synthetic_questions", "eval_questions", "answer_calibration")
 EVALUATION = ("retrieval_results", "retrieval_metrics", "answers", "answer_metrics", "retrieval_diagnostics")
@@ -247,7 +248,7 @@ def test_a_cli_run_while_the_daemon_runs_requests_nothing_it_did_not_ask_for(
         materialized(instance, ("corpus",), [None])
         before = evaluate_tick(defs, instance)
         assert requested(before) == {}
-        board, failures = run_main_job(instance, ["fixed-60-0"], ["top2"], False, resources)
+        board, failures = evaluate_board(instance, ["fixed-60-0"], ["top2"], False, resources)
         assert failures == [] and board is not None
         after = evaluate_tick(defs, instance, before)
         assert requested(after) == {}

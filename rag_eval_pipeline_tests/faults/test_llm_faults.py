@@ -19,10 +19,10 @@ import pytest
 from rag_eval_pipeline.core.answers.judge import SYSTEM_PROMPT as JUDGE_PROMPT
 from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.lib.resources import LLMResource
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.defs.answers.test_answer_assets import current, llm_project, scripted
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
 from rag_eval_pipeline_tests.openai_server import (
     EMPTY_BODY,
@@ -76,7 +76,7 @@ def test_broken_replies_are_retried_and_always_broken_ones_keep_failed_rows(
                 openai_api_key="sk-test", openai_base_url=url, cache_path=str(tmp_path / "llm.sqlite")
             ),
         }
-        board, failures = run_main_job(
+        board, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["top2"],

@@ -9,8 +9,8 @@ import pytest
 from rag_eval_pipeline.core.warehouse import LEADERBOARD, RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.evaluation_runs import evaluation_id_of, evaluation_run_config, evaluation_tags
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +24,7 @@ def test_quick_mode_evaluates_the_same_seeded_sample_in_every_asset(tiny_project
     resources = tiny_resources(tiny_project, tmp_path)
     warehouse = Warehouse(tmp_path / "warehouse")
     with dg.instance_for_test() as instance:
-        _, failures = run_main_job(
+        _, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["top2"],

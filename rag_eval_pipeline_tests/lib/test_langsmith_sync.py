@@ -8,8 +8,8 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.lib.resources import LangSmithResource
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 from rag_eval_pipeline_tests.langsmith_server import API_KEY, Fault, langsmith_server
 
 pytestmark = pytest.mark.slow
@@ -20,7 +20,7 @@ def test_evaluations_become_experiments_on_the_uploaded_dataset(tiny_project: Pa
         resources = tiny_resources(tiny_project, tmp_path)
         resources["langsmith"] = LangSmithResource(api_key=API_KEY, endpoint=url, timeout_s=2.0)
         with dg.instance_for_test() as instance:
-            board, failures = run_main_job(
+            board, failures = evaluate_board(
                 instance,
                 chunk_configs=["fixed-60-0"],
                 profiles=["top2", "top4"],
@@ -30,7 +30,7 @@ def test_evaluations_become_experiments_on_the_uploaded_dataset(tiny_project: Pa
             assert failures == [] and board is not None
             uploaded = latest_metadata(instance, "eval_questions")
             metrics = latest_metadata(instance, "retrieval_metrics", "fixed-60-0|top2")
-            run_main_job(  # the same partition again: a new experiment, no new examples
+            evaluate_board(  # the same partition again: a new experiment, no new examples
                 instance,
                 chunk_configs=["fixed-60-0"],
                 profiles=["top2"],
@@ -65,7 +65,7 @@ def test_langsmith_down_is_reported_and_the_evaluation_still_lands(
         resources = tiny_resources(tiny_project, tmp_path)
         resources["langsmith"] = LangSmithResource(api_key=API_KEY, endpoint=url, timeout_s=1.0)
         with dg.instance_for_test() as instance:
-            board, failures = run_main_job(
+            board, failures = evaluate_board(
                 instance,
                 chunk_configs=["fixed-60-0"],
                 profiles=["top2"],

@@ -10,9 +10,9 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.lib.freshness import RETRIEVAL_PROFILE_SETTINGS
-from rag_eval_pipeline.runner.in_process import evaluate_in_process
 from rag_eval_pipeline.runner.outcome import EvaluationOutcome
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, TINY_PROFILES, tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_here
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,7 @@ def test_a_second_run_skips_what_is_up_to_date(tiny_project: Path, tmp_path: Pat
     with dg.instance_for_test() as instance:
 
         def evaluate(**kwargs: object) -> EvaluationOutcome:
-            return evaluate_in_process(instance, show_progress=False, resources=resources, **kwargs)  # type: ignore[arg-type]
+            return evaluate_here(instance, show_progress=False, resources=resources, **kwargs)  # type: ignore[arg-type]
 
         first = evaluate()
         assert len(ran(first)) == len(first.runs) == 1 + 2 + 4 + 1

@@ -19,8 +19,8 @@ from rag_eval_pipeline.core.answers.recall import RECALL_JUDGE_PROMPT
 from rag_eval_pipeline.core.significant_digits import significant
 from rag_eval_pipeline.core.warehouse import ANSWER_SUMMARY, Warehouse
 from rag_eval_pipeline.lib.resources import LLMResource
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 from rag_eval_pipeline_tests.openai_server import openai_server
 
 pytestmark = pytest.mark.slow
@@ -41,7 +41,7 @@ def test_offline_answers_are_extractive_and_every_table_has_its_answer_columns(
 ):
     warehouse = tmp_path / "warehouse"
     with dg.instance_for_test() as instance:
-        board, failures = run_main_job(
+        board, failures = evaluate_board(
             instance, resources=tiny_resources(tiny_project, tmp_path), show_progress=False
         )
         assert failures == [] and board is not None
@@ -101,7 +101,7 @@ def test_a_metric_that_breaks_on_one_row_fails_only_that_row(tiny_project: Path,
     lines[0]["outputs"]["expected_keywords"] = ["%"]  # no letter or digit: the keyword matcher refuses it
     dataset.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
     with dg.instance_for_test() as instance:
-        _, failures = run_main_job(
+        _, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["top2"],
@@ -184,7 +184,7 @@ def test_an_llm_answers_judges_the_top_pair_only_and_checks_recall_only_when_esc
                 openai_api_key="sk-test", openai_base_url=url, cache_path=str(tmp_path / "llm.sqlite")
             ),
         }
-        board, failures = run_main_job(instance, resources=resources, show_progress=False)
+        board, failures = evaluate_board(instance, resources=resources, show_progress=False)
         assert failures == [] and board is not None
         calibration = latest_metadata(instance, "answer_calibration")
         judgements_meta = latest_metadata(instance, "answer_judgements")
@@ -246,6 +246,6 @@ def test_the_budget_cap_refuses_before_any_request(tiny_project: Path, tmp_path:
                 openai_api_key="sk-test", openai_base_url=url, cache_path=str(tmp_path / "llm.sqlite")
             ),
         }
-        _, failures = run_main_job(instance, resources=resources, show_progress=False)
+        _, failures = evaluate_board(instance, resources=resources, show_progress=False)
         assert len(failures) == 1 and "budget cap" in failures[0] and "answer_calibration" in failures[0]
         assert script.chat_requests == []

@@ -106,13 +106,13 @@ def test_a_broken_file_does_not_stop_the_code_location_but_fails_every_tick(
 def test_the_night_skips_the_partitions_that_are_up_to_date(tiny_project: Path, tmp_path: Path):
     """A partition evaluated since its sources, code and models last changed is not requested;
     ``nightly.skip_up_to_date: false`` requests every partition (a point per night)."""
-    from rag_eval_pipeline.runner.in_process import evaluate_in_process
+    from rag_eval_pipeline_tests.evaluations import evaluate_here
 
     resources = tiny_resources(tiny_project, tmp_path / "work")
     schedule = build_nightly_schedule(MonitoringSettings(), lambda: build_definitions(resources))
     night = datetime(2026, 11, 23, 2, 0, tzinfo=UTC)
     with dg.instance_for_test() as instance:
-        outcome = evaluate_in_process(instance, ["fixed-60-0"], ["top2"], False, resources)
+        outcome = evaluate_here(instance, ["fixed-60-0"], ["top2"], False, resources)
         assert not outcome.failures
         requests = evaluate(instance, tiny_project, night, schedule)
         assert isinstance(requests, list)

@@ -22,8 +22,8 @@ from rag_eval_pipeline.core.tables import records, retrieved_from_frame
 from rag_eval_pipeline.core.vector_store.engines import open_vector_store
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.lib.resources import EmbedderResource
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +38,7 @@ def test_a_notebook_and_the_pipeline_agree_row_by_row(tiny_project: Path, tmp_pa
     profiles_file.write_text(profiles_file.read_text(encoding="utf-8") + HYBRID, encoding="utf-8")
     resources = tiny_resources(tiny_project, tmp_path)
     with dg.instance_for_test() as instance:
-        _, failures = run_main_job(
+        _, failures = evaluate_board(
             instance,
             chunk_configs=[PARTITION["chunk_config"]],
             profiles=[PARTITION["profile"]],

@@ -12,9 +12,9 @@ from sentence_transformers import CrossEncoder
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.lib.resources import EmbedderResource, LLMResource
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import TINY_QUESTIONS, latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.cross_encoder import build_minilm_cross_encoder
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 from rag_eval_pipeline_tests.fakes import CountingEmbedder
 from rag_eval_pipeline_tests.openai_server import openai_server
 
@@ -72,7 +72,7 @@ def test_new_profiles_embed_nothing_and_every_row_says_who_found_it(tiny_project
     warehouse = tmp_path / "warehouse"
     EMBED_CALLS.clear()
     with dg.instance_for_test() as instance:
-        _, failures = run_main_job(
+        _, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["top2"],
@@ -84,7 +84,7 @@ def test_new_profiles_embed_nothing_and_every_row_says_who_found_it(tiny_project
 
         EMBED_CALLS.clear()
         add_profiles(tiny_project, HYBRID)
-        board, failures = run_main_job(
+        board, failures = evaluate_board(
             instance, chunk_configs=["fixed-60-0"], resources=resources, show_progress=False
         )
         assert failures == [] and board is not None
@@ -130,7 +130,7 @@ def test_new_profiles_embed_nothing_and_every_row_says_who_found_it(tiny_project
             profiles.read_text(encoding="utf-8").replace("keyword_weight: 0.4", "keyword_weight: 0.5"),
             encoding="utf-8",
         )
-        _, failures = run_main_job(
+        _, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["hybrid"],
@@ -152,7 +152,7 @@ def test_new_profiles_embed_nothing_and_every_row_says_who_found_it(tiny_project
         configs.write_text(
             configs.read_text(encoding="utf-8").replace("chunk_size: 60", "chunk_size: 70"), encoding="utf-8"
         )
-        _, failures = run_main_job(
+        _, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["keyword"],
@@ -171,7 +171,7 @@ def test_a_cross_encoder_from_a_local_folder_reranks_the_candidates(tiny_project
     )
     resources = tiny_resources(tiny_project, tmp_path)
     with dg.instance_for_test() as instance:
-        _, failures = run_main_job(
+        _, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["top4", "reranked"],
@@ -215,7 +215,7 @@ def test_rewritten_queries_are_searched_and_cached_across_partitions(tiny_projec
             ),
         }
         with dg.instance_for_test() as instance:
-            _, failures = run_main_job(
+            _, failures = evaluate_board(
                 instance, profiles=["rewritten"], resources=resources, show_progress=False
             )
             assert failures == []

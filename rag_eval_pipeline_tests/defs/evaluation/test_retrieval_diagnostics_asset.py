@@ -15,8 +15,8 @@ from rag_eval_pipeline.core.diagnostics.stages import RETRIEVAL_STAGES
 from rag_eval_pipeline.core.run_tags import DATA_VERSION_TAG
 from rag_eval_pipeline.core.warehouse import DIAGNOSTICS_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +52,7 @@ def test_every_evaluation_diagnoses_its_partition_and_the_leaderboard_shows_it(
     resources = tiny_resources(tiny_project, tmp_path)
     warehouse = Warehouse(tmp_path / "warehouse")
     with dg.instance_for_test() as instance:
-        board, failures = run_main_job(
+        board, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["top2", "hybrid"],
@@ -95,11 +95,11 @@ def test_every_evaluation_diagnoses_its_partition_and_the_leaderboard_shows_it(
         assert report.count('class="waterfall"') == 2
 
         # nothing changed: the next run does not diagnose again
-        run_main_job(instance, chunk_configs=["fixed-60-0"], resources=resources, show_progress=False)
+        evaluate_board(instance, chunk_configs=["fixed-60-0"], resources=resources, show_progress=False)
         assert len(materializations(instance, "hybrid")) == 1
         # forced: the same content, the same data version, so nothing downstream turns stale
         before = materializations(instance, "hybrid")[0].asset_materialization
-        run_main_job(
+        evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["hybrid"],

@@ -20,8 +20,8 @@ from rag_eval_pipeline.defs.ingestion.assets import corpus as corpus_asset
 from rag_eval_pipeline.defs.ingestion.document_sensor import document_sensor
 from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory
 from rag_eval_pipeline.lib.resources import ProjectResource
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, latest_metadata, tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 
 PUMPS = "alpha/pumps.md"
 
@@ -266,7 +266,7 @@ def test_an_edited_document_reembeds_its_new_chunks_and_reanchors_its_ground_tru
         assert any("stale" in w and "tiny-2" in w for w in warnings)
 
         # (c) the evaluation says how many questions were stale and does not score them
-        board, failures = run_main_job(
+        board, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
             profiles=["top2"],

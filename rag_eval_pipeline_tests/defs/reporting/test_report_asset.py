@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
-from rag_eval_pipeline.runner.in_process import run_main_job
 from rag_eval_pipeline_tests.chromium import rendered_dom
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
+from rag_eval_pipeline_tests.evaluations import evaluate_board
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +39,7 @@ def test_leaderboard_writes_the_report_and_links_it(tiny_project: Path, tmp_path
         "old-run",
     )
     with dg.instance_for_test() as instance:
-        board, failures = run_main_job(
+        board, failures = evaluate_board(
             instance, resources=tiny_resources(tiny_project, tmp_path), show_progress=False
         )
         assert failures == [] and board is not None
