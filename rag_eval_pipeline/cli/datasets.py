@@ -194,7 +194,7 @@ def next_steps(
     if isinstance(dataset, ChunkLevelDataset):
         return [
             "next: `rag-eval run` evaluates token-level questions; evaluate these chunk-level ones from "
-            f"Python (ChunkLevelEvaluation, see the README) or push them: rag-eval dataset push {quote(out)}"
+            f"Python (ChunkLevelEvaluation, see docs/api/notebook.md) or push them: rag-eval dataset push {quote(out)}"
         ]
     golden = files.path(files.golden_dataset).resolve()
     generation = files.path(files.generation_file)

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rag_eval_pipeline.cli.history import add_history_commands, run_history_command
-from rag_eval_pipeline.cli.leaderboard import add_leaderboard_command, run_leaderboard_command
+from rag_eval_pipeline.cli import history as history_command
+from rag_eval_pipeline.cli import leaderboard as leaderboard_command
 from rag_eval_pipeline.core.generation.regeneration import GENERATED_RUN_ID
 from rag_eval_pipeline.core.leaderboard.board import ANSWER_MEANS, build_board
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames
@@ -160,8 +160,8 @@ def test_an_old_board_reads_back_upgraded_and_the_leaderboard_command_prints_it(
     assert [rank_label(r) for _, r in board.iterrows()] == ["1", "-"] and row_note(board.iloc[0]) == ""
     assert "ranked_by" not in board.columns  # before the objective: the views say span IoU
     parser = argparse.ArgumentParser(prog="rag-eval")
-    add_leaderboard_command(parser.add_subparsers(dest="command"))
-    assert run_leaderboard_command(parser.parse_args(["leaderboard"]), warehouse) == 0
+    leaderboard_command.add_commands(parser.add_subparsers(dest="command"))
+    assert leaderboard_command.run_leaderboard_command(parser.parse_args(["leaderboard"]), warehouse) == 0
     out = capsys.readouterr().out
     assert out.strip() == format_leaderboard(board).strip()
     assert "fixed" in out and "gone" in out and "removed" in out
@@ -184,8 +184,10 @@ def test_the_history_command_reads_old_per_question_files(
     monitoring = tmp_path / "monitoring.yaml"
     monitoring.write_text("regression:\n  n_resamples: 1000\n", encoding="utf-8")
     parser = argparse.ArgumentParser(prog="rag-eval")
-    add_history_commands(parser.add_subparsers(dest="command"))
-    code = run_history_command(parser.parse_args(["history", SPAN_IOU]), warehouse.base_dir, monitoring)
+    history_command.add_commands(parser.add_subparsers(dest="command"))
+    code = history_command.run_history_command(
+        parser.parse_args(["history", SPAN_IOU]), warehouse.base_dir, monitoring
+    )
     out = capsys.readouterr().out
     assert code == 0 and "r-old" in out and "0.4000" in out and "full" in out
 
