@@ -21,14 +21,38 @@ settings.register_profile("rag_eval", deadline=None)
 settings.load_profile("rag_eval")
 
 
+# The files whose tests took longest in CI (each a minute or more of `rag-eval run`s, `dagster dev`
+# servers or benchmark smokes), longest first. Only their place in the run depends on this list (a faster
+# file merely starts early); a renamed one is renamed here too, or collection stops.
+LONGEST_FILES = (
+    "test_ui_backfill_benchmark.py",
+    "test_end_to_end_benchmark.py",
+    "faults/test_staleness_faults.py",
+    "runner/test_up_to_date.py",
+    "runner/test_resume.py",
+    "cli/test_runs.py",
+    "cli/test_search.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files with a test marked ``slow`` first, each file's tests in their own order. `make test`
-    hands out whole files in this order (``--dist loadfile --no-loadscope-reorder``): the long end-to-end
-    files start early and the many fast files fill in at the end, so no worker is left alone with a
-    benchmark smoke while the others are done (xdist's own order, most tests first, put the one-test
-    files of the benchmarks last)."""
+    """The longest files first, then the other files with a test marked ``slow``, then the rest, each
+    file's tests in their own order. `make test` hands out whole files in this order (``--dist loadfile
+    --no-loadscope-reorder``): the long end-to-end files start early and the many fast files fill in at
+    the end, so no worker is left alone with a benchmark smoke while the others are done (xdist's own
+    order, most tests first, put the one-test files of the benchmarks last)."""
+    tests = Path(__file__).parent
+    missing = [name for name in LONGEST_FILES if not (tests / name).is_file()]
+    assert not missing, f"conftest.py LONGEST_FILES names files that do not exist: {missing}"
     slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.path not in slow_files)  # stable: file and test order kept
+
+    def rank(item: pytest.Item) -> int:
+        name = item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
+        if name in LONGEST_FILES:
+            return LONGEST_FILES.index(name)
+        return len(LONGEST_FILES) + (item.path not in slow_files)
+
+    items.sort(key=rank)  # stable: each file's tests stay together, in order
 
 
 REPO = Path(__file__).resolve().parents[1]
