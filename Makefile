@@ -25,10 +25,12 @@ local-llm:
 demo: setup
 	$(BIN)/rag-eval run
 
-# on every core (at most 4), a test file on one worker (module fixtures such as a tiny run are built once);
-# the 40 slowest tests are listed at the end, to see where CI's time goes
+# on every core (at most 4), a test file on one worker (module fixtures are built once), the files in
+# collection order (--no-loadscope-reorder): the conftest puts the files with slow tests first, so the long
+# end-to-end files start early and the fast ones fill in at the end; the 40 slowest tests are listed at
+# the end, to see where CI's time goes
 test: setup
-	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile --durations 40
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder --durations 40
 
 # the fast set (under 3 minutes): per-definition and core tests, without the end-to-end ones marked slow
 test-fast: setup

@@ -2,16 +2,66 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:
+    import dagster as dg
 
 # No wall-clock limit on a property test's examples: the machine is shared (a loaded CI ran the Pareto
 # property 274 ms on one example against Hypothesis' default deadline of 200 ms). Speed is measured in
 # benchmarks/, never asserted in a test.
 settings.register_profile("rag_eval", deadline=None)
 settings.load_profile("rag_eval")
+
+
+# The files whose tests took longest together (a full run on 2 workers, December 2026: from 1,170 s for
+# faults/test_run_faults.py down to about 120 s), longest first: `rag-eval run`s, `dagster dev` servers,
+# SmolLM2 and the benchmark smokes. Only their place in the run depends on this list (a file that got
+# faster merely starts early); a renamed one is renamed here too, or collection stops.
+LONGEST_FILES = (
+    "faults/test_run_faults.py",
+    "cli/test_runs.py",
+    "faults/test_workspace_faults.py",
+    "core/llm/test_local_smollm.py",
+    "defs/test_automation.py",
+    "cli/test_cli.py",
+    "faults/test_board_faults.py",
+    "test_ui_backfill_benchmark.py",
+    "faults/test_full_disk_resume.py",
+    "cli/test_search.py",
+    "cli/test_workspace.py",
+    "faults/test_staleness_faults.py",
+    "defs/ingestion/test_document_sensor.py",
+    "test_end_to_end_benchmark.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first, then the other files with a test marked ``slow``, then the rest, each
+    file's tests in their own order. `make test` hands out whole files in this order (``--dist loadfile
+    --no-loadscope-reorder``): the long end-to-end files start early and the many fast files fill in at
+    the end, so no worker is left alone with a benchmark smoke while the others are done (xdist's own
+    order, most tests first, put the one-test files of the benchmarks last)."""
+    tests = Path(__file__).parent
+    missing = [name for name in LONGEST_FILES if not (tests / name).is_file()]
+    assert not missing, f"conftest.py LONGEST_FILES names files that do not exist: {missing}"
+    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
+
+    def rank(item: pytest.Item) -> int:
+        name = item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
+        if name in LONGEST_FILES:
+            return LONGEST_FILES.index(name)
+        return len(LONGEST_FILES) + (item.path not in slow_files)
+
+    items.sort(key=rank)  # stable: each file's tests stay together, in order
+
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -169,6 +219,72 @@ def tiny_resources(project: Path, work: Path) -> dict[str, object]:
         "langsmith": LangSmithResource(),
         "evaluation": EvaluationModeResource(),
     }
+
+
+@dataclass(frozen=True)
+class TinyRun:
+    """The tiny project after one in-process evaluation: its files (``project``), the caches, Qdrant and
+    warehouse of ``tiny_resources`` (``work``) and the Dagster instance's folder (``home``)."""
+
+    project: Path
+    work: Path
+    home: Path
+
+    def resources(self) -> dict[str, object]:
+        return tiny_resources(self.project, self.work)
+
+    @contextmanager
+    def instance(self) -> Iterator[dg.DagsterInstance]:
+        """The instance the evaluation ran on (its runs, events and partitions), opened as
+        ``dg.instance_for_test`` opens one."""
+        import dagster as dg
+
+        with dg.instance_for_test(temp_dir=str(self.home)) as instance:
+            yield instance
+
+
+def _evaluate_tiny(
+    root: Path, chunk_configs: Sequence[str] | None, profiles: Sequence[str] | None
+) -> TinyRun:
+    from rag_eval_pipeline_tests.evaluations import evaluate_board
+
+    run = TinyRun(write_tiny_project(root / "project"), root / "work", root / "home")
+    run.home.mkdir()
+    with run.instance() as instance:
+        board, failures = evaluate_board(instance, chunk_configs, profiles, False, run.resources())
+    assert failures == [] and board is not None
+    return run
+
+
+TinyRunFactory = Callable[..., TinyRun]
+
+
+@pytest.fixture(scope="session")
+def _evaluated_tiny(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., TinyRun]:
+    built: dict[tuple[tuple[str, ...] | None, tuple[str, ...] | None], TinyRun] = {}
+
+    def get(chunk_configs: Sequence[str] | None, profiles: Sequence[str] | None) -> TinyRun:
+        key = (tuple(chunk_configs) if chunk_configs else None, tuple(profiles) if profiles else None)
+        if key not in built:
+            built[key] = _evaluate_tiny(tmp_path_factory.mktemp("tiny_run"), chunk_configs, profiles)
+        return built[key]
+
+    return get
+
+
+@pytest.fixture
+def tiny_run(_evaluated_tiny: Callable[..., TinyRun], tmp_path: Path) -> TinyRunFactory:
+    """``tiny_run(chunk_configs=None, profiles=None)``: a copy (in this test's tmp_path, to change at will)
+    of the tiny project evaluated (`evaluate`, the users' path) with that selection (every partition by default),
+    with no failure. Each selection is evaluated once per test process (an xdist worker) and copied:
+    tests that start from an evaluated project pay for a copy, not for an evaluation."""
+
+    def copy(chunk_configs: Sequence[str] | None = None, profiles: Sequence[str] | None = None) -> TinyRun:
+        built = _evaluated_tiny(chunk_configs, profiles)
+        root = Path(shutil.copytree(built.project.parent, tmp_path / "tiny_run", symlinks=True))
+        return TinyRun(root / "project", root / "work", root / "home")
+
+    return copy
 
 
 @pytest.fixture(scope="session")

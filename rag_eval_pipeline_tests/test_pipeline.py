@@ -10,18 +10,19 @@ from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard
 from rag_eval_pipeline.core.significant_digits import significant
 from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
+from rag_eval_pipeline.lib.io_managers import read_current_leaderboard
+from rag_eval_pipeline_tests.conftest import TinyRunFactory, latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
 
 pytestmark = pytest.mark.slow
 
 
-def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path, tmp_path: Path):
-    resources = tiny_resources(tiny_project, tmp_path)
-    warehouse = Warehouse(tmp_path / "warehouse")
-    with dg.instance_for_test() as instance:
-        board, failures = evaluate_board(instance, resources=resources, show_progress=False)
-        assert failures == []
+def test_main_job_evaluates_every_partition_and_keeps_history(tiny_run: TinyRunFactory):
+    run = tiny_run()  # evaluated over every partition, without failures
+    resources = run.resources()
+    warehouse = Warehouse(run.work / "warehouse")
+    with run.instance() as instance:
+        board = read_current_leaderboard(resources)  # what the evaluation left
         assert board is not None
         assert sorted(zip(board["chunk_config"], board["profile"], strict=True)) == [
             ("fixed-60-0", "top2"),
@@ -90,18 +91,11 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_project: Path
         pd.testing.assert_frame_equal(board[cols], board_again[cols])  # deterministic
 
 
-def test_bad_dataset_fails_clearly_and_keeps_what_was_computed(tiny_project: Path, tmp_path: Path):
-    resources = tiny_resources(tiny_project, tmp_path)
-    with dg.instance_for_test() as instance:
-        board, failures = evaluate_board(
-            instance,
-            chunk_configs=["fixed-60-0"],
-            profiles=["top2"],
-            resources=resources,
-            show_progress=False,
-        )
-        assert failures == [] and board is not None
-        dataset = tiny_project / "data/datasets/golden_token_level.jsonl"
+def test_bad_dataset_fails_clearly_and_keeps_what_was_computed(tiny_run: TinyRunFactory):
+    run = tiny_run(["fixed-60-0"], ["top2"])  # evaluated without failures
+    resources = run.resources()
+    with run.instance() as instance:
+        dataset = run.project / "data/datasets/golden_token_level.jsonl"
         dataset.write_text(
             dataset.read_text(encoding="utf-8").replace("1,450 rpm", "1,500 rpm"), encoding="utf-8"
         )

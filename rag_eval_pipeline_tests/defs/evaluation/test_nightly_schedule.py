@@ -11,7 +11,7 @@ from rag_eval_pipeline.core.settings_file import load_settings
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.evaluation.nightly_schedule import build_nightly_schedule
 from rag_eval_pipeline.lib.resources import ProjectResource
-from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.conftest import TinyRunFactory, tiny_resources
 
 # the schedule as a project without data/monitoring.yaml has it; each tick reads the file itself
 NIGHTLY = build_nightly_schedule(MonitoringSettings(), build_definitions)
@@ -103,17 +103,14 @@ def test_a_broken_file_does_not_stop_the_code_location_but_fails_every_tick(
 
 
 @pytest.mark.slow
-def test_the_night_skips_the_partitions_that_are_up_to_date(tiny_project: Path, tmp_path: Path):
+def test_the_night_skips_the_partitions_that_are_up_to_date(tiny_run: TinyRunFactory):
     """A partition evaluated since its sources, code and models last changed is not requested;
     ``nightly.skip_up_to_date: false`` requests every partition (a point per night)."""
-    from rag_eval_pipeline_tests.evaluations import evaluate_here
-
-    resources = tiny_resources(tiny_project, tmp_path / "work")
+    run = tiny_run(["fixed-60-0"], ["top2"])  # evaluated without failures
+    tiny_project, resources = run.project, run.resources()
     schedule = build_nightly_schedule(MonitoringSettings(), lambda: build_definitions(resources))
     night = datetime(2026, 11, 23, 2, 0, tzinfo=UTC)
-    with dg.instance_for_test() as instance:
-        outcome = evaluate_here(instance, ["fixed-60-0"], ["top2"], False, resources)
-        assert not outcome.failures
+    with run.instance() as instance:
         requests = evaluate(instance, tiny_project, night, schedule)
         assert isinstance(requests, list)
         assert sorted(str(r.partition_key) for r in requests) == [
