@@ -40,35 +40,41 @@ import numpy.typing as npt
 import pandas as pd
 
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
-from rag_eval_pipeline.core.configs import (
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
+from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
+from rag_eval_pipeline.core.embedding.local import MINILM_MODEL_ID
+from rag_eval_pipeline.core.errors import DatasetError, InputError, StorageError
+from rag_eval_pipeline.core.evaluation.evaluation import EvaluationResult, token_level_result
+from rag_eval_pipeline.core.metrics.aggregate import MetricSummary, summarize_table
+from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
+from rag_eval_pipeline.core.progress import Progress, TqdmProgress, no_progress
+from rag_eval_pipeline.core.questions.dataset_import import read_token_level_csv
+from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset, TokenLevelExample
+from rag_eval_pipeline.core.retrieval.base import Query, RetrievalRun
+from rag_eval_pipeline.core.retrieval.hit_order import SCORE_DECIMALS, document_order
+from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, build_indexes
+from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
+from rag_eval_pipeline.core.settings.configs import (
     ChunkConfig,
     RetrievalProfile,
     Retriever,
     load_chunk_configs,
     load_profiles,
 )
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.dataset_import import read_token_level_csv
-from rag_eval_pipeline.core.datasets import TokenLevelDataset, TokenLevelExample
-from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
-from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
-from rag_eval_pipeline.core.embedding.local import MINILM_MODEL_ID
-from rag_eval_pipeline.core.errors import DatasetError, InputError, StorageError
-from rag_eval_pipeline.core.evaluation import EvaluationResult, token_level_result
-from rag_eval_pipeline.core.files import make_folder
-from rag_eval_pipeline.core.hit_order import SCORE_DECIMALS, document_order
-from rag_eval_pipeline.core.metrics.aggregate import MetricSummary, summarize_table
-from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
-from rag_eval_pipeline.core.progress import Progress, TqdmProgress, no_progress
-from rag_eval_pipeline.core.retrieval.base import Query, RetrievalRun, RetrievedChunk
-from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, build_indexes
-from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
+from rag_eval_pipeline.core.store.files import make_folder
+from rag_eval_pipeline.core.store.warehouse import write_parquet_files
 from rag_eval_pipeline.core.tables import retrieved_to_frame
-from rag_eval_pipeline.core.types import ChunkConfigName, PositionAwareChunk, ProfileName, QuestionId
+from rag_eval_pipeline.core.types import (
+    ChunkConfigName,
+    PositionAwareChunk,
+    ProfileName,
+    QuestionId,
+    RetrievedChunk,
+)
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
 from rag_eval_pipeline.core.vector_store.engines import DEFAULT_ENGINE, open_vector_store
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
-from rag_eval_pipeline.core.warehouse import write_parquet_files
 
 _T = TypeVar("_T")
 
@@ -333,7 +339,7 @@ def load_benchmark(data: Path, questions: Path | None = None, corpora: str | Non
 
 
 def document_positions(chunks: Sequence[PositionAwareChunk]) -> npt.NDArray[np.intp]:
-    """Each chunk's rank in document order (core/hit_order.py), for ``numpy_top_k``'s ties."""
+    """Each chunk's rank in document order (core/retrieval/hit_order.py), for ``numpy_top_k``'s ties."""
     order = sorted(range(len(chunks)), key=lambda i: document_order(chunks[i]))
     positions = np.empty(len(chunks), dtype=np.intp)
     positions[order] = np.arange(len(chunks))

@@ -151,7 +151,7 @@ def child_run(workspace: Path, report: Path, cli_args: Sequence[str]) -> int:
 def make_workspace(target: Path, source_data: Path = REPO / "data") -> Path:
     """A workspace at ``target`` (rag-eval.yaml and dagster.yaml as `rag-eval init` writes them) holding
     a copy of the settings, corpus and datasets of ``source_data`` (the repository's data/)."""
-    from rag_eval_pipeline.core.workspace import init_workspace
+    from rag_eval_pipeline.core.project.workspace import init_workspace
 
     data = target / "data"
     data.mkdir(parents=True)
@@ -275,8 +275,8 @@ class PureEmbedder:
 
 def chunk_digests(workspace: Path, chunk_configs: Sequence[str], doc_id: str | None = None) -> list[str]:
     """sha256 of every chunk text the warehouse holds for these configs (of one document if given)."""
+    from rag_eval_pipeline.core.store.warehouse import Warehouse
     from rag_eval_pipeline.core.types import sha256_hex
-    from rag_eval_pipeline.core.warehouse import Warehouse
 
     warehouse = Warehouse(workspace / "data" / "warehouse")
     digests = []
@@ -413,7 +413,7 @@ def call_assets_directly(resources: dict[str, Any], key: Any, run_id: str) -> No
     reads them, outputs written as it writes them."""
     import dagster as dg
 
-    from rag_eval_pipeline.core.warehouse import Warehouse
+    from rag_eval_pipeline.core.store.warehouse import Warehouse
     from rag_eval_pipeline.defs.answers import assets as answer_assets
     from rag_eval_pipeline.defs.answers import checks as answer_checks
     from rag_eval_pipeline.defs.evaluation import assets as evaluation_assets
@@ -645,7 +645,7 @@ def overhead_only(scratch: Path, log: Path, args: argparse.Namespace, chunk_conf
 
 
 def all_names(data: Path = REPO / "data") -> tuple[list[str], list[str]]:
-    from rag_eval_pipeline.core.configs import load_chunk_configs, load_profiles
+    from rag_eval_pipeline.core.settings.configs import load_chunk_configs, load_profiles
 
     configs = load_chunk_configs(data / "chunk_configs.yaml")
     profiles = load_profiles(data / "retrieval_profiles.yaml")

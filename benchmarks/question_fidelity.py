@@ -61,23 +61,28 @@ from chroma_general import (
 )
 
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
-from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile, load_chunk_configs, load_profiles
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.costs import CONTEXT_TOKENS_MEAN
-from rag_eval_pipeline.core.datasets import TokenLevelExample
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.errors import InputError
-from rag_eval_pipeline.core.evaluation import token_level_result
+from rag_eval_pipeline.core.evaluation.costs import CONTEXT_TOKENS_MEAN
+from rag_eval_pipeline.core.evaluation.evaluation import token_level_result
 from rag_eval_pipeline.core.generation.settings import OfflineGenerator, TokenLevelSettings
 from rag_eval_pipeline.core.generation.synthesis import synthesize_token_level
 from rag_eval_pipeline.core.leaderboard.ranking import rank_board
 from rag_eval_pipeline.core.metrics.context_budget import CONTEXT_TOKENS
-from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings, MonitoringSettings
+from rag_eval_pipeline.core.questions.datasets import TokenLevelExample
 from rag_eval_pipeline.core.retrieval.base import Query
 from rag_eval_pipeline.core.retrieval.indexes import build_indexes
 from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
-from rag_eval_pipeline.core.settings_file import load_settings
+from rag_eval_pipeline.core.settings.configs import (
+    ChunkConfig,
+    RetrievalProfile,
+    load_chunk_configs,
+    load_profiles,
+)
+from rag_eval_pipeline.core.settings.monitoring_settings import LeaderboardSettings, MonitoringSettings
+from rag_eval_pipeline.core.settings.settings_file import load_settings
 from rag_eval_pipeline.core.vector_store.engines import DEFAULT_ENGINE, open_vector_store
 
 DEFAULT_MONITORING = PROJECT_ROOT / "data/monitoring.yaml"

@@ -44,10 +44,10 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from rag_eval_pipeline.core.baselines import BaselineStore, choose_baseline
-from rag_eval_pipeline.core.history import HistoryStore, PartitionKey
+from rag_eval_pipeline.core.evaluation.baselines import BaselineStore, choose_baseline
 from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.history import HistoryStore, PartitionKey
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 
 TABLE = "retrieval_metrics"
 CHECKED = PartitionKey("checked-400-50", "dense-top5")

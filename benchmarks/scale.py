@@ -53,21 +53,22 @@ import pandas as pd
 
 from rag_eval_pipeline.core.chunking import build_chunker
 from rag_eval_pipeline.core.chunking.base import Chunker, ChunkSet, cut_corpus
-from rag_eval_pipeline.core.configs import (
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.embedding.base import Vectors
+from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
+from rag_eval_pipeline.core.evaluation.evaluation import EvaluationResult, token_level_result
+from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset, TokenLevelExample
+from rag_eval_pipeline.core.retrieval.base import Query, RetrievalRun
+from rag_eval_pipeline.core.retrieval.indexes import build_indexes, open_indexes
+from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
+from rag_eval_pipeline.core.settings.configs import (
     ChunkConfig,
     RetrievalProfile,
     Retriever,
     load_chunk_configs,
     load_profiles,
 )
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import TokenLevelDataset, TokenLevelExample
-from rag_eval_pipeline.core.embedding.base import Vectors
-from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
-from rag_eval_pipeline.core.evaluation import EvaluationResult, token_level_result
-from rag_eval_pipeline.core.retrieval.base import Query, RetrievalRun
-from rag_eval_pipeline.core.retrieval.indexes import build_indexes, open_indexes
-from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
+from rag_eval_pipeline.core.store.warehouse import NO_PARTITION, Warehouse
 from rag_eval_pipeline.core.tables import (
     chunks_from_frame,
     chunks_to_frame,
@@ -80,7 +81,6 @@ from rag_eval_pipeline.core.tables import (
 from rag_eval_pipeline.core.types import CharacterSpan, Document, DocumentId, QuestionId
 from rag_eval_pipeline.core.vector_store.base import VectorStore
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
-from rag_eval_pipeline.core.warehouse import NO_PARTITION, Warehouse
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 CHUNK_CONFIGS = PROJECT_ROOT / "data/chunk_configs.yaml"

@@ -37,11 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from chroma_general import DEFAULT_DATA, BenchmarkData, default_embedder, describe_data, load_benchmark
 
-from rag_eval_pipeline.core.datasets import TokenLevelExample
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.errors import InputError
 from rag_eval_pipeline.core.leaderboard.tiers import statistical_tiers
+from rag_eval_pipeline.core.questions.datasets import TokenLevelExample
 from rag_eval_pipeline.core.search.candidates import Candidate, candidates
 from rag_eval_pipeline.core.search.fidelity import Round
 from rag_eval_pipeline.core.search.race import VALUE
@@ -52,9 +52,9 @@ from rag_eval_pipeline.core.search.settings import (
     RetrievalChoices,
     SearchSettings,
 )
-from rag_eval_pipeline.core.settings_file import load_settings
+from rag_eval_pipeline.core.settings.settings_file import load_settings
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.core.vector_store.engines import open_vector_store
-from rag_eval_pipeline.core.warehouse import Warehouse
 
 OBJECTIVE = "span_recall_1000t"  # the leaderboard's default objective
 ALPHA = 0.05

@@ -408,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     variants = [v for v in args.variants.split(",") if v]
     assert set(variants) <= set(VARIANTS), f"unknown variant in {variants}"
-    from rag_eval_pipeline.core.configs import load_profiles
+    from rag_eval_pipeline.core.settings.configs import load_profiles
 
     data: Path = args.data.resolve()
     profiles: list[str] = [p.name for p in load_profiles(data / "retrieval_profiles.yaml")]

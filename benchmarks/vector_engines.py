@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from rag_eval_pipeline.core.chunking import ChunkSet, build_chunker, cut_corpus
-from rag_eval_pipeline.core.configs import load_chunk_configs
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
+from rag_eval_pipeline.core.settings.configs import load_chunk_configs
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
 

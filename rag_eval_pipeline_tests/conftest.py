@@ -296,7 +296,7 @@ def minilm() -> object:
 
 
 def tiny_corpus() -> object:
-    from rag_eval_pipeline.core.corpus import Corpus
+    from rag_eval_pipeline.core.corpus.corpus import Corpus
     from rag_eval_pipeline.core.types import Document, DocumentId
 
     return Corpus(tuple(Document(DocumentId(k), v, k.split("/")[0]) for k, v in TINY_DOCS.items()))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import dagster as dg
 import pandas as pd
 
-from rag_eval_pipeline.core.monitoring_settings import EvaluationMode
+from rag_eval_pipeline.core.settings.monitoring_settings import EvaluationMode
 from rag_eval_pipeline.lib.io_managers import read_current_leaderboard
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline.runner.evaluate import EvaluationOrder, evaluate

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from rag_eval_pipeline.core.metrics.aggregate import summarize
-from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
+from rag_eval_pipeline.core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 
 RETRIEVAL_METRICS = ("span_recall", "span_iou", "recall_at_k", "mrr")
 T0 = datetime(2026, 1, 1, 2, 0, tzinfo=UTC)

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, MULTI_PARTITION_TAG_PREFIX, PARTITION_TAG
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, MULTI_PARTITION_TAG_PREFIX, PARTITION_TAG
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline_tests.dagster_dev import REPO, graphql, running_dagster_dev
 
 pytestmark = pytest.mark.slow

@@ -26,8 +26,8 @@ for module in pkgutil.walk_packages(rag_eval_pipeline.__path__, "rag_eval_pipeli
     if module.name != "rag_eval_pipeline.__main__":
         importlib.import_module(module.name)
 on_import = sorted(set(opened))
-from rag_eval_pipeline.core.monitoring_settings import MonitoringSettings
-from rag_eval_pipeline.core.project_files import ProjectFiles, project_dir
+from rag_eval_pipeline.core.settings.monitoring_settings import MonitoringSettings
+from rag_eval_pipeline.core.project.project_files import ProjectFiles, project_dir
 ProjectFiles(project_dir()).load_settings(MonitoringSettings)
 print(json.dumps({"on_import": on_import, "after_a_read": sorted(set(opened))}))
 """

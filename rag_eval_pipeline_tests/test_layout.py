@@ -7,7 +7,7 @@
 - runner/ never imports defs/; it reaches the definitions only through definitions.build_definitions,
   inside a function (so planning and status stay free of the asset modules);
 - cli/ imports only runner/, annotate/ and core/: never a Dagster helper of lib/ (it finds the
-  project's files with core/project_files.py, not a resource), defs/ or definitions.py;
+  project's files with core/project/project_files.py, not a resource), defs/ or definitions.py;
 - annotate/ (the annotation page's web layer) imports only core/, where its rules live;
 - the package root holds only the entry points: definitions.py, __main__.py;
 - nothing, tests included, imports a private module of Dagster (``dagster._core``...): those change
@@ -15,7 +15,7 @@
 - a metric's name (retrieval or answer) is spelled only in core/metrics/names.py, its one owner:
   elsewhere the package uses names.py's constants (a string literal equal to a metric name is a second owner that can drift);
 - every Dagster tag key (``dagster/...``, and the project's own ``rag_eval/...``) is spelled in one module,
-  core/run_tags.py (read from string constants, f-string parts included): a key spelled twice drifts;
+  core/runs/run_tags.py (read from string constants, f-string parts included): a key spelled twice drifts;
 - every `rag-eval` command is listed in cli/registry.py alone: a module adds its parser with
   ``add_command(commands, NAME)`` for a registered NAME, never ``commands.add_parser``; ``run_command``
   dispatches through the registry with no if-chain; only cli/__init__.py's ``main`` turns bad input into
@@ -189,7 +189,7 @@ def violations(root: Path) -> list[str]:
     return sorted(set(found) | set(private_dagster_imports(root)))
 
 
-TAG_OWNER = Path("core/run_tags.py")
+TAG_OWNER = Path("core/runs/run_tags.py")
 # a whole string that is a key in one of the two tag namespaces (an f-string's constant part included)
 TAG_KEY = re.compile(r"(dagster|rag_eval)/\S*")
 # keys of asset metadata, not tags: each has its own owner (lib/io_managers.py, lib/step_failures.py)
@@ -197,7 +197,7 @@ METADATA_KEYS = {"dagster/row_count", "rag_eval/bad_input"}
 
 
 def tag_keys_outside_owner(root: Path) -> list[str]:
-    """Tag keys spelled as string literals anywhere in the package but core/run_tags.py: a key in the
+    """Tag keys spelled as string literals anywhere in the package but core/runs/run_tags.py: a key in the
     ``dagster/`` or ``rag_eval/`` namespace, or a value the owner gives a key (its other keys, ``user``)."""
     owner = ast.parse((root / TAG_OWNER).read_text(encoding="utf-8"))
     owned = {
@@ -219,7 +219,7 @@ def tag_keys_outside_owner(root: Path) -> list[str]:
             if (TAG_KEY.fullmatch(key) and key not in METADATA_KEYS) or key in owned - {"user"}:
                 found.append(
                     f"{module_name(path, root)}:{node.lineno} spells the tag key {key!r}; "
-                    "import it from core/run_tags.py (add it there if it is new)"
+                    "import it from core/runs/run_tags.py (add it there if it is new)"
                 )
     return found
 
@@ -311,7 +311,7 @@ def test_tag_keys_are_spelled_only_in_core_run_tags() -> None:
 def test_the_tag_check_sees_a_key_spelled_outside_its_owner(tmp_path: Path) -> None:
     root = tmp_path / PACKAGE
     files = {
-        "core/run_tags.py": 'SENSOR_TAG = "dagster/sensor_name"\nDOCUMENTS_TAG_PREFIX = "rag_eval/documents_"\n'
+        "core/runs/run_tags.py": 'SENSOR_TAG = "dagster/sensor_name"\nDOCUMENTS_TAG_PREFIX = "rag_eval/documents_"\n'
         'USER_TAG = "user"\n',
         "runner/run_status.py": 'SENSOR_TAG = "dagster/sensor_name"\n',
         "defs/sensor.py": 'def tags(kind):\n    return {f"rag_eval/documents_{kind}": "a.md", "user": "x"}\n',
@@ -325,7 +325,7 @@ def test_the_tag_check_sees_a_key_spelled_outside_its_owner(tmp_path: Path) -> N
     assert "rag_eval_pipeline.runner.run_status:1 spells the tag key 'dagster/sensor_name'" in found
     assert "rag_eval_pipeline.defs.sensor:2 spells the tag key 'rag_eval/documents_'" in found
     assert "rag_eval_pipeline.lib.jobs:1 spells the tag key 'rag_eval/brand_new'" in found
-    assert "core.run_tags" not in found  # the owner spells them
+    assert "core.runs.run_tags" not in found  # the owner spells them
     assert "'user'" not in found  # too common a word to guard
     assert "io_managers" not in found  # a metadata key, and prose naming a tag
 

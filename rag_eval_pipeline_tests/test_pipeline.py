@@ -8,7 +8,7 @@ import pytest
 
 from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard
 from rag_eval_pipeline.core.significant_digits import significant
-from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
+from rag_eval_pipeline.core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.io_managers import read_current_leaderboard
 from rag_eval_pipeline_tests.conftest import TinyRunFactory, latest_metadata, tiny_resources

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "regression_check.py"
 

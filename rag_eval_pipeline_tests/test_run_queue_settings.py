@@ -11,7 +11,7 @@ import dagster as dg
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-TEMPLATE = REPO / "rag_eval_pipeline" / "core" / "workspace_templates" / "dagster.yaml"
+TEMPLATE = REPO / "rag_eval_pipeline" / "core" / "project" / "workspace_templates" / "dagster.yaml"
 
 
 @pytest.mark.parametrize("source", [REPO / "dagster.yaml", TEMPLATE], ids=["project", "workspace template"])

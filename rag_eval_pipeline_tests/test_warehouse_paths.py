@@ -1,4 +1,4 @@
-"""Only core/warehouse.py knows the warehouse's folders: no other module of the package, the tests or the
+"""Only core/store/warehouse.py knows the warehouse's folders: no other module of the package, the tests or the
 benchmarks builds a path through ``current`` or ``history`` from a string (they call ``Warehouse``).
 
 A heuristic over the parsed source (nothing is imported): a string literal (or the literal parts of an
@@ -15,7 +15,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SCANNED = ("rag_eval_pipeline", "rag_eval_pipeline_tests", "benchmarks")
-OWNER = Path("rag_eval_pipeline/core/warehouse.py")
+OWNER = Path("rag_eval_pipeline/core/store/warehouse.py")
 WAREHOUSE_FOLDERS = frozenset({"current", "history"})
 PATH_CALLS = frozenset({"Path", "UPath", "PurePath", "child_path", "joinpath", "glob", "rglob", "join"})
 

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from ..core.errors import InputError
 from ..core.judging.judged_at_k import UNJUDGED_THRESHOLD
-from ..core.project_files import ProjectFiles
+from ..core.project.project_files import ProjectFiles
 from .judgements import _progress, _share
 from .registry import CommandContext, add_command
 

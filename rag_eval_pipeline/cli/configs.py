@@ -1,12 +1,12 @@
 """`rag-eval profiles list|show|create|update|delete|clone` and `rag-eval chunk-configs
 list|apply|presets`: what is configured, changing it without hand-editing the files under data/, and the
-bundled presets (core/chunk_config_presets.py) to copy or apply.
+bundled presets (core/settings/chunk_config_presets.py) to copy or apply.
 
-Every edit changes the YAML text in place, entry by entry (core/yaml_entries.py), so the file's
+Every edit changes the YAML text in place, entry by entry (core/settings/yaml_entries.py), so the file's
 comments and layout survive; only where that cannot be done safely (a flow-style list, block scalars) is
 the file rewritten in normalized form, and the output says so. `apply FILE` merges chunk configs by
-name (core/chunk_config_edits.py); `apply NAME --document DOC` applies a configured chunk config to more
-documents; the profile commands are core/profile_edits.py.
+name (core/settings/chunk_config_edits.py); `apply NAME --document DOC` applies a configured chunk config to more
+documents; the profile commands are core/settings/profile_edits.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,10 @@ from pathlib import Path
 
 import yaml
 
-from ..core.chunk_config_edits import (
+from ..core.errors import ConfigError
+from ..core.evaluation.document_scope import DocumentScope, resolve_documents
+from ..core.project.project_files import ProjectFiles
+from ..core.settings.chunk_config_edits import (
     CHUNK_CONFIGS_KEY,
     apply_to_documents,
     describe_merge,
@@ -27,17 +30,10 @@ from ..core.chunk_config_edits import (
     normalized_note,
     read_chunk_config_file,
 )
-from ..core.chunk_config_presets import load_presets, presets_text
-from ..core.configs import (
-    DEFAULT_SEPARATORS,
-    ChunkConfig,
-    RetrievalProfile,
-    load_chunk_configs,
-)
-from ..core.document_scope import DocumentScope, resolve_documents
-from ..core.errors import ConfigError
-from ..core.monitoring_settings import EVALUATION_MODES
-from ..core.profile_edits import (
+from ..core.settings.chunk_config_presets import load_presets, presets_text
+from ..core.settings.configs import DEFAULT_SEPARATORS, ChunkConfig, RetrievalProfile, load_chunk_configs
+from ..core.settings.monitoring_settings import EVALUATION_MODES
+from ..core.settings.profile_edits import (
     ProfileEdit,
     clone_profile,
     create_profile,
@@ -45,11 +41,10 @@ from ..core.profile_edits import (
     parse_assignments,
     update_profile,
 )
-from ..core.profile_versions import ProfileVersions
-from ..core.project_files import ProjectFiles
-from ..core.settings_file import edit_settings_file
+from ..core.settings.profile_versions import ProfileVersions
+from ..core.settings.settings_file import edit_settings_file
+from ..core.settings.yaml_entries import entry_texts
 from ..core.text_table import format_table
-from ..core.yaml_entries import entry_texts
 from .output import add_format_argument, render_records
 from .registry import CommandContext, add_command
 from .runs import DEFAULT_LAUNCH_URL

@@ -12,15 +12,15 @@ import argparse
 import shlex
 from pathlib import Path
 
-from ..core.dataset_import import ImportedDataset, read_dataset
-from ..core.datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
 from ..core.errors import InputError
 from ..core.generation.settings import GenerationSettings
 from ..core.langsmith.datasets import download_dataset, upload_dataset
 from ..core.langsmith.errors import LangSmithError
 from ..core.langsmith.settings import LangSmithSettings
-from ..core.paths import child_path
-from ..core.project_files import GOLDEN_DATASET_ENV, ProjectFiles
+from ..core.project.project_files import GOLDEN_DATASET_ENV, ProjectFiles
+from ..core.questions.dataset_import import ImportedDataset, read_dataset
+from ..core.questions.datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
+from ..core.store.paths import child_path
 from .registry import CommandContext, add_command
 
 DESCRIPTION = """\

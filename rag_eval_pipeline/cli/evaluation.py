@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from ..core.project_files import ProjectFiles
+from ..core.project.project_files import ProjectFiles
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +45,7 @@ def run_evaluation(files: ProjectFiles, order: EvaluationOrder) -> int:
     run and why. Exit 2 when a run failed on bad input (bad input before any run, or a webserver of
     --launch that cannot take the runs, raise InputError), 1 when a run failed otherwise, 130 on
     Ctrl-C."""
-    from ..core.warehouse import LEADERBOARD, Warehouse
+    from ..core.store.warehouse import LEADERBOARD, Warehouse
     from ..runner.evaluate import EvaluationInterrupted, evaluate
 
     try:

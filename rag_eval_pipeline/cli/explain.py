@@ -8,8 +8,8 @@ import sys
 
 from ..core.diagnostics.explain import explain_across, explain_question
 from ..core.errors import InputError
+from ..core.store.warehouse import Warehouse
 from ..core.tables import corpus_from_frame, records
-from ..core.warehouse import Warehouse
 from .registry import CommandContext, add_command
 
 TABLE = "retrieval_diagnostics"

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core.baselines import BaselineStore
-from ..core.comparison import Comparison, compare
-from ..core.history import HistoryError, HistoryStore, PartitionKey
-from ..core.monitoring_settings import MonitoringSettings, RegressionSettings
-from ..core.settings_file import load_settings
+from ..core.evaluation.baselines import BaselineStore
+from ..core.evaluation.comparison import Comparison, compare
+from ..core.settings.monitoring_settings import MonitoringSettings, RegressionSettings
+from ..core.settings.settings_file import load_settings
+from ..core.store.history import HistoryError, HistoryStore, PartitionKey
 from ..core.text_table import format_number, format_table
 from .output import add_format_argument, cell, render
 from .registry import COMMANDS, CommandContext, add_command
@@ -217,7 +217,7 @@ def format_comparison(comparison: Comparison) -> str:
 
 
 def format_trend(frame: pd.DataFrame, metric: str, table: str) -> str:
-    """One row per run; a run measured otherwise than the partition's run before it (core/comparability.py)
+    """One row per run; a run measured otherwise than the partition's run before it (core/evaluation/comparability.py)
     starts a new line, and its note says what changed."""
     rows = [["partition", "created_at", "evaluation_id", "run_id", "mode", "n", metric, "CI", "note"]]
     for r in frame.to_dict("records"):

@@ -16,7 +16,7 @@ from ..core.judging.pool import DEFAULT_DEPTH
 from ..core.judging.reanchor import StaleJudgement
 from ..core.judging.runs import BM25_RUN, DENSE_RUN, WINDOW_OVERLAP, WINDOW_SIZE
 from ..core.progress import Progress, no_progress
-from ..core.project_files import ProjectFiles
+from ..core.project.project_files import ProjectFiles
 from ..core.text_table import format_table
 from .llm_judge import add_llm_judge_action, run_llm_judge_command
 from .registry import CommandContext, add_command
@@ -212,7 +212,7 @@ def _export(args: argparse.Namespace, files: ProjectFiles) -> int:
 def _next_steps(files: ProjectFiles, out: Path) -> list[str]:
     """How `rag-eval run` comes to evaluate on the written file: nothing when it is the golden file
     and evaluate_on uses it."""
-    from ..core.project_files import GOLDEN_DATASET_ENV
+    from ..core.project.project_files import GOLDEN_DATASET_ENV
 
     golden = files.path(files.golden_dataset).resolve()
     try:

@@ -7,10 +7,10 @@ import argparse
 import sys
 from typing import Any
 
-from ..core.costs import COST_AXES
 from ..core.errors import InputError
+from ..core.evaluation.costs import COST_AXES
 from ..core.leaderboard.pareto import DEFAULT_COST_AXIS
-from ..core.warehouse import LEADERBOARD, Warehouse
+from ..core.store.warehouse import LEADERBOARD, Warehouse
 from .registry import CommandContext, add_command
 
 

@@ -22,7 +22,7 @@ from ..core.judging.store import JudgingStore
 from ..core.llm.accounting import PriceTable
 from ..core.llm.client import LLMClient
 from ..core.llm.factory import make_chat_model, make_client
-from ..core.project_files import ProjectFiles
+from ..core.project.project_files import ProjectFiles
 
 DESCRIPTION = """\
 Judgements of the pooled passages (data/judging/pool.jsonl).

@@ -24,7 +24,7 @@ from ..core.judging.query_import import QUERY_FORMATS, RawQuery, ReadQueries, re
 from ..core.judging.query_merge import contributions_of, import_contribution, merge_queries, total_traffic
 from ..core.judging.store import JudgingStore
 from ..core.judging.types import query_id_for
-from ..core.project_files import ProjectFiles
+from ..core.project.project_files import ProjectFiles
 from .output import add_format_argument, render_records
 from .registry import CommandContext, add_command
 

@@ -1,11 +1,11 @@
 """`rag-eval questions list|stats|plan` and `rag-eval results REF`: the evaluation questions, how many an
-evaluation needs (``plan``: core/question_plan.py, before any is generated) and the per-question results
+evaluation needs (``plan``: core/evaluation/question_plan.py, before any is generated) and the per-question results
 of an evaluation, filtered and paged (the tech spec's ``GET /eval/questions``, ``GET
 /eval/questions/stats`` and ``GET /eval/runs/{id}/results``).
 
 The questions are the ``eval_questions`` table in the warehouse (what the last ingestion made the
 evaluation use); the results are the ``retrieval_metrics`` history rows the evaluation's runs wrote,
-found through the runs Dagster records (core/question_catalog.py, core/run_results.py).
+found through the runs Dagster records (core/questions/question_catalog.py, core/evaluation/run_results.py).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..core.errors import ConfigError
+from ..core.evaluation.run_results import results_page
 from ..core.leaderboard.power import DEFAULT_DETECT
-from ..core.project_files import ProjectFiles
-from ..core.question_catalog import CatalogQuestion, catalog, filter_questions, question_stats
-from ..core.run_results import results_page
-from ..core.warehouse import Warehouse
+from ..core.project.project_files import ProjectFiles
+from ..core.questions.question_catalog import CatalogQuestion, catalog, filter_questions, question_stats
+from ..core.store.warehouse import Warehouse
 from .output import add_format_argument, render, render_records
 from .registry import CommandContext, add_command
 
@@ -55,7 +55,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="Generates pilot questions offline, evaluates the cheapest chunk config with the profiles "
         "that call no LLM or reranker on them, and from the spread of their per-question differences says "
         "how many questions detect --detect at 80 %% power, and what the evaluation's questions detect now. "
-        "Writes only embeddings, to the embedding cache a run would fill (core/question_plan.py).",
+        "Writes only embeddings, to the embedding cache a run would fill (core/evaluation/question_plan.py).",
     )
     plan.add_argument(
         "--detect",
@@ -112,8 +112,8 @@ def run_question_command(args: argparse.Namespace, files: ProjectFiles) -> int:
 
 
 def _plan(args: argparse.Namespace, files: ProjectFiles) -> int:
+    from ..core.evaluation.question_plan import check_detect
     from ..core.progress import TqdmProgress, no_progress
-    from ..core.question_plan import check_detect
     from ..runner.question_plan import plan_for_project
 
     check_detect(args.detect)  # before any file is read

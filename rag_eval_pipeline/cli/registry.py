@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import INIT_HINT, InputError
-from ..core.project_files import ProjectFiles
-from ..core.workspace import locate_workspace
+from ..core.project.project_files import ProjectFiles
+from ..core.project.workspace import locate_workspace
 
 if TYPE_CHECKING:
-    from ..core.warehouse import Warehouse
+    from ..core.store.warehouse import Warehouse
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ class CommandContext:
     """What a handler may need of the workspace, found on first use: `init` and `chunk-configs presets`
     need none, so they work where there is no workspace yet."""
 
-    workspace: str | None  # --workspace, else where core/workspace.py looks
+    workspace: str | None  # --workspace, else where core/project/workspace.py looks
 
     @cached_property
     def root(self) -> Path:
@@ -152,6 +152,6 @@ class CommandContext:
 
     @cached_property
     def warehouse(self) -> Warehouse:
-        from ..core.warehouse import Warehouse
+        from ..core.store.warehouse import Warehouse
 
         return Warehouse.in_project(self.root)

@@ -14,11 +14,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, get_args
 
-from ..core.document_scope import resolve_documents
 from ..core.errors import InputError
+from ..core.evaluation.document_scope import resolve_documents
 from ..core.generation.settings import TokenLevelGenerator
-from ..core.monitoring_settings import EVALUATION_MODES
-from ..core.project_files import ProjectFiles
+from ..core.project.project_files import ProjectFiles
+from ..core.settings.monitoring_settings import EVALUATION_MODES
 from .output import add_format_argument, render_records
 from .registry import CommandContext, add_command
 

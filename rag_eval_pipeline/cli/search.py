@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..core.project_files import ProjectFiles
+from ..core.project.project_files import ProjectFiles
 from ..core.search.settings import SearchSettings
 from .registry import CommandContext, add_command
 

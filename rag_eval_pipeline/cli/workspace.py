@@ -1,5 +1,5 @@
 """`rag-eval init DIR --corpus DOCS [--glob PATTERN]` and `rag-eval ui`: a workspace for a team's own
-documents (core/workspace.py), and the Dagster UI on it (runner/ui.py)."""
+documents (core/project/workspace.py), and the Dagster UI on it (runner/ui.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import argparse
 import shlex
 from pathlib import Path
 
-from ..core.corpus import describe_skipped_links
-from ..core.workspace import WORKSPACE_FILE, CreatedWorkspace, init_workspace
+from ..core.corpus.corpus import describe_skipped_links
+from ..core.project.workspace import WORKSPACE_FILE, CreatedWorkspace, init_workspace
 from ..runner.ui import run_ui, ui_command
 from .registry import CommandContext, add_command
 

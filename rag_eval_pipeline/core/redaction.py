@@ -1,5 +1,5 @@
 """Secrets never leave the process in clear: every text bound for a table, a cache database
-(core/sqlite_store.py), metadata, a log line or the terminal goes through ``redact`` (or ``redact_value``
+(core/store/sqlite_store.py), metadata, a log line or the terminal goes through ``redact`` (or ``redact_value``
 / ``redact_frame`` / ``redact_exception``).
 
 Which secrets: the values of the variables the project reads credentials from (``SECRET_VARIABLES``)

@@ -9,11 +9,19 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from .corpus import Corpus
-from .datasets import ChunkLevelDataset, ChunkLevelExample, TokenLevelDataset, TokenLevelExample
-from .generation.base import Rejection
-from .retrieval.base import QueryTrace, RetrievedChunk
-from .types import CharacterSpan, ChunkId, Document, DocumentId, PositionAwareChunk, QuestionId
+from .corpus.corpus import Corpus
+from .questions.datasets import ChunkLevelDataset, ChunkLevelExample, TokenLevelDataset, TokenLevelExample
+from .types import (
+    CharacterSpan,
+    ChunkId,
+    Document,
+    DocumentId,
+    PositionAwareChunk,
+    QueryTrace,
+    QuestionId,
+    Rejection,
+    RetrievedChunk,
+)
 
 CHUNK_COLUMNS = ["chunk_id", "doc_id", "start", "end", "text"]
 
@@ -140,7 +148,7 @@ def questions_from_frame(frame: pd.DataFrame) -> TokenLevelDataset:
     return TokenLevelDataset(examples, name=name)
 
 
-# eval_questions' column saying whether a question's spans match the corpus (see core/reanchor.py).
+# eval_questions' column saying whether a question's spans match the corpus (see core/questions/reanchor.py).
 GROUND_TRUTH_STATUS, STALE = "ground_truth_status", "stale"
 
 

@@ -1,4 +1,5 @@
-"""The vocabulary of the evaluation: documents, spans, chunks and the IDs that name them.
+"""The vocabulary of the evaluation: documents, spans, chunks and the IDs that name them,
+and the records the layers pass on and core/tables.py stores: a retrieved chunk, a query's trace, a rejection.
 
 Offsets are Python ``str`` (code point) offsets into the document text as loaded (UTF-8 decoded,
 newlines untouched); ``start`` is inclusive and ``end`` exclusive, so ``text[start:end]`` is the span.
@@ -7,9 +8,10 @@ newlines untouched); ``start`` is inclusive and ``end`` exclusive, so ``text[sta
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal, NewType
+from typing import Any, Literal, NewType
 
 DocumentId = NewType("DocumentId", str)
 ChunkId = NewType("ChunkId", str)
@@ -115,3 +117,78 @@ def assign_chunk_ids(
         seen[text] = occurrence + 1
         ids.append(make_chunk_id(prefix, doc_id, text, occurrence))
     return ids
+
+
+RewriteStatus = Literal["off", "rewritten", "unchanged", "failed"]
+
+
+FoundBy = Literal["knn", "bm25", "both"]
+
+
+@dataclass(frozen=True)
+class RetrievedChunk:
+    """One chunk of a question's result list. ``score`` is what ranked it: the cosine similarity for
+    dense-only profiles, the BM25 score for keyword-only ones, the RRF score for fused ones, and the
+    reranker's score when a reranker ran. The retriever ranks (1-based) and scores are kept as found,
+    None where that retriever did not return the chunk."""
+
+    question_id: QuestionId
+    rank: int  # 1-based
+    chunk_id: ChunkId
+    doc_id: DocumentId
+    start: int
+    end: int
+    score: float
+    text: str
+    found_by: FoundBy = "knn"
+    knn_rank: int | None = None
+    knn_score: float | None = None
+    bm25_rank: int | None = None
+    bm25_score: float | None = None
+    fused_score: float | None = None
+    rerank_score: float | None = None
+
+
+@dataclass(frozen=True)
+class QueryTrace:
+    """How one question was retrieved: what was searched for and how many candidates each side had.
+    ``knn_below_threshold`` counts dense hits the similarity threshold removed.
+
+    ``search_ms`` is the question's search latency: the wall time of its dense search, keyword search,
+    fusion and reranking, each run for this question alone, as an application serving one user does.
+    The query's embedding and its rewrite are not in it: both come from caches on a re-run, so including
+    them would make the same setup fast one night and slow the next; the rewrite's cost is in its tokens
+    (``rewrite_prompt_tokens``, ``rewrite_completion_tokens``: what the reply cost when it was made, also
+    when it now comes from the response cache)."""
+
+    question_id: QuestionId
+    query: str
+    rewrite_status: RewriteStatus = "off"
+    rewrite_error: str = ""
+    knn_candidates: int = 0
+    knn_below_threshold: int = 0
+    bm25_candidates: int = 0
+    search_ms: float = 0.0
+    rewrite_prompt_tokens: int = 0
+    rewrite_completion_tokens: int = 0
+
+
+RejectionReason = Literal[
+    "llm_failed",  # the LLM call failed after its retries
+    "invalid_reply",  # malformed or schema-invalid JSON, still after the repair prompt
+    "excerpt_not_found",  # a quoted excerpt does not occur in the document, even normalised
+    "sparse_chunk",  # chunk-level: the chunk was classified SPARSE, so no question was asked
+    "duplicate",  # semantically a repeat of an earlier question
+    "too_few_terms",  # the offline generators: the source holds too few content terms to ask with
+    "unretrievable",  # the retrievability filter (off by default): its retriever cannot find the source
+]
+
+
+@dataclass(frozen=True)
+class Rejection:
+    reason: RejectionReason
+    detail: str  # human-readable: which excerpt, which validation error, similarity to which question
+    source_doc_ids: tuple[str, ...]
+    question: str | None = None
+    source_chunk_ids: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from ..core.run_tags import PLANNED_EVALUATION_TAG
+from ..core.runs.run_tags import PLANNED_EVALUATION_TAG
 from ..lib.freshness import SOURCES
 
 # Dagster's `any_deps_updated`, except for updates that only runs of a planned evaluation made: those

@@ -1,7 +1,7 @@
 """What ties the many Dagster runs of one evaluation together, and how a run picks quick or full mode.
 
 An evaluation over every partition is one Dagster run per partition; they share the run tag
-``rag_eval/evaluation_id`` (core/evaluation_ids.py; set by `rag-eval run` and the nightly schedule),
+``rag_eval/evaluation_id`` (core/runs/evaluation_ids.py; set by `rag-eval run` and the nightly schedule),
 which history rows carry as ``evaluation_id`` so `rag-eval compare` can compare whole evaluations.
 Quick mode is chosen by run config on the ``evaluation`` resource, so the launchpad, schedules and
 the CLI all select it the same way: ``{"resources": {"evaluation": {"config": {"mode": "quick"}}}}``.
@@ -16,17 +16,17 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
-from ..core.datasets import TokenLevelDataset
 from ..core.errors import ConfigError
-from ..core.monitoring_settings import EVALUATION_MODES, EvaluationMode, QuickSettings
-from ..core.run_tags import (
+from ..core.questions.datasets import TokenLevelDataset
+from ..core.questions.sampling import sample_questions
+from ..core.runs.run_tags import (
     COMMAND_TAG,
     EVALUATION_ID_TAG,
     MODE_TAG,
     REGENERATE_COMMAND,
     REGENERATE_DOCUMENTS_TAG,
 )
-from ..core.sampling import sample_questions
+from ..core.settings.monitoring_settings import EVALUATION_MODES, EvaluationMode, QuickSettings
 
 
 def documents_to_regenerate(tags: Mapping[str, str]) -> tuple[str, ...] | None:
@@ -110,7 +110,7 @@ def evaluation_id_of(run: dg.DagsterRun) -> str:
 
 def superseded_runs(instance: dg.DagsterInstance, run: dg.DagsterRun) -> tuple[str, ...]:
     """The other runs of ``run``'s evaluation (none outside one): a table partition ``run`` writes
-    replaces their history of it (core/warehouse.py), so `run --resume` does not count it twice."""
+    replaces their history of it (core/store/warehouse.py), so `run --resume` does not count it twice."""
     evaluation_id = run.tags.get(EVALUATION_ID_TAG)
     if not evaluation_id:
         return ()

@@ -17,8 +17,8 @@ from typing import Any
 
 import dagster as dg
 
-from ..core.run_tags import CODE_VERSION_TAG, DATA_VERSION_TAG, INPUT_POINTER_TAG
-from ..core.source_versions import SourceVersions
+from ..core.project.source_versions import SourceVersions
+from ..core.runs.run_tags import CODE_VERSION_TAG, DATA_VERSION_TAG, INPUT_POINTER_TAG
 from .evaluation_runs import evaluation_config_of
 from .partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, profile_partitions
 

@@ -1,4 +1,4 @@
-"""The warehouse (core/warehouse.py owns its layout) as Dagster sees it: the IO manager that stores
+"""The warehouse (core/store/warehouse.py owns its layout) as Dagster sees it: the IO manager that stores
 every asset's table as its current version plus one history file per run, and the resource assets use
 for what they write besides their output (per-run summaries, generated datasets, the anchor ledger).
 A write that fails (full disk, read-only folder) fails the step with the path and the OS error.
@@ -17,15 +17,10 @@ import pandas as pd
 from pydantic import Field
 from upath import UPath
 
-from ..core.datasets import ChunkLevelDataset, TokenLevelDataset
 from ..core.errors import StorageError
-from ..core.project_files import project_dir
-from ..core.warehouse import (
-    LEADERBOARD,
-    WAREHOUSE_ENV,
-    Partition,
-    Warehouse,
-)
+from ..core.project.project_files import project_dir
+from ..core.questions.datasets import ChunkLevelDataset, TokenLevelDataset
+from ..core.store.warehouse import LEADERBOARD, WAREHOUSE_ENV, Partition, Warehouse
 from .evaluation_runs import superseded_runs
 
 

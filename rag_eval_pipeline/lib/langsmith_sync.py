@@ -7,11 +7,11 @@ from typing import Any
 
 import dagster as dg
 
-from ..core.datasets import ChunkLevelDataset, TokenLevelDataset
 from ..core.langsmith.datasets import upload_dataset
 from ..core.langsmith.errors import LangSmithError
 from ..core.langsmith.experiments import ExperimentRow
 from ..core.langsmith.sink import LangSmithExperimentSink
+from ..core.questions.datasets import ChunkLevelDataset, TokenLevelDataset
 from .resources import LangSmithResource
 
 NOT_CONFIGURED = "off (set LANGSMITH_API_KEY to upload datasets and log experiments)"

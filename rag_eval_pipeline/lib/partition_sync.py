@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from ..core.configs import PipelineConfigs
+from ..core.settings.configs import PipelineConfigs
 from .partitions import CHUNK_CONFIG, PROFILE
 
 

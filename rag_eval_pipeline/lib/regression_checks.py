@@ -14,11 +14,11 @@ from datetime import datetime
 import dagster as dg
 import pandas as pd
 
-from ..core.baselines import BaselineChoice, BaselineStore, choose_baseline
 from ..core.errors import ConfigError
-from ..core.history import HistoryStore, PartitionKey
-from ..core.monitoring_settings import MonitoringSettings, RegressionSettings
-from ..core.regression import RegressionVerdict, regression_verdict
+from ..core.evaluation.baselines import BaselineChoice, BaselineStore, choose_baseline
+from ..core.evaluation.regression import RegressionVerdict, regression_verdict
+from ..core.settings.monitoring_settings import MonitoringSettings, RegressionSettings
+from ..core.store.history import HistoryStore, PartitionKey
 from ..core.text_table import format_number, markdown_table
 from .io_managers import WarehouseResource
 from .metric_metadata import metric_value

@@ -11,8 +11,7 @@ import dagster as dg
 from pydantic import Field
 
 from ..core.answers.settings import LLMJudging
-from ..core.configs import PipelineConfigs, RetrievalProfile
-from ..core.corpus import Corpus
+from ..core.corpus.corpus import Corpus
 from ..core.embedding.base import Embedder
 from ..core.embedding.cache import TEXTS_PER_CALL, CachedEmbedder, EmbeddingCache
 from ..core.embedding.local import SentenceTransformerEmbedder
@@ -24,11 +23,12 @@ from ..core.llm.accounting import PriceTable
 from ..core.llm.client import LLMClient
 from ..core.llm.factory import make_chat_model, make_client
 from ..core.progress import Progress, no_progress
-from ..core.project_files import ProjectFiles, S, project_dir
+from ..core.project.project_files import ProjectFiles, S, project_dir
+from ..core.project.workload import Workload
 from ..core.retrieval.rerank import Reranker, load_reranker
+from ..core.settings.configs import PipelineConfigs, RetrievalProfile
 from ..core.vector_store.edge import EdgeVectorStore
 from ..core.vector_store.engines import DEFAULT_ENGINE, ENGINE_ENV, open_vector_store
-from ..core.workload import Workload
 from .evaluation_runs import EvaluationModeResource
 
 if TYPE_CHECKING:  # qdrant-client takes about a second to import: only a run that uses it pays
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # qdrant-client takes about a second to import: only a run th
 
 
 class ProjectResource(dg.ConfigurableResource):
-    """The project's files (core/project_files.py) for the assets: each location is config, so a run
+    """The project's files (core/project/project_files.py) for the assets: each location is config, so a run
     or a test can point one elsewhere; a relative location is under ``root``."""
 
     root: str = Field(default_factory=lambda: str(project_dir()))
@@ -86,12 +86,12 @@ class ProjectResource(dg.ConfigurableResource):
         return self.files().workload(chunk_configs, ingestion, corpus)
 
     def load_settings(self, cls: type[S]) -> S:
-        """The project's settings file of ``cls`` (core/project_files.py)."""
+        """The project's settings file of ``cls`` (core/project/project_files.py)."""
         return self.files().load_settings(cls)
 
 
 def _in_project(location: str) -> str:
-    """A default location of the project (core/project_files.py), absolute."""
+    """A default location of the project (core/project/project_files.py), absolute."""
     return str(ProjectFiles(project_dir()).path(location))
 
 

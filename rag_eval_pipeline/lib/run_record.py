@@ -24,8 +24,7 @@ from typing import Literal
 
 import dagster as dg
 
-from ..core.configs import RetrievalProfile
-from ..core.run_tags import (
+from ..core.runs.run_tags import (
     AUTOMATION_TAG,
     BACKFILL_TAG,
     CLI_TRIGGER,
@@ -38,6 +37,7 @@ from ..core.run_tags import (
     TRIGGERED_BY_TAG,
     USER_TAG,
 )
+from ..core.settings.configs import RetrievalProfile
 
 Trigger = Literal["cli", "schedule", "sensor", "ui"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 
 from ..core.errors import ConfigError
-from ..core.monitoring_settings import MonitoringSettings
+from ..core.settings.monitoring_settings import MonitoringSettings
 from .resources import ProjectResource
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 import dagster as dg
 import pandas as pd
 
-from ..core.configs import ChunkConfig, RetrievalProfile
-from ..core.datasets import TokenLevelDataset
-from ..core.document_scope import DocumentScope
 from ..core.errors import InputError
+from ..core.evaluation.document_scope import DocumentScope
 from ..core.generation.settings import GenerationSettings
 from ..core.leaderboard.ranking import ConfiguredNames
 from ..core.llm.client import LLMClient
-from ..core.monitoring_settings import MonitoringSettings
-from ..core.project_files import S
+from ..core.project.project_files import S
+from ..core.questions.datasets import TokenLevelDataset
+from ..core.settings.configs import ChunkConfig, RetrievalProfile
+from ..core.settings.monitoring_settings import MonitoringSettings
 from ..core.tables import questions_from_frame
 from .evaluation_runs import EvaluationModeResource
 from .resources import LLMResource, ProjectResource
@@ -55,7 +55,7 @@ def evaluated_questions(
     chunk_config: str,
 ) -> TokenLevelDataset:
     """The questions this run evaluates: those the chunk config's documents answer (all of them for a
-    config over the whole corpus: core/document_scope.py), all or quick mode's seeded sample of them (the
+    config over the whole corpus: core/evaluation/document_scope.py), all or quick mode's seeded sample of them (the
     same in every asset of the partition, so retrieval, metrics and answers cover the same questions)."""
     questions = document_scope(project, chunk_config).questions(questions_from_frame(eval_questions))
     if not len(questions):

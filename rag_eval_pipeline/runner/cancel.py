@@ -29,8 +29,8 @@ from typing import Literal
 
 import dagster as dg
 
-from ..core.processes import ProcessIdentity
-from ..core.run_tags import CANCEL_TAG, EVALUATION_ID_TAG, PARTITION_TAG, PROCESS_TAG, TRIGGERED_BY_TAG
+from ..core.runs.processes import ProcessIdentity
+from ..core.runs.run_tags import CANCEL_TAG, EVALUATION_ID_TAG, PARTITION_TAG, PROCESS_TAG, TRIGGERED_BY_TAG
 from ..lib.run_record import cli_trigger_tags
 from .outcome import ENDED_STATUSES
 from .run_status import find_runs, free_run_slots

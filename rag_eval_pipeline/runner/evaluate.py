@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..core.errors import InputError
-from ..core.monitoring_settings import EvaluationMode, MonitoringSettings
-from ..core.project_files import ProjectFiles
+from ..core.project.project_files import ProjectFiles
+from ..core.settings.monitoring_settings import EvaluationMode, MonitoringSettings
 
 if TYPE_CHECKING:
     import dagster as dg
@@ -89,7 +89,7 @@ def evaluate(
     planned runs all succeeded runs nothing: its outcome has no runs. Raises InputError for bad input
     found before any run (and for a webserver that cannot take the runs), `EvaluationInterrupted` on
     Ctrl-C."""
-    from ..core.evaluation_ids import new_evaluation_id
+    from ..core.runs.evaluation_ids import new_evaluation_id
     from .launch import LaunchError
 
     if order.sample_size is not None and (order.mode != "quick" or order.sample_size < 1):

@@ -15,9 +15,9 @@ from typing import Any
 
 import dagster as dg
 
-from ..core.configs import PipelineConfigs, RetrievalProfile
-from ..core.processes import ProcessIdentity
-from ..core.run_tags import PROCESS_TAG
+from ..core.runs.processes import ProcessIdentity
+from ..core.runs.run_tags import PROCESS_TAG
+from ..core.settings.configs import PipelineConfigs, RetrievalProfile
 from ..lib.partition_sync import PartitionChanges, sync_partitions
 from ..lib.run_record import cli_trigger_tags, profile_snapshot
 from .outcome import CANCELLED_BEFORE_START, EvaluationOutcome, RunOutcome, blocked_reason

@@ -3,7 +3,7 @@
 Its default storage is SQLite under .dagster/storage: a full or read-only disk, or a damaged database,
 surfaces from deep inside Dagster as SQLAlchemy's "disk I/O error" without a file. Whatever a command
 does with the instance, such an error ends as a ``StorageError`` naming that storage folder, the OS's
-view of the disk and what to do (core/sqlite_store.py), which `rag-eval` prints without a traceback.
+view of the disk and what to do (core/store/sqlite_store.py), which `rag-eval` prints without a traceback.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 import dagster as dg
 
 from ..core.errors import ConfigError, StorageError
-from ..core.files import locked, make_folder, write_text_atomically
-from ..core.settings_file import read_settings_file
-from ..core.sqlite_store import SqliteFile, sqlite_error_of, storage_failure
+from ..core.settings.settings_file import read_settings_file
+from ..core.store.files import locked, make_folder, write_text_atomically
+from ..core.store.sqlite_store import SqliteFile, sqlite_error_of, storage_failure
 
 # What a user does when the instance's SQLite storage is damaged: Dagster starts an empty history of
 # runs where it finds none; the warehouse's tables do not depend on it.

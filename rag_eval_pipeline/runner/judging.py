@@ -15,8 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.configs import PipelineConfigs, RetrievalProfile, load_pipeline_configs
-from ..core.corpus import Corpus
+from ..core.corpus.corpus import Corpus
 from ..core.embedding.base import Embedder
 from ..core.errors import DatasetError, InputError
 from ..core.generation.settings import GenerationSettings
@@ -31,9 +30,10 @@ from ..core.judging.runs import SetupRuns, retrieval_runs
 from ..core.judging.store import JudgingStore
 from ..core.judging.types import ImportedQuery
 from ..core.progress import Progress, no_progress
-from ..core.project_files import ProjectFiles
+from ..core.project.project_files import ProjectFiles
 from ..core.retrieval.rerank import Reranker, load_reranker
 from ..core.retrieval.rewrite import LLMQueryRewriter, QueryRewriter
+from ..core.settings.configs import PipelineConfigs, RetrievalProfile, load_pipeline_configs
 from ..core.vector_store.edge import EdgeVectorStore
 
 NO_QUERIES = (

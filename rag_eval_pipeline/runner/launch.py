@@ -15,7 +15,7 @@ from typing import Any
 
 import dagster as dg
 
-from ..core.configs import PipelineConfigs
+from ..core.settings.configs import PipelineConfigs
 from ..lib.partitions import CHUNK_CONFIG, PROFILE
 from ..lib.run_record import cli_trigger_tags, profile_snapshot
 from .outcome import CANCELLED_BEFORE_START, FAILED, SUCCEEDED, EvaluationOutcome, RunOutcome, blocked_reason

@@ -12,10 +12,8 @@ from typing import Any, Literal, get_args
 
 import dagster as dg
 
-from ..core.configs import PipelineConfigs, RetrievalProfile
 from ..core.errors import InputError
-from ..core.monitoring_settings import EvaluationMode
-from ..core.run_tags import (
+from ..core.runs.run_tags import (
     EVALUATION_ID_TAG,
     MODE_TAG,
     PLAN_CHUNK_CONFIGS_TAG,
@@ -23,6 +21,8 @@ from ..core.run_tags import (
     PLANNED_EVALUATION_TAG,
     SAMPLE_SIZE_TAG,
 )
+from ..core.settings.configs import PipelineConfigs, RetrievalProfile
+from ..core.settings.monitoring_settings import EvaluationMode
 from ..lib.evaluation_runs import evaluation_run_config, evaluation_tags
 from ..lib.partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, evaluation_partitions
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from ..core.run_tags import PARTITION_TAG
+from ..core.runs.run_tags import PARTITION_TAG
 from .outcome import ENDED_STATUSES
 from .run_status import fail_orphaned_runs, free_run_slots
 

@@ -1,5 +1,5 @@
 """`rag-eval questions plan`: the project's files, embedder and a throwaway index for the pilot that
-core/question_plan.py plans from. No Dagster run: the embedder is the one a run would use (the
+core/evaluation/question_plan.py plans from. No Dagster run: the embedder is the one a run would use (the
 resource of lib/resources.py, its environment variables and embedding cache), built here directly."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import tempfile
 
 import dagster as dg
 
-from ..core.configs import load_pipeline_configs
-from ..core.datasets import read_jsonl_objects
 from ..core.errors import DatasetError
+from ..core.evaluation.question_plan import QuestionPlan, QuestionSets, check_detect, plan_questions
 from ..core.generation.settings import GenerationSettings
-from ..core.monitoring_settings import MonitoringSettings
 from ..core.progress import Progress, no_progress
-from ..core.project_files import ProjectFiles
-from ..core.question_plan import QuestionPlan, QuestionSets, check_detect, plan_questions
+from ..core.project.project_files import ProjectFiles
+from ..core.questions.datasets import read_jsonl_objects
+from ..core.settings.configs import load_pipeline_configs
+from ..core.settings.monitoring_settings import MonitoringSettings
 from ..core.vector_store.edge import EdgeVectorStore
 from ..lib.resources import default_resources
 

@@ -17,7 +17,7 @@ import yaml
 
 from ..core.errors import ConfigError
 from ..core.generation.settings import GenerationSettings, TokenLevelGenerator
-from ..core.settings_file import load_settings
+from ..core.settings.settings_file import load_settings
 from ..lib.evaluation_runs import regenerate_tags
 from ..lib.resources import ProjectResource
 from ..lib.run_record import cli_trigger_tags

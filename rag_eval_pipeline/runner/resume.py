@@ -13,10 +13,10 @@ from typing import Any
 
 import dagster as dg
 
-from ..core.configs import PipelineConfigs
 from ..core.errors import InputError
-from ..core.monitoring_settings import EvaluationMode
-from ..core.run_tags import EVALUATION_ID_TAG, MODE_TAG, PARTITION_TAG
+from ..core.runs.run_tags import EVALUATION_ID_TAG, MODE_TAG, PARTITION_TAG
+from ..core.settings.configs import PipelineConfigs
+from ..core.settings.monitoring_settings import EvaluationMode
 from .outcome import FAILED, SUCCEEDED
 from .plan import STAGES, EvaluationRequest, PlannedRun, plan_main_job
 from .run_status import UnknownReference, fail_orphaned_runs

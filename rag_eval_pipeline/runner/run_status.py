@@ -17,8 +17,8 @@ import pandas as pd
 from ..core.errors import InputError
 from ..core.leaderboard.board import STATUS_METRICS
 from ..core.leaderboard.render_text import mean_ci
-from ..core.processes import ProcessIdentity
-from ..core.run_tags import (
+from ..core.runs.processes import ProcessIdentity
+from ..core.runs.run_tags import (
     CANCEL_TAG,
     EVALUATION_ID_TAG,
     MODE_TAG,
@@ -27,8 +27,8 @@ from ..core.run_tags import (
     SCHEDULE_TAG,
     SENSOR_TAG,
 )
+from ..core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from ..core.text_table import format_table
-from ..core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from ..lib.evaluation_runs import evaluation_id_of
 from ..lib.io_managers import default_warehouse_dir
 from ..lib.partitions import CHUNK_CONFIG, PROFILE

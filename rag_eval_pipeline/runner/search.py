@@ -10,7 +10,7 @@ from typing import Any
 
 import dagster as dg
 
-from ..core.run_tags import COMMAND_TAG, SEARCH_COMMAND
+from ..core.runs.run_tags import COMMAND_TAG, SEARCH_COMMAND
 from ..lib.run_record import cli_trigger_tags
 from .in_process import QUIET_LOGS, execute_in_process, process_tags, run_warnings
 from .plan import STAGE_JOBS

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.files import make_folder, write_text_atomically
-from ..core.workspace import PROJECT_DIR_ENV
+from ..core.project.workspace import PROJECT_DIR_ENV
+from ..core.store.files import make_folder, write_text_atomically
 
 CODE_LOCATION_MODULE = "rag_eval_pipeline.definitions"
 CODE_LOCATION_NAME = "rag_eval_pipeline"

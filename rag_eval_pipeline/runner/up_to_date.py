@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from ..core.source_versions import source_versions
+from ..core.project.source_versions import source_versions
 from ..lib.freshness import NewestRecords, record_source_versions, stale_assets
 from ..lib.resources import ProjectResource
 from ..lib.stages import JOB_ASSETS

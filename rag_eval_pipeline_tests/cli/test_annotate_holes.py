@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 from rag_eval_pipeline.annotate import server
 from rag_eval_pipeline.cli import main
 from rag_eval_pipeline.core.judging.types import query_id_for
-from rag_eval_pipeline.core.project_files import ProjectFiles
+from rag_eval_pipeline.core.project.project_files import ProjectFiles
 from rag_eval_pipeline.core.spans import Merged, merge_intervals
 from rag_eval_pipeline.runner.judging import workspace_status
 

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.cli.test_runs import evaluation_id_in
 from rag_eval_pipeline_tests.conftest import latest_metadata

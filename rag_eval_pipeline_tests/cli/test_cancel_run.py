@@ -14,8 +14,8 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.defs.answers import assets as answer_assets
 from rag_eval_pipeline.runner.cancel import request_cancel, wait_until_ended
 from rag_eval_pipeline.runner.instance import project_instance

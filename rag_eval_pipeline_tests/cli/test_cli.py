@@ -8,8 +8,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG
-from rag_eval_pipeline.core.warehouse import LEADERBOARD, Warehouse
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG
+from rag_eval_pipeline.core.store.warehouse import LEADERBOARD, Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
 
 pytestmark = pytest.mark.slow

@@ -7,11 +7,11 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.core.chunk_config_edits import merge_chunk_configs, read_chunk_config_file
-from rag_eval_pipeline.core.chunk_config_presets import PRESETS_FILE, load_presets
-from rag_eval_pipeline.core.configs import load_chunk_configs
-from rag_eval_pipeline.core.project_files import ProjectFiles
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
+from rag_eval_pipeline.core.project.project_files import ProjectFiles
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
+from rag_eval_pipeline.core.settings.chunk_config_edits import merge_chunk_configs, read_chunk_config_file
+from rag_eval_pipeline.core.settings.chunk_config_presets import PRESETS_FILE, load_presets
+from rag_eval_pipeline.core.settings.configs import load_chunk_configs
 from rag_eval_pipeline.lib.partitions import CHUNK_CONFIG
 from rag_eval_pipeline.runner.instance import project_instance
 

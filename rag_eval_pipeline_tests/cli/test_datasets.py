@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import read_token_level_jsonl
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.questions.datasets import read_token_level_jsonl
 from rag_eval_pipeline_tests.conftest import TINY_DOCS
 from rag_eval_pipeline_tests.langsmith_server import API_KEY, langsmith_server
 
@@ -180,7 +180,7 @@ def test_after_an_import_the_exact_next_step(project_env: Path, capsys: pytest.C
         f"  rag-eval dataset import {source} --only-present --out {golden}",
     ]
     # the command it prints works: the variable names the file `rag-eval run` then evaluates on
-    from rag_eval_pipeline.core.project_files import ProjectFiles
+    from rag_eval_pipeline.core.project.project_files import ProjectFiles
 
     files = ProjectFiles.in_project(project_env, {"RAG_EVAL_GOLDEN_DATASET": str(written)})
     assert files.path(files.golden_dataset) == written

@@ -10,16 +10,16 @@ import pytest
 
 from rag_eval_pipeline.cli import main
 from rag_eval_pipeline.core.chunking import FixedSizeChunker, cut_corpus
-from rag_eval_pipeline.core.configs import RetrievalProfile
 from rag_eval_pipeline.core.diagnostics.diagnose import diagnose
 from rag_eval_pipeline.core.diagnostics.table import diagnosis_to_frame
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.retrieval.base import Query
 from rag_eval_pipeline.core.retrieval.indexes import build_indexes
 from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
+from rag_eval_pipeline.core.settings.configs import RetrievalProfile
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.core.tables import corpus_to_frame
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
-from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline_tests.core.diagnostics.test_diagnose import CORPUS, TINY
 
 PROFILES = [

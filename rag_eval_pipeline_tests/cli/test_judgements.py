@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import read_token_level_jsonl
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.judging.judged_at_k import unjudged_passages
 from rag_eval_pipeline.core.judging.store import JudgingStore
 from rag_eval_pipeline.core.judging.types import ImportedQuery, Judgement, JudgeName, query_id_for
+from rag_eval_pipeline.core.questions.datasets import read_token_level_jsonl
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId
-from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.runner import judging as runner_judging
 from rag_eval_pipeline_tests.conftest import TINY_CHUNK_CONFIGS, TINY_DOCS
 from rag_eval_pipeline_tests.fakes import HashingEmbedder

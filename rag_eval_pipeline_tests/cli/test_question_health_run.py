@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.question_health.report import QUESTIONS_TABLE
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.chromium import parse_dom
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset, read_token_level_jsonl
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.core.tables import GROUND_TRUTH_STATUS, questions_to_frame
-from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.runner.runs import partition, run
 

@@ -15,15 +15,15 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.core.project_files import ProjectFiles
-from rag_eval_pipeline.core.run_tags import (
+from rag_eval_pipeline.core.project.project_files import ProjectFiles
+from rag_eval_pipeline.core.runs.run_tags import (
     EVALUATION_ID_TAG,
     MODE_TAG,
     PARTITION_TAG,
     REGENERATE_DOCUMENTS_TAG,
     TRIGGER_TAG,
 )
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.dagster_dev import free_port, graphql, running_dagster_dev
 

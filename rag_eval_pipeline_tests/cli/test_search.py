@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rag_eval_pipeline.core.search.store import SEARCH_SCORES
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline_tests.conftest import write_tiny_project
 
 pytestmark = pytest.mark.slow

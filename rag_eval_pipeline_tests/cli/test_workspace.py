@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval_pipeline.core.project_files import ProjectFiles
-from rag_eval_pipeline.core.warehouse import Warehouse
-from rag_eval_pipeline.core.workspace import WORKSPACE_FILE
+from rag_eval_pipeline.core.project.project_files import ProjectFiles
+from rag_eval_pipeline.core.project.workspace import WORKSPACE_FILE
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline_tests.conftest import REPO
 from rag_eval_pipeline_tests.dagster_dev import free_port, graphql, wait_until_served
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval_command, rag_eval_env

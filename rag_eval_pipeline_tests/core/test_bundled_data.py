@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import read_token_level_jsonl
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.questions.datasets import read_token_level_jsonl
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -30,7 +30,7 @@ def test_golden_dataset_spans_verify_against_the_corpus():
 
 
 def test_the_import_examples_the_readme_shows_import_against_the_demo_corpus():
-    from rag_eval_pipeline.core.dataset_import import read_dataset
+    from rag_eval_pipeline.core.questions.dataset_import import read_dataset
 
     corpus = Corpus.from_folder(DATA / "corpus")
     examples = DATA / "datasets" / "import_examples"

@@ -6,13 +6,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag_eval_pipeline.core.datasets import (
+from rag_eval_pipeline.core.questions.datasets import (
     ChunkLevelDataset,
     ChunkLevelExample,
     TokenLevelDataset,
     TokenLevelExample,
 )
-from rag_eval_pipeline.core.generation.base import Rejection
 from rag_eval_pipeline.core.tables import (
     chunk_questions_from_frame,
     chunk_questions_to_frame,
@@ -20,7 +19,7 @@ from rag_eval_pipeline.core.tables import (
     questions_from_frame,
     questions_to_frame,
 )
-from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, QuestionId
+from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, QuestionId, Rejection
 
 DOC = "The pump runs at 1,450 rpm. The alarm fires at 7.5 bar."
 

@@ -12,9 +12,8 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.embedding.base import Embedder
-from rag_eval_pipeline.core.retrieval.base import RetrievedChunk
 from rag_eval_pipeline.core.tables import corpus_to_frame, retrieved_to_frame
-from rag_eval_pipeline.core.types import ChunkId, DocumentId, QuestionId
+from rag_eval_pipeline.core.types import ChunkId, DocumentId, QuestionId, RetrievedChunk
 from rag_eval_pipeline.defs.chunking.assets import chunk_index, chunks
 from rag_eval_pipeline.defs.ingestion.assets import eval_questions
 from rag_eval_pipeline.defs.questions.assets import synthetic_questions

@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from rag_eval_pipeline.core.run_tags import (
+from rag_eval_pipeline.core.runs.run_tags import (
     DOCUMENTS_TAG_PREFIX,
     EVALUATION_ID_TAG,
     MODE_TAG,

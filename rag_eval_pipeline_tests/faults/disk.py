@@ -75,7 +75,7 @@ Reader = Callable[[Path], object]
 
 
 def _text(folder: Path, version: int) -> None:
-    from rag_eval_pipeline.core.files import write_text_atomically
+    from rag_eval_pipeline.core.store.files import write_text_atomically
 
     write_text_atomically(folder / "report.html", f"v{version} " + "x" * 30_000 * version)
 
@@ -85,7 +85,7 @@ def _read_text(folder: Path) -> object:
 
 
 def _dataset(version: int) -> Any:
-    from rag_eval_pipeline.core.datasets import ChunkLevelDataset, ChunkLevelExample
+    from rag_eval_pipeline.core.questions.datasets import ChunkLevelDataset, ChunkLevelExample
     from rag_eval_pipeline.core.types import ChunkId, QuestionId
 
     examples = tuple(
@@ -96,13 +96,13 @@ def _dataset(version: int) -> Any:
 
 
 def _jsonl(folder: Path, version: int) -> None:
-    from rag_eval_pipeline.core.datasets import write_jsonl
+    from rag_eval_pipeline.core.questions.datasets import write_jsonl
 
     write_jsonl(_dataset(version), folder / "datasets" / "current.jsonl")
 
 
 def _read_jsonl(folder: Path) -> object:
-    from rag_eval_pipeline.core.datasets import read_chunk_level_jsonl
+    from rag_eval_pipeline.core.questions.datasets import read_chunk_level_jsonl
 
     return len(read_chunk_level_jsonl(folder / "datasets" / "current.jsonl"))
 
@@ -110,7 +110,7 @@ def _read_jsonl(folder: Path) -> object:
 def _parquet(folder: Path, version: int) -> None:
     import pandas as pd
 
-    from rag_eval_pipeline.core.warehouse import Warehouse
+    from rag_eval_pipeline.core.store.warehouse import Warehouse
 
     rows = 5_000 * version
     frame = pd.DataFrame({"version": [version] * rows, "row": [f"row {i}" for i in range(rows)]})
@@ -118,7 +118,7 @@ def _parquet(folder: Path, version: int) -> None:
 
 
 def _read_parquet(folder: Path) -> object:
-    from rag_eval_pipeline.core.warehouse import Warehouse
+    from rag_eval_pipeline.core.store.warehouse import Warehouse
 
     warehouse = Warehouse(folder)
     current = warehouse.read_current("table")
@@ -127,7 +127,7 @@ def _read_parquet(folder: Path) -> object:
 
 
 def _table_file(folder: Path) -> Path:
-    from rag_eval_pipeline.core.warehouse import Warehouse
+    from rag_eval_pipeline.core.store.warehouse import Warehouse
 
     return Warehouse(folder).current_path("table")
 

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.core.warehouse import LEADERBOARD, Warehouse
+from rag_eval_pipeline.core.store.warehouse import LEADERBOARD, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, WarehouseResource
 from rag_eval_pipeline.lib.resources import LLMResource, default_resources

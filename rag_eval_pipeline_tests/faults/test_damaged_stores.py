@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline_tests.conftest import write_tiny_project
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
 from rag_eval_pipeline_tests.faults.test_run_faults import evaluation_id_of

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from rag_eval_pipeline.core.warehouse import LEADERBOARD, Warehouse
+from rag_eval_pipeline.core.store.warehouse import LEADERBOARD, Warehouse
 from rag_eval_pipeline_tests.faults.disk import in_private_namespace, leftovers, require_private_mounts
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval_command, rag_eval_env
 

@@ -222,9 +222,9 @@ def test_every_folder_built_from_a_name_stays_under_its_parent(tmp_path: Path, n
     partition folder is `chunk_config=<name>`, one harmless component for `.` and `..`; with a `/` in
     the name it is refused too."""
     from rag_eval_pipeline.core.errors import ConfigError
-    from rag_eval_pipeline.core.project_files import ProjectFiles
+    from rag_eval_pipeline.core.project.project_files import ProjectFiles
+    from rag_eval_pipeline.core.store.warehouse import Warehouse
     from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
-    from rag_eval_pipeline.core.warehouse import Warehouse
     from rag_eval_pipeline.lib.io_managers import WarehouseResource
 
     warehouse = tmp_path / "warehouse"

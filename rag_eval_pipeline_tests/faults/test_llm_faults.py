@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.answers.judge import SYSTEM_PROMPT as JUDGE_PROMPT
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.lib.resources import LLMResource
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline_tests.core.generation.docs_site import markup_lines, write_docs_site
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
 

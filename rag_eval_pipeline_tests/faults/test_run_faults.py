@@ -17,8 +17,8 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
 
@@ -31,7 +31,7 @@ GATE = """
 import time
 from pathlib import Path
 
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 
 GATE = Path({gate!r})
 _write_table = Warehouse.write_table

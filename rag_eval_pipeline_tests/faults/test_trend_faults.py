@@ -1,7 +1,7 @@
 """Trends over evaluations on other questions (issue 30): the report's "Trends over runs" joined
 evaluations on 29, 30 and 8 questions into one line. A partition's line breaks where a run was not
 measured like the run before it (another dataset, mode or question sample; the leaderboard's own rule,
-core/comparability.py), visibly and with the reason, in the HTML report, in `rag-eval history` and in
+core/evaluation/comparability.py), visibly and with the reason, in the HTML report, in `rag-eval history` and in
 `rag-eval compare`.
 
 One partition of the tiny project through `rag-eval run` (in process, on the project's own instance):
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from rag_eval_pipeline.cli import main
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline_tests.chromium import parse_dom
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, write_tiny_project
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval

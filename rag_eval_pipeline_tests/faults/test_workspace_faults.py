@@ -14,8 +14,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from rag_eval_pipeline.core.configs import load_profiles
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.settings.configs import load_profiles
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.defs.ingestion.assets import corpus as corpus_asset
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env

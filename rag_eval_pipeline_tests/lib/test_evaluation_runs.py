@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.warehouse import LEADERBOARD, RETRIEVAL_SUMMARY, Warehouse
+from rag_eval_pipeline.core.store.warehouse import LEADERBOARD, RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.evaluation_runs import evaluation_id_of, evaluation_run_config, evaluation_tags
 from rag_eval_pipeline_tests.conftest import tiny_resources

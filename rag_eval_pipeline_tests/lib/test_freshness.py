@@ -6,8 +6,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from rag_eval_pipeline.core.run_tags import DATA_VERSION_TAG
-from rag_eval_pipeline.core.source_versions import UNREADABLE, SourceVersions, source_versions
+from rag_eval_pipeline.core.project.source_versions import UNREADABLE, SourceVersions, source_versions
+from rag_eval_pipeline.core.runs.run_tags import DATA_VERSION_TAG
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.evaluation_runs import evaluation_config_of, evaluation_run_config
 from rag_eval_pipeline.lib.freshness import (

@@ -1,6 +1,6 @@
-"""The IO manager stores each asset where core/warehouse.py says (current file plus the run's history
+"""The IO manager stores each asset where core/store/warehouse.py says (current file plus the run's history
 file, for no, one and two partition dimensions) and loads it back from there; the layout itself is
-tested in core/test_warehouse.py."""
+tested in core/store/test_warehouse.py."""
 
 from pathlib import Path
 
@@ -8,7 +8,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, read_current_leaderboard
 
 configs = dg.DynamicPartitionsDefinition(name="chunk_config")
@@ -158,7 +158,7 @@ def test_an_input_over_every_partition_is_a_mapping_for_any_number_of_them(
 def test_a_partition_written_again_in_its_evaluation_replaces_its_history_file(tmp_path: Path):
     """`run --resume` materializes a partition a killed run of the same evaluation wrote: its history
     holds the partition once for that evaluation; a run of another evaluation (or of none) adds its own."""
-    from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG
+    from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG
 
     w = Warehouse(tmp_path / "warehouse")
     resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(w.base_dir))}

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.baselines import BaselineStore
-from rag_eval_pipeline.core.history import HistoryStore
+from rag_eval_pipeline.core.evaluation.baselines import BaselineStore
 from rag_eval_pipeline.core.significant_digits import significant
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.history import HistoryStore
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.answers.checks import answer_metrics_regression
 from rag_eval_pipeline.defs.evaluation.checks import retrieval_metrics_regression

@@ -10,10 +10,10 @@ import pytest
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.generation.settings import LLMSettings
 from rag_eval_pipeline.core.llm import factory
-from rag_eval_pipeline.core.project_files import GOLDEN_DATASET_ENV, ProjectFiles
+from rag_eval_pipeline.core.project.project_files import GOLDEN_DATASET_ENV, ProjectFiles
+from rag_eval_pipeline.core.project.workspace import PROJECT_DIR_ENV
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
-from rag_eval_pipeline.core.workspace import PROJECT_DIR_ENV
 from rag_eval_pipeline.lib.resources import LLMResource, ProjectResource, QdrantResource, default_resources
 
 REMOTE = LLMResource(openai_api_key="sk-test", openai_base_url="http://127.0.0.1:9/v1", cache_path="")

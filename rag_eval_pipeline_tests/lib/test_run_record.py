@@ -3,8 +3,7 @@ schedules, sensors, backfills and the UI), the profiles at start, the questions 
 
 import dagster as dg
 
-from rag_eval_pipeline.core.configs import RetrievalProfile
-from rag_eval_pipeline.core.run_tags import (
+from rag_eval_pipeline.core.runs.run_tags import (
     AUTOMATION_TAG,
     BACKFILL_TAG,
     PROFILE_SNAPSHOT_TAG,
@@ -16,6 +15,7 @@ from rag_eval_pipeline.core.run_tags import (
     TRIGGERED_BY_TAG,
     USER_TAG,
 )
+from rag_eval_pipeline.core.settings.configs import RetrievalProfile
 from rag_eval_pipeline.core.types import ProfileName
 from rag_eval_pipeline.lib.run_record import RunFacts, cli_trigger_tags, profile_snapshot, trigger_of
 

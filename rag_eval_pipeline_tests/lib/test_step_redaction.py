@@ -9,9 +9,9 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.datasets import TokenLevelDataset, TokenLevelExample, write_jsonl
+from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset, TokenLevelExample, write_jsonl
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
-from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.definitions import defs
 from rag_eval_pipeline.lib.step_redaction import redacts_secrets, step_redacts_secrets
 

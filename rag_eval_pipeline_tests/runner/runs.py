@@ -7,8 +7,8 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from rag_eval_pipeline.core.run_tags import MULTI_PARTITION_TAG_PREFIX, PARTITION_TAG
-from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
+from rag_eval_pipeline.core.runs.run_tags import MULTI_PARTITION_TAG_PREFIX, PARTITION_TAG
+from rag_eval_pipeline.core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 
 
 @dg.op

@@ -16,8 +16,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from rag_eval_pipeline.core.processes import ProcessIdentity
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, PROCESS_TAG
+from rag_eval_pipeline.core.runs.processes import ProcessIdentity
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, PROCESS_TAG
 from rag_eval_pipeline.runner.cancel import (
     CancelWatch,
     evaluation_cancelled_since,

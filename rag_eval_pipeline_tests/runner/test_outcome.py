@@ -3,8 +3,8 @@ counts, and the exit code (2 when a failure is bad input)."""
 
 from pathlib import Path
 
-from rag_eval_pipeline.core.project_files import ProjectFiles
-from rag_eval_pipeline.core.run_tags import PLAN_CHUNK_CONFIGS_TAG
+from rag_eval_pipeline.core.project.project_files import ProjectFiles
+from rag_eval_pipeline.core.runs.run_tags import PLAN_CHUNK_CONFIGS_TAG
 from rag_eval_pipeline.runner.outcome import EvaluationOutcome, RunOutcome, blocked_reason
 from rag_eval_pipeline.runner.plan import EvaluationRequest, plan_main_job
 from rag_eval_pipeline.runner.run_failures import RunFailure

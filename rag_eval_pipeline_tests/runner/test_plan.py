@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval_pipeline.core.project_files import ProjectFiles
-from rag_eval_pipeline.core.run_tags import MULTI_PARTITION_TAG_PREFIX, PARTITION_TAG
+from rag_eval_pipeline.core.project.project_files import ProjectFiles
+from rag_eval_pipeline.core.runs.run_tags import MULTI_PARTITION_TAG_PREFIX, PARTITION_TAG
 from rag_eval_pipeline.runner.plan import plan_main_job, run_config_for
 
 

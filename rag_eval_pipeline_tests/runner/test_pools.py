@@ -12,8 +12,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from rag_eval_pipeline.core.processes import ProcessIdentity
-from rag_eval_pipeline.core.run_tags import PROCESS_TAG
+from rag_eval_pipeline.core.runs.processes import ProcessIdentity
+from rag_eval_pipeline.core.runs.run_tags import PROCESS_TAG
 from rag_eval_pipeline.runner.in_process import execute_plan
 from rag_eval_pipeline.runner.plan import EvaluationRequest
 from rag_eval_pipeline.runner.pools import pool_wait_notices, release_stale_slots

@@ -21,7 +21,7 @@ import pytest
 
 from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
 from rag_eval_pipeline.core.embedding.cache import EmbeddingCache
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.partitions import CHUNK_CONFIG
 from rag_eval_pipeline.lib.resources import EmbedderResource

@@ -8,9 +8,9 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.core.errors import InputError
-from rag_eval_pipeline.core.processes import ProcessIdentity
-from rag_eval_pipeline.core.project_files import ProjectFiles
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, MODE_TAG, PARTITION_TAG, PROCESS_TAG
+from rag_eval_pipeline.core.project.project_files import ProjectFiles
+from rag_eval_pipeline.core.runs.processes import ProcessIdentity
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, MODE_TAG, PARTITION_TAG, PROCESS_TAG
 from rag_eval_pipeline.runner.plan import EvaluationRequest
 from rag_eval_pipeline.runner.resume import plan_resume
 from rag_eval_pipeline.runner.run_failures import failure_of_run

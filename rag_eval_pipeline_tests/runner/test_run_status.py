@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, MODE_TAG
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, MODE_TAG
 from rag_eval_pipeline.runner.run_status import (
     UnknownReference,
     evaluation_status,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rag_eval_pipeline.core.workspace import PROJECT_DIR_ENV
+from rag_eval_pipeline.core.project.workspace import PROJECT_DIR_ENV
 from rag_eval_pipeline.runner.ui import (
     CODE_LOCATION_MODULE,
     CODE_LOCATION_NAME,

@@ -22,8 +22,7 @@ from ..llm.accounting import CostEstimate, check_budget
 from ..llm.base import ChatMessage, CompletionParams, LLMError
 from ..llm.client import LLMClient
 from ..progress import Progress, no_progress
-from ..retrieval.base import RetrievedChunk
-from ..types import ChunkId, QuestionId
+from ..types import ChunkId, QuestionId, RetrievedChunk
 from .citations import parse_answer
 from .types import Answer, Confidence
 

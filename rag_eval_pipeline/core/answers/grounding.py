@@ -22,8 +22,7 @@ import numpy.typing as npt
 import Stemmer
 
 from ..generation.terms import content_terms
-from ..retrieval.base import RetrievedChunk
-from ..types import ChunkId
+from ..types import ChunkId, RetrievedChunk
 from .types import Answer, MetricOutcome
 
 SemanticVerdict = Literal["pass", "fail", "skipped", "failed"]

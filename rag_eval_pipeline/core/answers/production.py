@@ -15,7 +15,6 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from ..configs import Retriever
 from ..embedding.base import Embedder
 from ..errors import ConfigError, InputError
 from ..llm.accounting import CostEstimate, check_budget
@@ -30,8 +29,8 @@ from ..metrics.names import (
     MULTI_SOURCE_AGREEMENT,
 )
 from ..progress import Progress, no_progress
-from ..retrieval.base import QueryTrace, RetrievedChunk
-from ..types import QuestionId
+from ..settings.configs import Retriever
+from ..types import QueryTrace, QuestionId, RetrievedChunk
 from .grounding import (
     AgreementPattern,
     AgreementSources,

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from ..llm.base import ChatMessage, CompletionParams
 from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply
-from ..retrieval.base import QueryTrace, RetrievedChunk
+from ..types import QueryTrace, RetrievedChunk
 from .grounding import content_stems
 from .types import Answer, MetricOutcome
 

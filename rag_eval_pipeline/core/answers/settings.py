@@ -13,7 +13,7 @@ from typing import Literal
 
 from ..errors import ConfigError
 from ..metrics.names import SEMANTIC_SIMILARITY, RankBy
-from ..settings_file import require_integer, require_unit
+from ..settings.settings_file import require_integer, require_unit
 
 AnswererChoice = Literal["auto", "llm", "extractive"]
 LLMJudging = Literal["auto", "on", "off"]

@@ -8,9 +8,8 @@ from typing import Any, cast
 import pandas as pd
 
 from ..metrics.names import CORRECTNESS_METRICS
-from ..retrieval.base import QueryTrace, RetrievedChunk
 from ..tables import records
-from ..types import ChunkId, QuestionId
+from ..types import ChunkId, QueryTrace, QuestionId, RetrievedChunk
 from .agreement import AgreementReport
 from .methods import AnswerScores
 from .production import OUTCOME_FIELDS, ProductionMetrics

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..configs import ChunkConfig
 from ..embedding.base import Embedder
 from ..errors import ConfigError
+from ..settings.configs import ChunkConfig
 from .adapter import ChunkerPositionAdapter
 from .base import Chunker, ChunkSet, chunk_corpus, chunks_from_spans, cut_corpus
 from .fixed import FixedSizeChunker

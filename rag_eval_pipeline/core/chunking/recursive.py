@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..configs import DEFAULT_SEPARATORS
+from ..settings.configs import DEFAULT_SEPARATORS
 from ..types import Document, PositionAwareChunk
 from .base import chunks_from_spans
 from .settings import check_sizes, settings_fingerprint

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from ..types import PositionAwareChunk
 from .base import Chunker, chunk_corpus
 

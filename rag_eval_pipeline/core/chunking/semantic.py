@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ..configs import DEFAULT_SEPARATORS
 from ..embedding.base import Embedder
 from ..embedding.prefetch import PrefetchEmbedder
+from ..settings.configs import DEFAULT_SEPARATORS
 from ..types import Document, PositionAwareChunk
 from .base import chunks_from_spans
 from .recursive import RecursiveCharacterChunker

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from tokenizers import Tokenizer
 
-from ..configs import DEFAULT_TOKENIZER, TOKENIZER_NAMES
 from ..errors import ConfigError
+from ..settings.configs import DEFAULT_TOKENIZER, TOKENIZER_NAMES
 from ..types import sha256_hex
 
 if TYPE_CHECKING:

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Literal, cast
 
-from ..configs import RetrievalProfile
 from ..retrieval.stages import StageLists
+from ..settings.configs import RetrievalProfile
 from ..spans import (
     ChunkLike,
     ChunkSpanIndex,

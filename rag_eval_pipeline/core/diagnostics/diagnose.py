@@ -15,19 +15,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from ..configs import RetrievalProfile
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..embedding.cache import EmbeddingCounts
 from ..metrics.span_metrics import precision_omega
 from ..progress import Progress, no_progress
-from ..retrieval.base import Query, RetrievedChunk
+from ..questions.datasets import TokenLevelExample
+from ..retrieval.base import Query
 from ..retrieval.indexes import ChunkIndexes
 from ..retrieval.rerank import Reranker
 from ..retrieval.rewrite import QueryRewriter
 from ..retrieval.stages import StageLists
+from ..settings.configs import RetrievalProfile
 from ..spans import ChunkSpanIndex, merge_intervals
-from ..types import PositionAwareChunk, QuestionId
+from ..types import PositionAwareChunk, QuestionId, RetrievedChunk
 from .attribution import AnswerOutcome, Attribution, attribute
 from .coverage import best_cover
 from .oracle_chunking import reference_chunks, reference_chunks_recall

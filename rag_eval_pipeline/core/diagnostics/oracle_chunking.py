@@ -25,20 +25,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..configs import RetrievalProfile
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..embedding.base import Embedder, Vectors
 from ..embedding.cache import EmbeddingCounts
-from ..hit_order import SCORE_DECIMALS, best_first
 from ..metrics.span_metrics import span_metrics
 from ..progress import Progress, no_progress
+from ..questions.datasets import TokenLevelExample
 from ..retrieval.base import Query
+from ..retrieval.hit_order import SCORE_DECIMALS, best_first
 from ..retrieval.indexes import ChunkIndexes, DenseIndex
 from ..retrieval.keyword import KeywordIndex
 from ..retrieval.profile_retriever import ProfileRetriever
 from ..retrieval.rerank import Reranker
 from ..retrieval.rewrite import QueryRewriter
+from ..settings.configs import RetrievalProfile
 from ..spans import ChunkSpanIndex, merge_intervals
 from ..types import ChunkId, PositionAwareChunk, QuestionId, sha256_hex
 from ..vector_store.base import ScoredChunk, VectorStore

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..configs import RetrievalProfile
 from ..retrieval.fusion import RankedList, weighted_rrf
 from ..retrieval.stages import StageLists
+from ..settings.configs import RetrievalProfile
 from ..spans import ChunkLike, Interval, intersection_length, merge_intervals
 from ..types import DocumentId
 from ..vector_store.base import ScoredChunk

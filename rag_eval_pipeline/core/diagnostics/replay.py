@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..configs import RetrievalProfile
 from ..progress import Progress, no_progress
-from ..retrieval.base import Query, RetrievedChunk
+from ..retrieval.base import Query
 from ..retrieval.indexes import ChunkIndexes
 from ..retrieval.profile_retriever import retrieve
 from ..retrieval.rerank import Reranker
 from ..retrieval.rewrite import QueryRewriter, RewrittenQuery
 from ..retrieval.stages import StageLists
-from ..types import QuestionId
+from ..settings.configs import RetrievalProfile
+from ..types import QuestionId, RetrievedChunk
 
 
 class ReplayMismatch(RuntimeError):

@@ -14,7 +14,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..progress import Progress, no_progress
-from ..sqlite_store import cache_file, open_shared_db
+from ..store.sqlite_store import cache_file, open_shared_db
 from ..types import sha256_hex
 from .base import Embedder, Vectors
 from .prefetch import PrefetchEmbedder

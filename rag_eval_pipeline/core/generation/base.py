@@ -8,21 +8,12 @@ row with its reason, and the dataset asset keeps those rows next to the accepted
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-from ..datasets import ChunkLevelExample, TokenLevelExample
 from ..llm.json_reply import InvalidReply
-
-RejectionReason = Literal[
-    "llm_failed",  # the LLM call failed after its retries
-    "invalid_reply",  # malformed or schema-invalid JSON, still after the repair prompt
-    "excerpt_not_found",  # a quoted excerpt does not occur in the document, even normalised
-    "sparse_chunk",  # chunk-level: the chunk was classified SPARSE, so no question was asked
-    "duplicate",  # semantically a repeat of an earlier question
-    "too_few_terms",  # the offline generators: the source holds too few content terms to ask with
-    "unretrievable",  # the retrievability filter (off by default): its retriever cannot find the source
-]
+from ..questions.datasets import ChunkLevelExample, TokenLevelExample
+from ..types import Rejection
 
 # Keys every generated example's metadata carries (values may be None where unknown).
 METADATA_KEYS = (
@@ -117,16 +108,6 @@ def reference_answer_of(item: Mapping[str, Any], where: str, source: str) -> str
             f"(at most {MAX_ANSWER_CHARS} characters)"
         )
     return answer
-
-
-@dataclass(frozen=True)
-class Rejection:
-    reason: RejectionReason
-    detail: str  # human-readable: which excerpt, which validation error, similarity to which question
-    source_doc_ids: tuple[str, ...]
-    question: str | None = None
-    source_chunk_ids: tuple[str, ...] = ()
-    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 ExampleT = TypeVar("ExampleT", TokenLevelExample, ChunkLevelExample)

@@ -28,10 +28,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
-from ..corpus import Corpus
-from ..datasets import ChunkLevelExample, TokenLevelExample
-from ..types import PositionAwareChunk, QuestionId, sha256_hex
-from .base import GenerationResult, Rejection, example_metadata
+from ..corpus.corpus import Corpus
+from ..questions.datasets import ChunkLevelExample, TokenLevelExample
+from ..types import PositionAwareChunk, QuestionId, Rejection, sha256_hex
+from .base import GenerationResult, example_metadata
 from .passages import (
     BoilerplateDetector,
     Passage,

@@ -15,15 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..datasets import ChunkLevelExample
 from ..llm.base import ChatMessage, CompletionParams
 from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply
 from ..progress import Progress, no_progress
-from ..types import ChunkId, PositionAwareChunk, QuestionId, sha256_hex
+from ..questions.datasets import ChunkLevelExample
+from ..types import ChunkId, PositionAwareChunk, QuestionId, Rejection, sha256_hex
 from .base import (
     GenerationResult,
-    Rejection,
     difficulty_of,
     example_metadata,
     question_items,

@@ -14,14 +14,14 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..llm.base import ChatMessage, CompletionParams
 from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply
 from ..progress import Progress, no_progress
-from ..types import QuestionId, sha256_hex
-from .base import MAX_ANSWER_CHARS, GenerationResult, Rejection, example_metadata, has_few_words
+from ..questions.datasets import TokenLevelExample
+from ..types import QuestionId, Rejection, sha256_hex
+from .base import MAX_ANSWER_CHARS, GenerationResult, example_metadata, has_few_words
 from .passages import Passage, select_passages
 from .quotas import AUTO, QuestionTarget
 

@@ -16,16 +16,15 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..llm.base import ChatMessage, CompletionParams
 from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply
 from ..progress import Progress, no_progress
-from ..types import CharacterSpan, Document, DocumentId, QuestionId, sha256_hex
+from ..questions.datasets import TokenLevelExample
+from ..types import CharacterSpan, Document, DocumentId, QuestionId, Rejection, sha256_hex
 from .base import (
     GenerationResult,
-    Rejection,
     difficulty_of,
     example_metadata,
     question_items,

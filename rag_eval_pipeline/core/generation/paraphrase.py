@@ -38,11 +38,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ..chunking.sentences import sentence_spans
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..embedding.base import Embedder
-from ..types import CharacterSpan, Document, QuestionId, sha256_hex
-from .base import GenerationResult, Rejection, example_metadata
+from ..questions.datasets import TokenLevelExample
+from ..types import CharacterSpan, Document, QuestionId, Rejection, sha256_hex
+from .base import GenerationResult, example_metadata
 from .passages import Passage, document_statistics, passages_to_ask
 from .quotas import QuestionTarget
 from .terms import TOKEN_PATTERN, TermStatistics, content_terms, is_content_term, stem

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, TypeVar
 
 from ..chunking.sentences import sentence_spans
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from ..types import CharacterSpan, Document, PositionAwareChunk, sha256_hex
 from .markup import markup_line_starts
 from .quotas import QuestionCount, QuestionTarget, document_quotas, question_quotas

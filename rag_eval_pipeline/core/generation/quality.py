@@ -9,12 +9,12 @@ from typing import TypeVar
 import numpy as np
 
 from ..chunking import build_chunker, chunk_corpus
-from ..configs import ChunkConfig
-from ..corpus import Corpus
-from ..datasets import ChunkLevelExample, TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..embedding.base import Embedder
-from ..types import ChunkConfigName, PositionAwareChunk
-from .base import GenerationResult, Rejection
+from ..questions.datasets import ChunkLevelExample, TokenLevelExample
+from ..settings.configs import ChunkConfig
+from ..types import ChunkConfigName, PositionAwareChunk, Rejection
+from .base import GenerationResult
 
 ExampleT = TypeVar("ExampleT", TokenLevelExample, ChunkLevelExample)
 

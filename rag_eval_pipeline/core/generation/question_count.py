@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from .llm_token_level import plan_tasks
 from .passages import plan_passages
 from .quotas import QuestionCount

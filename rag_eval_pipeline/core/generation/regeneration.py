@@ -23,9 +23,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..errors import DatasetError
+from ..questions.datasets import TokenLevelExample
 from ..tables import ACCEPTED, questions_from_frame, records
 
 # The run that generated a row's question (kept rows keep theirs; ``run_id`` is the table's writer).
@@ -118,7 +118,7 @@ def _origin(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _generated_by(rows: pd.DataFrame) -> list[str]:
-    """Each row's generating run: its ``generated_run_id`` (core/table_upgrades.py gives a table from
+    """Each row's generating run: its ``generated_run_id`` (core/store/table_upgrades.py gives a table from
     before per-document regeneration its writer's run id), else the run that wrote the row."""
     return [
         str(g) if isinstance(g, str) and g else str(r)

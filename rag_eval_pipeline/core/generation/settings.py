@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from ..errors import ConfigError
 from ..llm.accounting import Price
-from ..settings_file import Converter, check_value
+from ..settings.settings_file import Converter, check_value
 from .quotas import CountRule, QuestionTarget
 
 DatasetChoice = Literal["golden", "synthetic", "both"]

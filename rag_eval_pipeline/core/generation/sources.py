@@ -13,7 +13,7 @@ Asking for the golden set (``golden``, the default, or ``both``) and not having 
 before any run: evaluating on other questions than the ones asked for would give a board that looks
 like an answer to the wrong question. A workspace made by `rag-eval init` starts with ``evaluate_on:
 synthetic`` (no golden questions yet), and the error names the command that brings them. A golden
-file that exists but is broken is an error naming its file and line (core/datasets.py).
+file that exists but is broken is an error naming its file and line (core/questions/datasets.py).
 
 The synthetic set is computed only when it is used (``QuestionSources.synthetic``): its retrievability
 probe embeds the whole corpus, which is hours on a large document.

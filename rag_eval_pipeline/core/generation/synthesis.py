@@ -11,8 +11,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ..corpus import Corpus
-from ..datasets import ChunkLevelDataset, TokenLevelDataset, TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..embedding.base import Embedder
 from ..embedding.prefetch import PrefetchEmbedder
 from ..errors import ConfigError
@@ -20,8 +19,9 @@ from ..llm.accounting import CostEstimate, check_budget
 from ..llm.base import CompletionParams
 from ..llm.client import LLMClient
 from ..progress import Progress, no_progress
-from ..types import PositionAwareChunk, QuestionId
-from .base import ExampleT, GenerationResult, Rejection
+from ..questions.datasets import ChunkLevelDataset, TokenLevelDataset, TokenLevelExample
+from ..types import PositionAwareChunk, QuestionId, Rejection
+from .base import ExampleT, GenerationResult
 from .known_item import KnownItemGenerator
 from .llm_chunk_level import LLMChunkLevelGenerator
 from .llm_excerpt_first import ExcerptFirstGenerator

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from ..spans import Merged
 from ..types import DocumentId
 from .intervals import intersect, overlaps, size, union

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from ..errors import InputError
 from ..spans import merge_intervals
 from ..types import CharacterSpan, DocumentId

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from .agreement import PairAgreement, judgements_agreement
 from .annotation import AnnotationWork, build_work, judgement_from_request, unread_first
 from .hole_focus import HoleFocus

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from ..spans import merge_intervals
 from .intervals import intersect, size
 from .judged_at_k import Hole, unjudged_passages

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..corpus import Corpus
-from ..reanchor import reanchor_span, span_matches
+from ..corpus.corpus import Corpus
+from ..questions.reanchor import reanchor_span, span_matches
 from ..spans import Merged, merge_intervals
 from ..types import CharacterSpan
 from .intervals import size, subtract

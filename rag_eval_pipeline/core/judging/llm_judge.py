@@ -36,15 +36,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from ..errors import DatasetError
-from ..files import locked, write_text_atomically
 from ..generation.excerpts import excerpt_occurrences, explain_miss, locate_excerpt
 from ..llm.accounting import CostEstimate, UsageSnapshot, check_budget
 from ..llm.base import ChatMessage, CompletionParams
 from ..llm.client import LLMClient
 from ..llm.json_reply import InvalidReply, parse_json_object
 from ..progress import Progress, no_progress
+from ..store.files import locked, write_text_atomically
 from ..types import CharacterSpan
 from .store import JudgingStore, json_lines, read_json_lines
 from .types import GRADES, RELEVANT_GRADE, Grade, ImportedQuery, Judgement, JudgeName, PooledPassage, QueryId

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from ..spans import Merged, SpanLike, merge_intervals
 from ..types import CharacterSpan, DocumentId
 from .intervals import intersect, subtract

@@ -40,7 +40,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..files import locked, write_text_atomically
+from ..store.files import locked, write_text_atomically
 from .store import JudgingStore, json_lines, read_json_lines
 from .types import ImportedQuery, QueryId, query_id_for
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample, default_question_id, read_jsonl_objects
-from ..files import write_text_atomically
+from ..corpus.corpus import Corpus
+from ..questions.datasets import TokenLevelExample, default_question_id, read_jsonl_objects
 from ..redaction import redact_value
 from ..spans import Merged
+from ..store.files import write_text_atomically
 from ..types import QuestionId
 from .intervals import spans_of, subtract, union
 from .judge_views import JudgeView, judge_views

@@ -6,7 +6,7 @@ offsets of its spans and read ranges are trusted only while the text at them is 
 
 - a range whose text is still at its offsets is kept, whatever else changed in the document;
 - in a document whose version differs from the recorded one, a range whose text moved is re-anchored
-  to the occurrence nearest its old start (core/reanchor.py's ``reanchor_span``, as golden spans are);
+  to the occurrence nearest its old start (core/questions/reanchor.py's ``reanchor_span``, as golden spans are);
 - a *read* range whose text no longer occurs (the passage was edited) is dropped: nobody read the new
   text, so it is pooled and offered again;
 - an answering *span* whose text no longer occurs, or whose document was removed, makes the judgement
@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from ..corpus import Corpus
-from ..reanchor import reanchor_span, span_matches
+from ..corpus.corpus import Corpus
+from ..questions.reanchor import reanchor_span, span_matches
 from ..types import CharacterSpan, DocumentId
 from .types import Judgement
 

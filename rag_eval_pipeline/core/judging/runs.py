@@ -23,17 +23,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..chunking import FixedSizeChunker, build_chunker, cut_corpus
-from ..configs import PipelineConfigs, RetrievalProfile, Retriever
-from ..corpus import Corpus
-from ..document_scope import DocumentScope
+from ..corpus.corpus import Corpus
 from ..embedding.base import Embedder
+from ..evaluation.document_scope import DocumentScope
 from ..progress import Progress, no_progress
-from ..retrieval.base import Query, RetrievedChunk
+from ..retrieval.base import Query
 from ..retrieval.indexes import build_indexes
 from ..retrieval.profile_retriever import retrieve
 from ..retrieval.rerank import Reranker
 from ..retrieval.rewrite import QueryRewriter
-from ..types import ProfileName, QuestionId
+from ..settings.configs import PipelineConfigs, RetrievalProfile, Retriever
+from ..types import ProfileName, QuestionId, RetrievedChunk
 from ..vector_store.base import VectorStore
 from .pool import PoolRun, RankedSpan
 from .types import ImportedQuery, QueryId

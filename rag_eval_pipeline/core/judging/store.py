@@ -6,7 +6,7 @@
   again adds a line, and the latest line of a (query, judge) pair is that judge's judgement.
 
 JSON lines, so a team can commit them with the documents and read them with any tool. Each write is
-atomic under a lock (core/files.py): two annotators saving at once both land. A line that does not read
+atomic under a lock (core/store/files.py): two annotators saving at once both land. A line that does not read
 is a DatasetError naming the file and the line.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from ..errors import DatasetError
-from ..files import locked, storage_error, write_text_atomically
+from ..store.files import locked, storage_error, write_text_atomically
 from ..types import CharacterSpan, DocumentId
 from .types import (
     GRADES,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from .agreement import PairAgreement, agreement
 from .judge_views import judge_views
 from .question_set import judged_questions

@@ -79,7 +79,7 @@ class Judgement:
     is ``answers``). A range read with no span in it is judged not relevant. ``grade`` is the LLM
     judge's graded relevance of its passage (None for a person). ``documents`` maps every document of
     ``read`` to the sha256 of the version it was read in, so a judgement is re-anchored when its
-    documents change (core/reanchor.py), as golden spans are."""
+    documents change (core/questions/reanchor.py), as golden spans are."""
 
     query_id: QueryId
     judge: JudgeName

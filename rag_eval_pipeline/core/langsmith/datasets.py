@@ -19,8 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..corpus import Corpus
-from ..datasets import (
+from ..corpus.corpus import Corpus
+from ..errors import DatasetError
+from ..questions.datasets import (
     ChunkLevelDataset,
     ChunkLevelExample,
     TokenLevelDataset,
@@ -28,7 +29,6 @@ from ..datasets import (
     chunk_level_example,
     token_level_example,
 )
-from ..errors import DatasetError
 from ..types import EvaluationType, QuestionId
 from .errors import LangSmithDatasetError, LangSmithError, langsmith_errors
 

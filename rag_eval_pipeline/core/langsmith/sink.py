@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..evaluation import EvaluationResult
+from ..evaluation.evaluation import EvaluationResult
 from ..types import QuestionId
 from .errors import LangSmithError
 from .experiments import ExperimentReport, ExperimentRow, log_experiment

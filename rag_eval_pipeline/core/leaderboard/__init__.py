@@ -1,7 +1,7 @@
 """The leaderboard: one row per chunk config x profile with its latest metrics, ranked.
 
 - ``board.py`` builds it from the partitions' metrics (in the current shape: the warehouse upgrades
-  older tables as it reads them, core/table_upgrades.py) and names each view's subset of the headline
+  older tables as it reads them, core/store/table_upgrades.py) and names each view's subset of the headline
   metrics (core/metrics/names.py);
 - ``ranking.py`` ranks it by the objective (data/monitoring.yaml ``leaderboard``) and says which rows it
   cannot vouch for (not comparable, excluded, removed), as flags on its rows; ``view.py`` reads those

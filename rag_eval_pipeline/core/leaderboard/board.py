@@ -5,7 +5,7 @@ A row is one chunk config x profile: the latest retrieval metrics (mean, std and
 metric, with the run's provenance); where answers were evaluated, the answer metrics' means; for the
 pairs the judge saw, its verdict. ``build_board`` ranks the rows by the objective (``ranking.py``), with
 statistical tiers from the per-question metrics (``tiers.py``). The tables are in the current shape
-(core/table_upgrades.py upgrades older ones where the warehouse reads them).
+(core/store/table_upgrades.py upgrades older ones where the warehouse reads them).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 from ..answers.tables import ok_mean
-from ..comparability import question_set
-from ..costs import COST_BASIS, CostAssumptions, setup_costs
+from ..evaluation.comparability import question_set
+from ..evaluation.costs import COST_BASIS, CostAssumptions, setup_costs
 from ..llm.accounting import PriceTable
 from ..metrics.aggregate import summarize, summarize_table, summary_columns
 from ..metrics.names import (
@@ -41,7 +41,7 @@ from ..metrics.names import (
 )
 from ..metrics.reference_copies import DUPLICATION_COLUMNS, RUN_DUPLICATION_COLUMNS, ReferenceDuplication
 from ..metrics.traffic import is_weighted, weighted_mean_columns, weighted_means
-from ..monitoring_settings import LeaderboardSettings
+from ..settings.monitoring_settings import LeaderboardSettings
 from ..tables import records
 from .pareto import mark_front
 from .ranking import ConfiguredNames, Pair, rank_board
@@ -99,7 +99,7 @@ def build_board(
     metric table; an empty table is a partition not evaluated yet); None when no partition has any.
     ``configured`` None: the config files could not be read; ``objective`` None: the default one
     (``rank_board``); ``prices`` None: the list prices (core/llm/accounting.py). Each row carries its
-    costs (core/costs.py) and whether it is on the Pareto front of the objective against its context
+    costs (core/evaluation/costs.py) and whether it is on the Pareto front of the objective against its context
     (pareto.py)."""
     objective = objective or LeaderboardSettings()
     assumptions = CostAssumptions(objective.generator_model, objective.answer_tokens, prices or PriceTable())
@@ -126,7 +126,7 @@ def pair_of(frame: pd.DataFrame) -> Pair:
 
 def retrieval_columns(frame: pd.DataFrame) -> dict[str, object]:
     """A partition's row: its metrics summarized over the questions, and the run's provenance. ``frame``
-    is in the current shape (core/table_upgrades.py: the warehouse reads it so); a metric added after
+    is in the current shape (core/store/table_upgrades.py: the warehouse reads it so); a metric added after
     the table was written (the copy-aware spans) is NaN there, with n = 0."""
     first = frame.iloc[0]
     present = [m for m in TOKEN_LEVEL_METRICS if m in frame.columns]

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import math
 
-from ..costs import CONTEXT_TOKENS_MEAN, INDEX_BYTES, INDEX_USD, LATENCY_P50, LATENCY_P95, USD_PER_1K
+from ..evaluation.costs import (
+    CONTEXT_TOKENS_MEAN,
+    INDEX_BYTES,
+    INDEX_USD,
+    LATENCY_P50,
+    LATENCY_P95,
+    USD_PER_1K,
+)
 from ..metrics.names import (
     CONTEXT_TOKENS,
     HIT_AT_K,

@@ -7,7 +7,7 @@ budget decision the leaderboard cannot make, so it lists the front cheapest firs
 buys. Only ranked rows compete (comparable, configured, within the objective's constraints): a row
 measured on other questions cannot dominate, nor be dominated.
 
-The cost axis is one of ``core.costs.COST_AXES`` (by default ``context_tokens``, the generator's cost per
+The cost axis is one of ``core.evaluation.costs.COST_AXES`` (by default ``context_tokens``, the generator's cost per
 question, known for every setup and free of price assumptions).
 """
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..costs import COST_AXES
 from ..errors import ConfigError
+from ..evaluation.costs import COST_AXES
 from ..metrics.names import CONTEXT_TOKENS
 from .view import is_ranked, ranked_by
 

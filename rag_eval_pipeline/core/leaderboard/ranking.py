@@ -26,10 +26,10 @@ from typing import cast
 
 import pandas as pd
 
-from ..comparability import Aspect, Basis
-from ..costs import CONTEXT_TOKENS_MEAN, LATENCY_P95
-from ..document_scope import WHOLE_CORPUS
-from ..monitoring_settings import LeaderboardSettings
+from ..evaluation.comparability import Aspect, Basis
+from ..evaluation.costs import CONTEXT_TOKENS_MEAN, LATENCY_P95
+from ..evaluation.document_scope import WHOLE_CORPUS
+from ..settings.monitoring_settings import LeaderboardSettings
 from ..tables import records
 from .power import board_power
 from .tiers import TEST_NAME, statistical_tiers
@@ -144,7 +144,7 @@ def rank_board(
         else float("nan")
     )
     references = comparison_references(frame, candidates)
-    # what each row does not share with the reference (core/comparability.py: the one rule)
+    # what each row does not share with the reference (core/evaluation/comparability.py: the one rule)
     aspects = [Basis.of(row).first_difference(references.basis) for row in records(frame)]
     for aspect, column in ASPECT_COLUMNS.items():
         frame[column] = pd.Series([a == aspect for a in aspects], index=frame.index, dtype=bool)
@@ -188,7 +188,7 @@ class ComparisonReferences:
 
     @property
     def basis(self) -> Basis:
-        """What the reference rows were measured on (core/comparability.py)."""
+        """What the reference rows were measured on (core/evaluation/comparability.py)."""
         return Basis(
             str(self.documents) if self.documents is not None else WHOLE_CORPUS,
             _text(self.dataset),

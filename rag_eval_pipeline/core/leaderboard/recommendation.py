@@ -3,7 +3,7 @@ objective, the setups the questions cannot tell apart from it (tier 1), how far 
 setups apart (power), what a cheaper tied setup would cost in score, and what kind of questions it was
 measured on.
 
-Built from the ranked board alone (its ``ranked_by``, ``tier*``, ``power_*``, cost (core/costs.py) and
+Built from the ranked board alone (its ``ranked_by``, ``tier*``, ``power_*``, cost (core/evaluation/costs.py) and
 ``question_generators`` columns, ranking.py, tiers.py, power.py and pareto.py), so `rag-eval leaderboard` says the same as the
 asset that built the board. Every view shows it: ``render_text.format_recommendation`` (the terminal),
 ``render_markdown.recommendation_markdown`` (the asset's metadata) and ``recommendation_html`` here (a
@@ -19,7 +19,7 @@ from html import escape
 
 import pandas as pd
 
-from ..costs import (
+from ..evaluation.costs import (
     CONTEXT_TOKENS_MEAN,
     COST_BASIS,
     INDEX_BYTES,
@@ -305,7 +305,7 @@ def trade_off(best: pd.Series, other: pd.Series, metric: str) -> str:
 
 
 def cost_line(row: pd.Series) -> str:
-    """What the setup costs (core/costs.py): its context, search latency, dollars per 1,000 questions
+    """What the setup costs (core/evaluation/costs.py): its context, search latency, dollars per 1,000 questions
     with the assumptions behind them, and its index; "" when nothing was measured."""
     parts = []
     tokens = context_tokens(row)

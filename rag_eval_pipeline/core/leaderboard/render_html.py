@@ -18,8 +18,8 @@ from html import escape
 
 import pandas as pd
 
-from ..comparability import series_breaks
-from ..costs import (
+from ..evaluation.comparability import series_breaks
+from ..evaluation.costs import (
     CONTEXT_TOKENS_MEAN,
     COST_BASIS,
     INDEX_BYTES,
@@ -28,12 +28,12 @@ from ..costs import (
     LATENCY_P95,
     USD_PER_1K,
 )
-from ..files import write_files_atomically
 from ..judging.summary import JudgingSummary
 from ..metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS, SPAN_PRECISION, SPAN_RECALL
 from ..metrics.traffic import traffic_legend
-from ..table_upgrades import with_evaluation_defaults
-from ..warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse
+from ..store.files import write_files_atomically
+from ..store.table_upgrades import with_evaluation_defaults
+from ..store.warehouse import RETRIEVAL_SUMMARY, ReportPaths, Warehouse
 from .board import TREND_METRICS, weighted_column
 from .labels import cost_text, label
 from .pareto import front_rows, pareto_front
@@ -62,7 +62,7 @@ HISTORY_COLUMNS = (
     "evaluation_id",
     "evaluation_mode",
     "n_questions",
-    # what each run was measured on: a line breaks where it changes (core/comparability.py)
+    # what each run was measured on: a line breaks where it changes (core/evaluation/comparability.py)
     "document_scope",
     "dataset_sha256",
     "question_set",
@@ -204,7 +204,7 @@ def render_report(
 
 
 def cost_basis(board: pd.DataFrame) -> str:
-    """What the dollar figures assume (core/costs.py), as the board recorded it."""
+    """What the dollar figures assume (core/evaluation/costs.py), as the board recorded it."""
     if COST_BASIS in board.columns and len(board) and isinstance(board[COST_BASIS].iloc[0], str):
         return str(board[COST_BASIS].iloc[0])
     return "not computed (a board built before the cost columns)"
@@ -219,7 +219,7 @@ def fmt(value: object, digits: int = 3) -> str:
     return "n/a" if v is None else f"{v:.{digits}f}"
 
 
-# The costs the leaderboard table shows beside each row's scores (core/costs.py), when some row measured
+# The costs the leaderboard table shows beside each row's scores (core/evaluation/costs.py), when some row measured
 # them; every cost is in the table of the quality-against-cost section.
 TABLE_COSTS = (CONTEXT_TOKENS_MEAN, LATENCY_P95)
 COSTS_TABLE = (CONTEXT_TOKENS_MEAN, LATENCY_P50, LATENCY_P95, USD_PER_1K, INDEX_BYTES, INDEX_USD)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..costs import CONTEXT_TOKENS_MEAN, INDEX_BYTES, LATENCY_P50, LATENCY_P95, USD_PER_1K
+from ..evaluation.costs import CONTEXT_TOKENS_MEAN, INDEX_BYTES, LATENCY_P50, LATENCY_P95, USD_PER_1K
 from ..text_table import format_table
 from .labels import cost_text
 from .pareto import cost_column, front_rows

@@ -17,7 +17,7 @@ from typing import Literal
 
 import pandas as pd
 
-from ..costs import CONTEXT_TOKENS_MEAN, INDEX_BYTES, LATENCY_P95, USD_PER_1K
+from ..evaluation.costs import CONTEXT_TOKENS_MEAN, INDEX_BYTES, LATENCY_P95, USD_PER_1K
 from ..metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
 from ..metrics.traffic import traffic_legend
 from ..significant_digits import significant, significant_text
@@ -53,7 +53,7 @@ class BoardTable:
         return [dict(zip((c.name for c in self.columns), row, strict=True)) for row in self.rows]
 
 
-# The costs (core/costs.py) a row shows beside its scores, when some row measured them.
+# The costs (core/evaluation/costs.py) a row shows beside its scores, when some row measured them.
 COST_HELP = {
     CONTEXT_TOKENS_MEAN: "cl100k tokens of the k retrieved chunks, mean over the questions: what the generator reads",
     LATENCY_P95: "95th percentile of the questions' search latency (dense and keyword search, fusion, rerank)",

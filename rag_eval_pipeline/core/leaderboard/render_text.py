@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..costs import CONTEXT_TOKENS_MEAN, LATENCY_P95
+from ..evaluation.costs import CONTEXT_TOKENS_MEAN, LATENCY_P95
 from ..metrics.traffic import traffic_legend
 from ..text_table import format_table
 from .board import TERMINAL_ANSWER_METRICS, TERMINAL_METRICS, weighted_column

@@ -1,14 +1,14 @@
 """What every view of a ranked board shows (the terminal table, the asset's markdown, the HTML report):
 the rank labels, each row's note, the footnotes, and the board's facts at a glance. ``ranking.py``
 computes the board; this module only reads it, and assumes the current shape (a stored board written
-before some column existed is upgraded when the warehouse reads it: core/table_upgrades.py).
+before some column existed is upgraded when the warehouse reads it: core/store/table_upgrades.py).
 
 Only rows that were measured the same way are ranked together (``ranking.py``). Every renderer shows the
 others the same way, through ``rank_label``, ``row_note`` and ``footnotes``:
 
 - **not comparable** (rank ``*``, not ranked): its chunk set covers other documents (``document_scope``:
   a chunk config applied to some documents only is evaluated on the questions about them,
-  core/document_scope.py), it was evaluated on other questions (``dataset_sha256``,
+  core/evaluation/document_scope.py), it was evaluated on other questions (``dataset_sha256``,
   e.g. after a document was deleted and its questions went stale), in another mode (a quick run on a
   sample vs full runs), on another question sample (``question_set``), or before the objective's metric
   existed. Its numbers are that setup's latest measurement, listed after the ranked rows with a note

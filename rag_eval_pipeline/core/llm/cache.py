@@ -10,7 +10,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..sqlite_store import cache_file, open_shared_db
+from ..store.sqlite_store import cache_file, open_shared_db
 from ..types import sha256_hex
 from .base import ChatMessage, Completion, CompletionParams
 

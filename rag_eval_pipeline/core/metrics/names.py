@@ -1,5 +1,5 @@
 """The names of the per-question metrics, retrieval and answers, in one place, and the headline lists
-every view picks from: the evaluation computes them (core/evaluation.py, core/answers/), the settings
+every view picks from: the evaluation computes them (core/evaluation/evaluation.py, core/answers/), the settings
 name them (the leaderboard's objective), history and the leaderboard store them. A light module, so a
 settings file can check a name without importing the evaluation.
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..generation.passages import classified_sentences
+from ..questions.datasets import TokenLevelExample
 from ..types import CharacterSpan, Document, DocumentId
 
 

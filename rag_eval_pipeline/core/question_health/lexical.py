@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..generation.quality import probe_windows
 from ..generation.terms import content_terms
+from ..questions.datasets import TokenLevelExample
 from ..retrieval.keyword import KeywordIndex
 from ..types import PositionAwareChunk, QuestionId
 

@@ -13,9 +13,9 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from typing import Literal, get_args
 
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..generation.passages import SentenceKind, classified_sentences
+from ..questions.datasets import TokenLevelExample
 from ..spans import merge_intervals, total_length
 from ..types import DocumentId, QuestionId
 

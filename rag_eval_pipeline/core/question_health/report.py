@@ -15,8 +15,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
+from ..questions.datasets import TokenLevelExample
 from ..text_table import markdown_table
 from ..types import PositionAwareChunk, QuestionId
 from .coverage import Coverage, CoverageCount, Gap, coverage

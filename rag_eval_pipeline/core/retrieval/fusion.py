@@ -2,7 +2,7 @@
 
 score(chunk) = sum over retrievers r that returned the chunk of weight_r / (rrf_k + rank_r(chunk)),
 ranks 1-based (Cormack et al. 2009, with per-retriever weights). Ties go in document order
-(core/hit_order.py).
+(core/retrieval/hit_order.py).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..configs import Retriever
-from ..hit_order import best_first
+from ..settings.configs import Retriever
 from ..types import ChunkId
 from ..vector_store.base import ScoredChunk
+from .hit_order import best_first
 
 _SCORE_DECIMALS = 12
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..chunking.base import ChunkSet
-from ..configs import Retriever
 from ..embedding.base import Embedder
 from ..embedding.cache import EmbeddingCounts
 from ..progress import Progress, no_progress
+from ..settings.configs import Retriever
 from ..types import PositionAwareChunk, sha256_hex
 from ..vector_store.base import VectorStore, collection_name
 from .keyword import KeywordIndex

@@ -4,7 +4,7 @@ chunks change.
 The index folder holds the bm25s arrays, the chunks themselves (so a hit carries its offsets without a
 second lookup) and a manifest with the fingerprint of the chunk set and of the tokenizer settings.
 Hits are exact: every chunk is scored, chunks that share no term with the query are not hits, and
-ties go in document order, as on the dense side (core/hit_order.py).
+ties go in document order, as on the dense side (core/retrieval/hit_order.py).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import pandas as pd
 
-from ..files import replace_folder_atomically
-from ..hit_order import SCORE_DECIMALS, best_first
 from ..progress import Progress, no_progress
+from ..store.files import replace_folder_atomically
 from ..tables import chunks_from_frame, chunks_to_frame
 from ..types import PositionAwareChunk, sha256_hex
 from ..vector_store.base import ScoredChunk
+from .hit_order import SCORE_DECIMALS, best_first
 
 if TYPE_CHECKING:  # bm25s (and numba through it) take a moment to import: only a step that uses them
     import bm25s

@@ -1,6 +1,6 @@
 """Runs one retrieval profile as a user's application would: rewrite the question, search the dense and
 keyword sides, fuse by weighted RRF, rerank, keep top_k. Deterministic: at every stage ties go in document
-order (core/hit_order.py). An optional observer receives what each stage returned
+order (core/retrieval/hit_order.py). An optional observer receives what each stage returned
 (``stages.StageLists``), for the diagnostics' replays.
 """
 
@@ -11,15 +11,15 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..configs import RetrievalProfile, Retriever
 from ..embedding.cache import EmbeddingCounts
 from ..errors import ConfigError
-from ..hit_order import best_first
 from ..progress import Progress, no_progress
-from ..types import QuestionId
+from ..settings.configs import RetrievalProfile, Retriever
+from ..types import FoundBy, QueryTrace, QuestionId, RetrievedChunk
 from ..vector_store.base import ScoredChunk
-from .base import FoundBy, Query, QueryTrace, RetrievalRun, RetrievedChunk
+from .base import Query, RetrievalRun
 from .fusion import FusedHit, RankedList, weighted_rrf
+from .hit_order import best_first
 from .indexes import ChunkIndexes, DenseIndex
 from .keyword import KeywordSearch
 from .rerank import Reranker

@@ -9,14 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 from ..llm.accounting import check_budget
 from ..llm.base import ChatMessage, CompletionParams, LLMError
 from ..llm.client import LLMClient
 from ..progress import Progress, no_progress
+from ..types import RewriteStatus
 
-RewriteStatus = Literal["off", "rewritten", "unchanged", "failed"]
 _LABEL = re.compile(r"^(?:rewritten\s+)?(?:search\s+)?query\s*:\s*", re.IGNORECASE)
 _QUOTES = "\"'`“”‘’"
 

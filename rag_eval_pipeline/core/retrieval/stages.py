@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..types import QuestionId
+from ..types import QuestionId, RetrievedChunk
 from ..vector_store.base import ScoredChunk
-from .base import RetrievedChunk
 from .fusion import FusedHit
 
 

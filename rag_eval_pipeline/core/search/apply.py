@@ -2,7 +2,7 @@
 it on every question as it evaluates every setup.
 
 Each winner's chunk config joins data/chunk_configs.yaml and its profile data/retrieval_profiles.yaml,
-edited in place with their comments kept (core/chunk_config_edits.py, core/profile_edits.py); a config
+edited in place with their comments kept (core/settings/chunk_config_edits.py, core/settings/profile_edits.py); a config
 or profile already there (same name: the name says the settings) is left alone. The file's cap on chunk
 configs (``max_chunk_configs``) holds: winners are taken best first, and those whose chunk config no
 longer fits are left out and named. Partitions are a product, so the next `rag-eval run` evaluates every
@@ -17,16 +17,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..chunk_config_edits import ChunkConfigEntry, merge_chunk_configs
-from ..configs import (
+from ..settings.chunk_config_edits import ChunkConfigEntry, merge_chunk_configs
+from ..settings.configs import (
     DEFAULT_MAX_CHUNK_CONFIGS,
     ChunkConfig,
     RetrievalProfile,
     load_chunk_configs,
     load_profiles,
 )
-from ..profile_edits import create_profile
-from ..settings_file import edit_settings_file, read_settings_file
+from ..settings.profile_edits import create_profile
+from ..settings.settings_file import edit_settings_file, read_settings_file
 from .candidates import Candidate, CandidateKey
 
 

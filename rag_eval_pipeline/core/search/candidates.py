@@ -12,8 +12,8 @@ import random
 from dataclasses import dataclass
 from typing import NewType
 
-from ..configs import NAME_PATTERN, ChunkConfig, RetrievalProfile
 from ..errors import ConfigError
+from ..settings.configs import NAME_PATTERN, ChunkConfig, RetrievalProfile
 from ..types import ChunkConfigName, ProfileName
 from .settings import ChunkingChoices, RetrievalChoices, SearchSettings
 

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..corpus import Corpus
+from ..corpus.corpus import Corpus
 from ..spans import SpanLike
 from ..types import DocumentId, QuestionId
 

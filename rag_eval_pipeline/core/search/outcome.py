@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..costs import CONTEXT_TOKENS_MEAN, LATENCY_P95, latency_percentiles
+from ..evaluation.costs import CONTEXT_TOKENS_MEAN, LATENCY_P95, latency_percentiles
 from ..leaderboard.pareto import pareto_front
 from ..metrics.names import CONTEXT_TOKENS
 from ..text_table import format_table

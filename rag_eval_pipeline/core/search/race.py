@@ -35,7 +35,7 @@ from typing import Literal, Protocol
 
 import pandas as pd
 
-from ..costs import LATENCY_MS
+from ..evaluation.costs import LATENCY_MS
 from ..leaderboard.tiers import compare_with_best, statistical_tiers
 from ..metrics.names import CONTEXT_TOKENS
 from ..types import ProfileName, QuestionId
@@ -47,7 +47,7 @@ from .settings import SearchBudget
 Unit = int | Literal["final"]
 FINAL: Unit = "final"
 # The columns of a unit's scores: one row per question.
-# (context_tokens and latency_ms as the evaluation names them: core/metrics, core/costs.py)
+# (context_tokens and latency_ms as the evaluation names them: core/metrics, core/evaluation/costs.py)
 VALUE, FULL_CORPUS = "value", "full_corpus"
 SCORE_COLUMNS = ("question_id", VALUE, CONTEXT_TOKENS, LATENCY_MS, FULL_CORPUS)
 FateStatus = Literal["tier", "survived", "eliminated", "unfinished"]

@@ -15,19 +15,19 @@ from pathlib import Path
 import pandas as pd
 
 from ..chunking import ChunkSet, build_chunker, cut_corpus
-from ..configs import ChunkConfig, RetrievalProfile, Retriever
-from ..corpus import Corpus
-from ..costs import LATENCY_MS
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..embedding.base import Embedder
-from ..evaluation import token_level_result
+from ..evaluation.costs import LATENCY_MS
+from ..evaluation.evaluation import token_level_result
 from ..metrics.names import CONTEXT_TOKENS
 from ..progress import Progress, no_progress
+from ..questions.datasets import TokenLevelExample
 from ..retrieval.base import Query
 from ..retrieval.indexes import build_indexes
 from ..retrieval.profile_retriever import retrieve
 from ..retrieval.rerank import Reranker
 from ..retrieval.rewrite import LLMQueryRewriter
+from ..settings.configs import ChunkConfig, RetrievalProfile, Retriever
 from ..types import PositionAwareChunk, ProfileName, QuestionId, sha256_hex
 from ..vector_store.base import VectorStore, collection_name
 from .candidates import Candidate

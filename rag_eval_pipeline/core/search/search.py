@@ -13,16 +13,16 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ..configs import RetrievalProfile
-from ..corpus import Corpus
-from ..datasets import TokenLevelExample
+from ..corpus.corpus import Corpus
 from ..embedding.base import Embedder
 from ..progress import Progress, no_progress
+from ..questions.datasets import TokenLevelExample
 from ..retrieval.rerank import Reranker
 from ..retrieval.rewrite import LLMQueryRewriter
+from ..settings.configs import RetrievalProfile
+from ..store.warehouse import Warehouse
 from ..types import QuestionId, sha256_hex
 from ..vector_store.base import VectorStore
-from ..warehouse import Warehouse
 from .candidates import Candidate, candidates
 from .fidelity import Round, rounds
 from .outcome import SearchOutcome, grid_cost

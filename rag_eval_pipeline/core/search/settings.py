@@ -40,9 +40,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..configs import CHUNKER_KINDS, TOKENIZER_NAMES, ChunkerKind, LengthUnit
 from ..errors import ConfigError
-from ..settings_file import require_integer, require_unit
+from ..settings.configs import CHUNKER_KINDS, TOKENIZER_NAMES, ChunkerKind, LengthUnit
+from ..settings.settings_file import require_integer, require_unit
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..warehouse import Warehouse, partition_folders
+from ..store.warehouse import Warehouse, partition_folders
 from .candidates import CandidateKey
 from .race import FINAL, Spend, Unit
 

@@ -46,7 +46,7 @@ class VectorStore(Protocol):
 
     def search(self, name: str, queries: Vectors, k: int) -> list[list[ScoredChunk]]:
         """Top ``k`` by cosine similarity for each query row, best first, ties in document order
-        (core/hit_order.py)."""
+        (core/retrieval/hit_order.py)."""
         ...
 
     def count(self, name: str) -> int: ...

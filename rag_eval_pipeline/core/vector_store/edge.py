@@ -46,9 +46,9 @@ from qdrant_edge import (
 
 from ..embedding.base import Vectors
 from ..errors import StorageError
-from ..files import file_system_type, make_folder, storage_error, write_text_atomically
-from ..paths import child_path
 from ..progress import Progress, no_progress
+from ..store.files import file_system_type, make_folder, storage_error, write_text_atomically
+from ..store.paths import child_path
 from ..types import PositionAwareChunk
 from .base import ScoredChunk
 from .points import (

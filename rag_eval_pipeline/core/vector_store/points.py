@@ -1,6 +1,6 @@
 """What both Qdrant engines (qdrant-client, qdrant-edge) share: a chunk's point id and payload, which
 points an update of a collection must write or delete, and the hits (best first, ties in document
-order: core/hit_order.py, with every tie at the k-th score fetched), so both return the same hits for
+order: core/retrieval/hit_order.py, with every tie at the k-th score fetched), so both return the same hits for
 the same points."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..embedding.base import Vectors
-from ..hit_order import best_first, same_score
+from ..retrieval.hit_order import best_first, same_score
 from ..types import ChunkId, DocumentId, PositionAwareChunk, sha256_hex
 from .base import ScoredChunk
 
@@ -88,7 +88,7 @@ def batches(indices: Sequence[int], size: int = UPSERT_BATCH) -> Iterable[Sequen
 
 def top_k(points: Sequence[Any], k: int) -> list[ScoredChunk]:
     """Qdrant hits (``.score`` and ``.payload``) as ScoredChunks: the first ``k`` best first, ties in
-    document order (core/hit_order.py), so engines whose float sums differ in the last bits agree."""
+    document order (core/retrieval/hit_order.py), so engines whose float sums differ in the last bits agree."""
     scored = [
         ScoredChunk(
             chunk_id=ChunkId(p.payload["chunk_id"]),

@@ -20,11 +20,11 @@ from qdrant_client.http.exceptions import UnexpectedResponse
 
 from ..embedding.base import Vectors
 from ..errors import StorageError
-from ..files import make_folder
-from ..paths import child_path
 from ..progress import Progress, no_progress
 from ..redaction import redact_exception
-from ..sqlite_store import storage_errors_name
+from ..store.files import make_folder
+from ..store.paths import child_path
+from ..store.sqlite_store import storage_errors_name
 from ..types import PositionAwareChunk
 from .base import ScoredChunk
 from .points import (

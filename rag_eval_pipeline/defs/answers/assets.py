@@ -30,17 +30,17 @@ from ...core.answers.tables import (
     traces_from_frame,
 )
 from ...core.answers.threshold import ThresholdChoice
-from ...core.configs import RetrievalProfile
 from ...core.embedding.cache import CachedEmbedder
 from ...core.embedding.prefetch import PrefetchEmbedder
 from ...core.generation.settings import GenerationSettings
 from ...core.llm.accounting import check_total_budget
 from ...core.llm.client import LLMClient
 from ...core.metrics.names import CITED_MEAN_RANK, CORRECTNESS_METRICS, PRODUCTION_METRICS
+from ...core.settings.configs import RetrievalProfile
+from ...core.store.warehouse import ANSWER_SUMMARY
 from ...core.tables import questions_from_frame, records, retrieved_from_frame, stale_question_count
 from ...core.text_table import markdown_table
 from ...core.types import ChunkId, QuestionId
-from ...core.warehouse import ANSWER_SUMMARY
 from ...lib.evaluation_runs import EvaluationModeResource, superseded_runs
 from ...lib.freshness import READS_PROJECT_SETTINGS, READS_SETUPS
 from ...lib.io_managers import WarehouseResource

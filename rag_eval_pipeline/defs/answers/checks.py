@@ -4,7 +4,7 @@
 import dagster as dg
 import pandas as pd
 
-from ...core.monitoring_settings import MonitoringSettings
+from ...core.settings.monitoring_settings import MonitoringSettings
 from ...lib.io_managers import WarehouseResource
 from ...lib.partitions import evaluation_check
 from ...lib.regression_checks import regression_check

@@ -8,10 +8,10 @@ import pandas as pd
 from ...core.chunking import ChunkSet, build_chunker
 from ...core.chunking.reuse import KnownChunks, cut_reusing, known_chunks
 from ...core.chunking.tokenization import cl100k_tokenizer
-from ...core.costs import folder_bytes
-from ...core.document_scope import DocumentScope
 from ...core.embedding.base import Embedder
 from ...core.errors import StorageError
+from ...core.evaluation.costs import folder_bytes
+from ...core.evaluation.document_scope import DocumentScope
 from ...core.retrieval.indexes import build_indexes
 from ...core.tables import chunks_from_frame, chunks_to_frame, corpus_from_frame
 from ...core.types import sha256_hex
@@ -161,7 +161,7 @@ def chunk_index(
             "cache_hits": [embedding.cache_hits],
             "keyword_index": [str(folder)],
             "keyword_index_fingerprint": [indexes.keyword_fingerprint],
-            # what the indexes cost (core/costs.py): the vectors' dimension, the BM25 folder's bytes and
+            # what the indexes cost (core/evaluation/costs.py): the vectors' dimension, the BM25 folder's bytes and
             # the chunk texts' cl100k tokens (what embedding them through an API costs)
             "dimension": [model.dimension],
             "keyword_index_bytes": [folder_bytes(folder)],

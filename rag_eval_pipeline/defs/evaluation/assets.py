@@ -6,11 +6,10 @@ import dagster as dg
 import pandas as pd
 
 from ...core.chunking import ChunkSet
-from ...core.comparability import question_set
-from ...core.configs import RetrievalProfile
-from ...core.costs import INDEX_COLUMNS, index_columns, latency_percentiles, question_costs
 from ...core.embedding.cache import CachedEmbedder
-from ...core.evaluation import token_level_result
+from ...core.evaluation.comparability import question_set
+from ...core.evaluation.costs import INDEX_COLUMNS, index_columns, latency_percentiles, question_costs
+from ...core.evaluation.evaluation import token_level_result
 from ...core.generation.settings import GenerationSettings
 from ...core.generation.sources import question_generators
 from ...core.langsmith.experiments import ExperimentRow
@@ -18,11 +17,13 @@ from ...core.metrics.aggregate import MetricSummary, summary_columns
 from ...core.metrics.names import HEADLINE_METRICS, weighted_mean_column
 from ...core.metrics.reference_copies import ReferenceDuplication
 from ...core.metrics.traffic import traffic_legend, weighted_mean_columns
-from ...core.question_catalog import UNSPECIFIED, question_type_of
-from ...core.retrieval.base import Query, RetrievalRun, RetrievedChunk
+from ...core.questions.question_catalog import UNSPECIFIED, question_type_of
+from ...core.retrieval.base import Query, RetrievalRun
 from ...core.retrieval.indexes import ChunkIndexes, open_indexes
 from ...core.retrieval.profile_retriever import retrieve
 from ...core.retrieval.rewrite import LLMQueryRewriter
+from ...core.settings.configs import RetrievalProfile
+from ...core.store.warehouse import RETRIEVAL_SUMMARY
 from ...core.tables import (
     chunks_from_frame,
     corpus_from_frame,
@@ -32,7 +33,7 @@ from ...core.tables import (
     stale_question_count,
 )
 from ...core.text_table import markdown_table
-from ...core.warehouse import RETRIEVAL_SUMMARY
+from ...core.types import RetrievedChunk
 from ...lib.evaluation_runs import EvaluationModeResource, superseded_runs
 from ...lib.freshness import READS_PROFILE
 from ...lib.io_managers import WarehouseResource
@@ -130,7 +131,7 @@ def retrieval_results(
 
 
 def index_costs(manifest: pd.Series, profile: RetrievalProfile) -> dict[str, float]:
-    """The profile's ``index_bytes`` and ``index_tokens`` from chunk_index's manifest (core/costs.py);
+    """The profile's ``index_bytes`` and ``index_tokens`` from chunk_index's manifest (core/evaluation/costs.py);
     NaN for a manifest written before it recorded them."""
     if not {"dimension", "keyword_index_bytes", "chunk_tokens"} <= set(manifest.index):
         return dict.fromkeys(INDEX_COLUMNS, float("nan"))
@@ -314,7 +315,7 @@ def retrieval_metrics(
             {
                 **provenance,
                 "n_questions": len(per_question),
-                # the questions' sample: runs on other questions are not one trend (core/comparability.py)
+                # the questions' sample: runs on other questions are not one trend (core/evaluation/comparability.py)
                 "question_set": question_set(per_question),
                 **duplication.run_columns(),
                 **summary_columns(summaries),

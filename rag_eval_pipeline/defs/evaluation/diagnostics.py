@@ -9,8 +9,8 @@ from ...core.diagnostics.diagnose import Diagnosis, diagnose
 from ...core.diagnostics.replay import ReplayMismatch
 from ...core.diagnostics.stages import LABELS, RETRIEVAL_STAGES
 from ...core.diagnostics.table import ORACLE_COLUMNS, SUMMARY_SHARES, diagnosis_to_frame, partition_summary
+from ...core.store.warehouse import DIAGNOSTICS_SUMMARY
 from ...core.tables import chunks_from_frame, corpus_from_frame, retrieved_from_frame
-from ...core.warehouse import DIAGNOSTICS_SUMMARY
 from ...lib.evaluation_runs import EvaluationModeResource, superseded_runs
 from ...lib.freshness import READS_PROFILE
 from ...lib.io_managers import WarehouseResource

@@ -11,9 +11,9 @@ from datetime import datetime
 
 import dagster as dg
 
-from ...core.evaluation_ids import nightly_evaluation_id
-from ...core.monitoring_settings import MonitoringSettings
-from ...core.source_versions import source_versions
+from ...core.project.source_versions import source_versions
+from ...core.runs.evaluation_ids import nightly_evaluation_id
+from ...core.settings.monitoring_settings import MonitoringSettings
 from ...lib.evaluation_runs import evaluation_run_config, evaluation_tags
 from ...lib.freshness import NewestRecords, record_source_versions, stale_assets
 from ...lib.partitions import CHUNK_CONFIG, PROFILE

@@ -5,12 +5,12 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from ...core.corpus import describe_skipped_links
-from ...core.datasets import TokenLevelDataset
-from ...core.document_formats import count_by_extension, describe_counts, describe_skipped
+from ...core.corpus.corpus import describe_skipped_links
+from ...core.corpus.document_formats import count_by_extension, describe_counts, describe_skipped
 from ...core.generation.settings import GenerationSettings
 from ...core.generation.sources import question_generators
-from ...core.reanchor import (
+from ...core.questions.datasets import TokenLevelDataset
+from ...core.questions.reanchor import (
     GroundTruthStatus,
     ReanchoredDataset,
     ReanchorResult,

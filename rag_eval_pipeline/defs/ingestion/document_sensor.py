@@ -1,16 +1,22 @@
 """Watches the corpus folder: an edited, added or removed document re-materializes the ingestion assets
 (corpus, questions), and the assets downstream follow them (see defs/automation.py).
 
-The cursor is the observed state of the folder (core/corpus_state.py), never the clock: a document is
+The cursor is the observed state of the folder (core/corpus/corpus_state.py), never the clock: a document is
 changed when its content hash is, so touching a file requests nothing, and a file older than the last
 tick is still seen.
 """
 
 import dagster as dg
 
-from ...core.corpus_state import CorpusChanges, CorpusCursor, CorpusState, diff_states, scan_corpus_folder
-from ...core.run_tags import DOCUMENTS_TAG_PREFIX
-from ...core.source_versions import VERSION_CHARS, SourceVersions
+from ...core.corpus.corpus_state import (
+    CorpusChanges,
+    CorpusCursor,
+    CorpusState,
+    diff_states,
+    scan_corpus_folder,
+)
+from ...core.project.source_versions import VERSION_CHARS, SourceVersions
+from ...core.runs.run_tags import DOCUMENTS_TAG_PREFIX
 from ...lib.freshness import changed_source_observations
 from ...lib.resources import ProjectResource
 from ..jobs import ingestion_job

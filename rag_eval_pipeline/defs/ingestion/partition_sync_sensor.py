@@ -6,15 +6,15 @@ from dataclasses import dataclass, replace
 
 import dagster as dg
 
-from ...core.configs import PipelineConfigs
-from ...core.run_tags import REASON_TAG
-from ...core.source_versions import (
+from ...core.project.source_versions import (
     SourceVersions,
     config_versions,
     leaderboard_settings_version,
     project_settings_version,
     setups_version,
 )
+from ...core.runs.run_tags import REASON_TAG
+from ...core.settings.configs import PipelineConfigs
 from ...lib.freshness import changed_source_observations
 from ...lib.partition_sync import partition_changes
 from ...lib.partitions import CHUNK_CONFIG, PROFILE, chunk_config_partitions, profile_partitions

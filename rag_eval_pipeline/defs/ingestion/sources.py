@@ -2,7 +2,7 @@
 each retrieval profile, the settings of questions and answers, which setups are configured and what the
 leaderboard ranks them by.
 
-Their data versions are core/source_versions.py's, whoever records them: `rag-eval run`, the nightly
+Their data versions are core/project/source_versions.py's, whoever records them: `rag-eval run`, the nightly
 schedule and the sensors report them as observations (lib/freshness.py), and the UI's "Observe sources"
 runs ``project_sources``, which records the same versions. A changed source makes the partitions that
 read it stale, in the UI as in `rag-eval run`, and they are what a run does not skip.
@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 
 import dagster as dg
 
-from ...core.run_tags import DATA_VERSION_TAG
-from ...core.source_versions import source_versions
+from ...core.project.source_versions import source_versions
+from ...core.runs.run_tags import DATA_VERSION_TAG
 from ...lib.freshness import (
     CHUNK_CONFIG_SETTINGS,
     CONFIGURED_SETUPS,

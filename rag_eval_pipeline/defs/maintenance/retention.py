@@ -1,6 +1,6 @@
 """History retention as a job: per-question rows kept whole for 30 days, then a seeded sample of 100
 rows per file until 90 days, then only the aggregates (data/monitoring.yaml ``retention``; the logic is
-in core/retention.py).
+in core/store/retention.py).
 
 An op job, not an asset: it maintains the warehouse rather than producing data. Launched by hand it
 is a dry run unless the run config says ``dry_run: false``; the schedule applies it. The schedule starts
@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 import dagster as dg
 from pydantic import Field
 
-from ...core.baselines import BaselineStore
 from ...core.errors import ConfigError
-from ...core.monitoring_settings import MonitoringSettings
-from ...core.retention import apply_retention, describe, plan_retention
-from ...core.run_tags import KIND_TAG, MAINTENANCE_KIND
+from ...core.evaluation.baselines import BaselineStore
+from ...core.runs.run_tags import KIND_TAG, MAINTENANCE_KIND
+from ...core.settings.monitoring_settings import MonitoringSettings
+from ...core.store.retention import apply_retention, describe, plan_retention
 from ...lib.io_managers import WarehouseResource, warehouse_writes
 from ...lib.resources import ProjectResource
 from ...lib.step_failures import input_errors_fail_the_step

@@ -11,13 +11,13 @@ from typing import get_args
 import dagster as dg
 import pandas as pd
 
-from ...core.corpus import Corpus
-from ...core.datasets import TokenLevelDataset
+from ...core.corpus.corpus import Corpus
 from ...core.generation.regeneration import GENERATED_RUN_ID, KeptQuestions, questions_to_keep, with_kept_rows
 from ...core.generation.settings import GenerationSettings, OfflineGenerator
 from ...core.generation.synthesis import Synthesized, synthesize_chunk_level, synthesize_token_level
 from ...core.llm.client import LLMClient
-from ...core.run_tags import COMMAND_TAG, REGENERATE_COMMAND
+from ...core.questions.datasets import TokenLevelDataset
+from ...core.runs.run_tags import COMMAND_TAG, REGENERATE_COMMAND
 from ...core.tables import (
     chunk_questions_to_frame,
     chunks_from_frame,

@@ -17,7 +17,7 @@ from ...core.leaderboard.render_table import board_table
 from ...core.leaderboard.render_waterfall import diagnostics_markdown
 from ...core.leaderboard.view import board_facts, footnotes
 from ...core.llm.accounting import PriceTable
-from ...core.monitoring_settings import MonitoringSettings
+from ...core.settings.monitoring_settings import MonitoringSettings
 from ...lib.freshness import READS_LEADERBOARD_SETTINGS, READS_SETUPS
 from ...lib.io_managers import WarehouseResource, warehouse_writes
 from ...lib.metric_metadata import table_value, with_metric_values

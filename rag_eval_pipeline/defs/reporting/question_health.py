@@ -6,7 +6,6 @@ import pandas as pd
 
 from ...core.generation.settings import GenerationSettings
 from ...core.generation.sources import PROVIDED, question_generators
-from ...core.monitoring_settings import MonitoringSettings
 from ...core.question_health.report import (
     QUESTIONS_TABLE,
     assess,
@@ -17,6 +16,7 @@ from ...core.question_health.report import (
     summary_row,
 )
 from ...core.question_health.separation import setup_scores
+from ...core.settings.monitoring_settings import MonitoringSettings
 from ...core.tables import corpus_from_frame, questions_from_frame
 from ...lib.evaluation_runs import evaluation_id_of, superseded_runs
 from ...lib.freshness import READS_LEADERBOARD_SETTINGS, READS_PROJECT_SETTINGS, READS_SETUPS

@@ -16,9 +16,7 @@ from collections.abc import Sequence
 import dagster as dg
 import pandas as pd
 
-from ...core.configs import DEFAULT_QUERY_REWRITE_PROMPT
 from ...core.generation.settings import GenerationSettings
-from ...core.monitoring_settings import MonitoringSettings
 from ...core.retrieval.rewrite import LLMQueryRewriter
 from ...core.search.candidates import Candidate
 from ...core.search.fidelity import Round
@@ -27,6 +25,8 @@ from ...core.search.race import RoundReport
 from ...core.search.search import run_search
 from ...core.search.settings import SearchSettings
 from ...core.search.store import SEARCH_CANDIDATES
+from ...core.settings.configs import DEFAULT_QUERY_REWRITE_PROMPT
+from ...core.settings.monitoring_settings import MonitoringSettings
 from ...core.tables import corpus_from_frame, questions_from_frame
 from ...lib.io_managers import WarehouseResource
 from ...lib.metric_metadata import metric_value

@@ -9,8 +9,7 @@ import numpy as np
 from rag_eval_pipeline.core.answers.production import ProductionItem
 from rag_eval_pipeline.core.answers.types import Answer, Confidence
 from rag_eval_pipeline.core.embedding.base import Vectors
-from rag_eval_pipeline.core.retrieval.base import FoundBy, QueryTrace, RetrievedChunk
-from rag_eval_pipeline.core.types import ChunkId, DocumentId, QuestionId
+from rag_eval_pipeline.core.types import ChunkId, DocumentId, FoundBy, QueryTrace, QuestionId, RetrievedChunk
 
 
 def hit(

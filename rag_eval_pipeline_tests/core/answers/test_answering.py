@@ -18,12 +18,11 @@ from rag_eval_pipeline.core.answers.answering import (
     confidence_for,
     sentence_answer_text,
 )
-from rag_eval_pipeline.core.configs import DEFAULT_SYSTEM_PROMPT
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price
-from rag_eval_pipeline.core.retrieval.base import RetrievedChunk
-from rag_eval_pipeline.core.types import ChunkId, DocumentId, QuestionId
+from rag_eval_pipeline.core.settings.configs import DEFAULT_SYSTEM_PROMPT
+from rag_eval_pipeline.core.types import ChunkId, DocumentId, QuestionId, RetrievedChunk
 from rag_eval_pipeline_tests.fakes import CountingEmbedder
 from rag_eval_pipeline_tests.openai_server import openai_server, scripted_client
 

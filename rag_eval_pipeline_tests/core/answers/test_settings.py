@@ -8,7 +8,7 @@ import pytest
 
 from rag_eval_pipeline.core.answers.settings import AnswerSettings
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.settings_file import load_settings
+from rag_eval_pipeline.core.settings.settings_file import load_settings
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from rag_eval_pipeline.core.configs import DEFAULT_SEPARATORS
+from rag_eval_pipeline.core.settings.configs import DEFAULT_SEPARATORS
 
 _prose_alphabet = st.sampled_from([*"ab cd\n.!?é日 ", "\n\n", ". ", "word ", "x\u0301", "\u200b", "\t"])
 prose = st.lists(_prose_alphabet, max_size=80).map("".join)

@@ -17,8 +17,8 @@ from rag_eval_pipeline.core.chunking import (
     chunk_corpus,
 )
 from rag_eval_pipeline.core.chunking.tokenization import cl100k_tokenizer
-from rag_eval_pipeline.core.configs import ChunkConfig, ChunkerKind
 from rag_eval_pipeline.core.errors import ConfigError
+from rag_eval_pipeline.core.settings.configs import ChunkConfig, ChunkerKind
 from rag_eval_pipeline.core.types import ChunkConfigName
 
 from .helpers import HashedBagOfWords, assert_tiles, doc

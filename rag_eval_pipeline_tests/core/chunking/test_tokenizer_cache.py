@@ -14,7 +14,7 @@ from rag_eval_pipeline.core.chunking.tokenization import TIKTOKEN_CACHE_VARIABLE
 
 CHUNK_WITH_CL100K = """
 from rag_eval_pipeline.core.chunking import build_chunker
-from rag_eval_pipeline.core.configs import ChunkConfig
+from rag_eval_pipeline.core.settings.configs import ChunkConfig
 from rag_eval_pipeline.core.types import ChunkConfigName, Document, DocumentId
 
 document = Document(DocumentId("pumps.md"), "The main pump runs at 1,450 rpm.\\n\\n" * 40)

@@ -21,8 +21,8 @@ from rag_eval_pipeline.core.chunking import (
     chunk_corpus,
 )
 from rag_eval_pipeline.core.chunking.tokenization import cl100k_tokenizer
-from rag_eval_pipeline.core.configs import load_chunk_configs
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.settings.configs import load_chunk_configs
 
 from .helpers import HashedBagOfWords, assert_tiles, doc
 from .strategies import size_and_overlap

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from rag_eval_pipeline.core.configs import RetrievalProfile
 from rag_eval_pipeline.core.embedding.base import Vectors
 from rag_eval_pipeline.core.retrieval.base import Query
 from rag_eval_pipeline.core.retrieval.indexes import DenseIndex
 from rag_eval_pipeline.core.retrieval.profile_retriever import ProfileRetriever
 from rag_eval_pipeline.core.retrieval.stages import StageLists
+from rag_eval_pipeline.core.settings.configs import RetrievalProfile
 from rag_eval_pipeline.core.types import ChunkId, DocumentId, PositionAwareChunk, QuestionId
 from rag_eval_pipeline.core.vector_store.base import ScoredChunk
 from rag_eval_pipeline_tests.fakes import HashingEmbedder

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_eval_pipeline.core.configs import RetrievalProfile
 from rag_eval_pipeline.core.diagnostics.attribution import AnswerOutcome, Attribution, attribute
 from rag_eval_pipeline.core.diagnostics.coverage import best_cover
 from rag_eval_pipeline.core.diagnostics.stages import ANSWER_STAGES, RETRIEVAL_STAGES
 from rag_eval_pipeline.core.metrics.span_metrics import span_metrics
+from rag_eval_pipeline.core.settings.configs import RetrievalProfile
 from rag_eval_pipeline.core.spans import ChunkSpanIndex, merge_intervals, total_length
 from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId
 from rag_eval_pipeline_tests.core.diagnostics.scripted import ScriptedReranker, chunk, scored, stage_lists

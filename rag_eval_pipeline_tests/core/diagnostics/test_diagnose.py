@@ -13,19 +13,19 @@ import pytest
 
 from rag_eval_pipeline.core.chunking import FixedSizeChunker, cut_corpus
 from rag_eval_pipeline.core.chunking.base import ChunkSet
-from rag_eval_pipeline.core.configs import RetrievalProfile
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import TokenLevelExample
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.diagnostics.attribution import AnswerOutcome
 from rag_eval_pipeline.core.diagnostics.diagnose import Diagnosis, diagnose
 from rag_eval_pipeline.core.diagnostics.oracles import ORACLE_K_DEPTH, oracle_k, ranking_at
 from rag_eval_pipeline.core.diagnostics.replay import ReplayMismatch, replay
 from rag_eval_pipeline.core.diagnostics.table import diagnosis_to_frame, partition_summary
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
-from rag_eval_pipeline.core.evaluation import token_level_result
+from rag_eval_pipeline.core.evaluation.evaluation import token_level_result
+from rag_eval_pipeline.core.questions.datasets import TokenLevelExample
 from rag_eval_pipeline.core.retrieval.base import Query
 from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, build_indexes
 from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
+from rag_eval_pipeline.core.settings.configs import RetrievalProfile
 from rag_eval_pipeline.core.spans import intersection_length, merge_intervals
 from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, QuestionId
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore

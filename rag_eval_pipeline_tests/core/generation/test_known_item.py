@@ -14,17 +14,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rag_eval_pipeline.core.chunking import RecursiveCharacterChunker, chunk_corpus
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import (
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.generation.base import METADATA_KEYS, GenerationResult
+from rag_eval_pipeline.core.generation.known_item import TECHNIQUE, KnownItemGenerator
+from rag_eval_pipeline.core.generation.passages import BoilerplateDetector
+from rag_eval_pipeline.core.generation.terms import TermStatistics, content_terms
+from rag_eval_pipeline.core.questions.datasets import (
     TokenLevelDataset,
     TokenLevelExample,
     read_token_level_jsonl,
     write_jsonl,
 )
-from rag_eval_pipeline.core.generation.base import METADATA_KEYS, GenerationResult
-from rag_eval_pipeline.core.generation.known_item import TECHNIQUE, KnownItemGenerator
-from rag_eval_pipeline.core.generation.passages import BoilerplateDetector
-from rag_eval_pipeline.core.generation.terms import TermStatistics, content_terms
 from rag_eval_pipeline.core.types import Document, DocumentId, PositionAwareChunk
 
 REPO = Path(__file__).resolve().parents[3]
@@ -68,7 +68,7 @@ def test_token_level_is_deterministic_and_seeded(corpus: Corpus) -> None:
 
 _SCRIPT = """
 import json, sys
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.chunking import RecursiveCharacterChunker, chunk_corpus
 from rag_eval_pipeline.core.generation.known_item import KnownItemGenerator
 corpus = Corpus.from_folder(sys.argv[1])

@@ -8,8 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from rag_eval_pipeline.core.chunking import RecursiveCharacterChunker, chunk_corpus
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import ChunkLevelDataset, read_chunk_level_jsonl, write_jsonl
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.generation.llm_chunk_level import (
     LLMChunkLevelGenerator,
     expected_keywords,
@@ -19,6 +18,7 @@ from rag_eval_pipeline.core.llm.cache import ResponseCache
 from rag_eval_pipeline.core.llm.client import LLMClient
 from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
 from rag_eval_pipeline.core.llm.retry import RetryPolicy
+from rag_eval_pipeline.core.questions.datasets import ChunkLevelDataset, read_chunk_level_jsonl, write_jsonl
 from rag_eval_pipeline.core.tables import chunk_questions_from_frame, chunk_questions_to_frame
 from rag_eval_pipeline.core.types import ChunkId, DocumentId, PositionAwareChunk
 from rag_eval_pipeline_tests.conftest import tiny_corpus

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl, write_jsonl
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.generation.llm_excerpt_first import (
     ExcerptFirstGenerator,
     QuestionReply,
@@ -17,6 +16,7 @@ from rag_eval_pipeline.core.generation.llm_excerpt_first import (
 from rag_eval_pipeline.core.llm.client import LLMClient
 from rag_eval_pipeline.core.llm.json_reply import InvalidReply
 from rag_eval_pipeline.core.llm.openai_chat import OpenAIChatModel
+from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset, read_token_level_jsonl, write_jsonl
 from rag_eval_pipeline_tests.openai_server import openai_server
 
 REPO = Path(__file__).resolve().parents[3]

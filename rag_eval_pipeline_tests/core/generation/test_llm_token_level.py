@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl, write_jsonl
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.generation.llm_token_level import LLMTokenLevelGenerator, related_pairs, sections
 from rag_eval_pipeline.core.llm.client import LLMClient
+from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset, read_token_level_jsonl, write_jsonl
 from rag_eval_pipeline.core.tables import generated_token_level_to_frame, questions_from_frame
 from rag_eval_pipeline.core.types import Document, DocumentId
 from rag_eval_pipeline_tests.conftest import tiny_corpus

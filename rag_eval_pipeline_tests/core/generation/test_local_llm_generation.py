@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.generation.llm_excerpt_first import ExcerptFirstGenerator
 from rag_eval_pipeline.core.llm.cache import ResponseCache
 from rag_eval_pipeline.core.llm.client import LLMClient

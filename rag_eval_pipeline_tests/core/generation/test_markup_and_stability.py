@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.generation.known_item import KnownItemGenerator
 from rag_eval_pipeline.core.generation.llm_chunk_level import sample_tasks
 from rag_eval_pipeline.core.generation.markup import is_markup

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from rag_eval_pipeline.core.chunking import RecursiveCharacterChunker, chunk_corpus
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import TokenLevelExample
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.generation.base import METADATA_KEYS
 from rag_eval_pipeline.core.generation.known_item import KnownItemGenerator
 from rag_eval_pipeline.core.generation.paraphrase import GENERATOR, ParaphraseGenerator
 from rag_eval_pipeline.core.generation.passages import document_statistics
 from rag_eval_pipeline.core.generation.terms import content_terms, stem
+from rag_eval_pipeline.core.questions.datasets import TokenLevelExample
 from rag_eval_pipeline.core.retrieval.keyword import KeywordIndex
 from rag_eval_pipeline.core.types import Document, DocumentId, PositionAwareChunk
 from rag_eval_pipeline_tests.fakes import HashingEmbedder

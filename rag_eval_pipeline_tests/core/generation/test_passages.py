@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.generation.passages import (
     BoilerplateDetector,
     Passage,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import TokenLevelExample
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.generation.quality import (
     deduplicate,
     filter_unretrievable_chunk_level,
     filter_unretrievable_token_level,
 )
+from rag_eval_pipeline.core.questions.datasets import TokenLevelExample
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, tiny_corpus
 
@@ -55,7 +55,7 @@ def test_questions_no_retriever_ties_to_their_source_are_rejected(minilm: Any) -
 
 def test_chunk_level_retrievability_checks_the_source_chunk_ids(minilm: Any) -> None:
     from rag_eval_pipeline.core.chunking import RecursiveCharacterChunker, chunk_corpus
-    from rag_eval_pipeline.core.datasets import ChunkLevelExample
+    from rag_eval_pipeline.core.questions.datasets import ChunkLevelExample
 
     corpus = tiny_corpus()
     assert isinstance(corpus, Corpus)

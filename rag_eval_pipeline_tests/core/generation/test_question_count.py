@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.generation.known_item import KnownItemGenerator
 from rag_eval_pipeline.core.generation.markup import markup_line_starts
 from rag_eval_pipeline.core.generation.passages import candidate_passages, plan_passages

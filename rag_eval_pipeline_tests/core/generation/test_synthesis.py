@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag_eval_pipeline.core.chunking import build_chunker, chunk_corpus
-from rag_eval_pipeline.core.configs import ChunkConfig
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.generation.quality import (
     deduplicate,
@@ -16,6 +15,7 @@ from rag_eval_pipeline.core.generation.quality import (
 )
 from rag_eval_pipeline.core.generation.settings import ChunkLevelSettings, TokenLevelSettings
 from rag_eval_pipeline.core.generation.synthesis import synthesize_chunk_level, synthesize_token_level
+from rag_eval_pipeline.core.settings.configs import ChunkConfig
 from rag_eval_pipeline.core.types import ChunkConfigName
 from rag_eval_pipeline_tests.conftest import tiny_corpus
 from rag_eval_pipeline_tests.fakes import CountingEmbedder, HashingEmbedder

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.judging.store import JudgingStore
 from rag_eval_pipeline.core.judging.types import ImportedQuery, PooledPassage, QueryId, query_id_for
 from rag_eval_pipeline.core.types import CharacterSpan, Document, DocumentId

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.judging.pool import Hit, PoolRun
 from rag_eval_pipeline.core.judging.types import Grade, Judgement, JudgeName, QueryId, Verdict
 from rag_eval_pipeline.core.types import CharacterSpan, Document, DocumentId

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.errors import DatasetError
 from rag_eval_pipeline.core.judging.agreement import judgements_agreement
 from rag_eval_pipeline.core.judging.llm_judge import (

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag_eval_pipeline.core.datasets import read_token_level_jsonl
 from rag_eval_pipeline.core.judging.question_set import judged_questions, write_into_golden
 from rag_eval_pipeline.core.judging.types import ImportedQuery
+from rag_eval_pipeline.core.questions.datasets import read_token_level_jsonl
 
 from .builders import Q1, Q2, Q3, TEXTS, A, B, corpus, find, judgement, span
 

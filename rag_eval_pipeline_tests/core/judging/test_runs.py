@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
-from rag_eval_pipeline.core.configs import ChunkConfig, PipelineConfigs, RetrievalProfile
 from rag_eval_pipeline.core.judging.runs import BM25_RUN, DENSE_RUN, retrieval_runs
 from rag_eval_pipeline.core.judging.types import ImportedQuery, query_id_for
 from rag_eval_pipeline.core.retrieval.base import Query
 from rag_eval_pipeline.core.retrieval.indexes import build_indexes
 from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
+from rag_eval_pipeline.core.settings.configs import ChunkConfig, PipelineConfigs, RetrievalProfile
 from rag_eval_pipeline.core.types import ChunkConfigName, ProfileName, QuestionId
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
 from rag_eval_pipeline_tests.conftest import tiny_corpus

@@ -7,9 +7,13 @@ import langsmith
 import pytest
 
 from rag_eval_pipeline.core.chunking import FixedSizeChunker, chunk_corpus
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import ChunkLevelDataset, TokenLevelDataset, read_token_level_jsonl
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.langsmith import LangSmithSettings
+from rag_eval_pipeline.core.questions.datasets import (
+    ChunkLevelDataset,
+    TokenLevelDataset,
+    read_token_level_jsonl,
+)
 from rag_eval_pipeline_tests.langsmith_server import API_KEY, LangSmithState, langsmith_server
 
 

@@ -7,8 +7,7 @@ import dataclasses
 import langsmith
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import ChunkLevelDataset, TokenLevelDataset, TokenLevelExample
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.errors import DatasetError
 from rag_eval_pipeline.core.langsmith import (
     LangSmithDatasetError,
@@ -16,6 +15,7 @@ from rag_eval_pipeline.core.langsmith import (
     download_dataset,
     upload_dataset,
 )
+from rag_eval_pipeline.core.questions.datasets import ChunkLevelDataset, TokenLevelDataset, TokenLevelExample
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
 from rag_eval_pipeline_tests.langsmith_server import API_KEY, TENANT_ID, LangSmithState
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import langsmith
 import pytest
 
-from rag_eval_pipeline.core.datasets import TokenLevelDataset
 from rag_eval_pipeline.core.langsmith import ExperimentRow, LangSmithError, log_experiment, upload_dataset
+from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset
 from rag_eval_pipeline_tests.langsmith_server import TENANT_ID, Fault, LangSmithState, langsmith_server
 
 

@@ -11,8 +11,7 @@ from collections.abc import Callable, Iterator
 import langsmith
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import TokenLevelDataset
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.langsmith import (
     ExperimentRow,
     LangSmithError,
@@ -22,6 +21,7 @@ from rag_eval_pipeline.core.langsmith import (
     upload_dataset,
 )
 from rag_eval_pipeline.core.langsmith.errors import describe_failure
+from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset
 from rag_eval_pipeline_tests.langsmith_server import API_KEY, Fault, LangSmithState, langsmith_server
 
 OTHER_KEY = "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"

@@ -9,7 +9,7 @@ import pandas as pd
 
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board
 from rag_eval_pipeline.core.metrics.names import HEADLINE_METRICS
-from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
+from rag_eval_pipeline.core.settings.monitoring_settings import LeaderboardSettings
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 SPAN_IOU = LeaderboardSettings(rank_by="span_iou", context_budget_tokens=None)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.costs import SETUP_COST_COLUMNS
+from rag_eval_pipeline.core.evaluation.costs import SETUP_COST_COLUMNS
 from rag_eval_pipeline.core.leaderboard.board import (
     ANSWER_COLUMNS,
     ANSWER_MEANS,
@@ -21,8 +21,8 @@ from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames
 from rag_eval_pipeline.core.metrics.aggregate import summarize
 from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
-from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
-from rag_eval_pipeline.core.table_upgrades import upgrade_retrieval_metrics
+from rag_eval_pipeline.core.settings.monitoring_settings import LeaderboardSettings
+from rag_eval_pipeline.core.store.table_upgrades import upgrade_retrieval_metrics
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 CONFIGURED = ConfiguredNames(frozenset({"fixed", "recursive"}), frozenset({"top2"}))
@@ -34,7 +34,7 @@ def retrieval_metrics(
 ) -> pd.DataFrame:
     """A partition's per-question metrics; ``evaluation`` (evaluation_id, evaluation_mode) as the run
     wrote them: none for a table written before evaluations were tagged."""
-    # as the warehouse reads it (core/table_upgrades.py): a table written before some columns, upgraded
+    # as the warehouse reads it (core/store/table_upgrades.py): a table written before some columns, upgraded
     return upgrade_retrieval_metrics(
         pd.DataFrame(
             [

@@ -10,8 +10,8 @@ import pandas as pd
 
 from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_board, reference_value
 from rag_eval_pipeline.core.leaderboard.view import board_facts, first_ranked, footnotes, rank_label, row_note
-from rag_eval_pipeline.core.monitoring_settings import LeaderboardSettings
-from rag_eval_pipeline.core.table_upgrades import upgrade_leaderboard
+from rag_eval_pipeline.core.settings.monitoring_settings import LeaderboardSettings
+from rag_eval_pipeline.core.store.table_upgrades import upgrade_leaderboard
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 CONFIGURED = ConfiguredNames(frozenset({"fixed", "recursive"}), frozenset({"top2", "top4"}))
@@ -170,7 +170,7 @@ def test_reference_value_ties_go_to_the_most_recent_row() -> None:
 
 
 def test_boards_written_before_the_marks_render_as_before() -> None:
-    # stored boards of older shapes, read as the warehouse reads them (core/table_upgrades.py)
+    # stored boards of older shapes, read as the warehouse reads them (core/store/table_upgrades.py)
     old = upgrade_leaderboard(pd.DataFrame([{"rank": 1, "chunk_config": "fixed", "profile": "top2"}]))
     assert rank_label(old.iloc[0]) == "1" and row_note(old.iloc[0]) == "" and footnotes(old) == []
     # before the objective: rows on other questions kept their rank, marked; an unranked row was removed

@@ -20,7 +20,7 @@ from rag_eval_pipeline.core.leaderboard.render_markdown import recommendation_ma
 from rag_eval_pipeline.core.leaderboard.render_text import format_leaderboard, format_recommendation
 from rag_eval_pipeline.core.leaderboard.view import board_facts
 from rag_eval_pipeline.core.metrics.names import HEADLINE_METRICS
-from rag_eval_pipeline.core.table_upgrades import upgrade_leaderboard
+from rag_eval_pipeline.core.store.table_upgrades import upgrade_leaderboard
 from rag_eval_pipeline_tests.chromium import parse_dom
 from rag_eval_pipeline_tests.core.leaderboard.boards import NOW
 from rag_eval_pipeline_tests.core.leaderboard.test_ranking import row

@@ -16,8 +16,8 @@ from rag_eval_pipeline.core.leaderboard.ranking import ConfiguredNames, rank_boa
 from rag_eval_pipeline.core.leaderboard.render_html import HISTORY_COLUMNS, render_report, write_report
 from rag_eval_pipeline.core.leaderboard.view import footnotes, ranked_by
 from rag_eval_pipeline.core.metrics.names import HEADLINE_ANSWER_METRICS, HEADLINE_METRICS
-from rag_eval_pipeline.core.table_upgrades import upgrade_leaderboard
-from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
+from rag_eval_pipeline.core.store.table_upgrades import upgrade_leaderboard
+from rag_eval_pipeline.core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline_tests import chromium as chromium_module
 from rag_eval_pipeline_tests.chromium import Node, parse_dom, rendered_dom
 
@@ -345,7 +345,7 @@ def test_without_chromium_the_browser_tests_skip_locally_and_fail_in_ci(monkeypa
 
 def test_a_trend_line_breaks_where_the_questions_changed(tmp_path: Path):
     """Issue 30: evaluations on 30, 29 and 8 questions were one line ("falls from 0.74 to 0.19"). The line
-    breaks where a run was measured otherwise than the run before it (core/comparability.py), marked and
+    breaks where a run was measured otherwise than the run before it (core/evaluation/comparability.py), marked and
     said under the chart; runs measured alike stay one line."""
     pair = ("fixed-60-0", "top2")
     # (hours ago, run, questions, dataset, mode, question set, mean)

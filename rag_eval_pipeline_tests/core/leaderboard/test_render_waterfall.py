@@ -12,7 +12,7 @@ from rag_eval_pipeline.core.diagnostics.stages import RETRIEVAL_STAGES
 from rag_eval_pipeline.core.diagnostics.table import summaries_frame
 from rag_eval_pipeline.core.leaderboard.render_html import render_report, write_report
 from rag_eval_pipeline.core.leaderboard.render_waterfall import diagnostics_markdown, waterfall_section
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline_tests.chromium import parse_dom, rendered_dom
 from rag_eval_pipeline_tests.core.leaderboard.test_render_html import NOW, board_frame
 

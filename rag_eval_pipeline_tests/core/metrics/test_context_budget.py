@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 
 from rag_eval_pipeline.core.chunking import FixedSizeChunker, chunk_corpus
 from rag_eval_pipeline.core.chunking.tokenization import CL100K_OFFLINE, cl100k_tokenizer
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import read_token_level_jsonl
-from rag_eval_pipeline.core.evaluation import token_level_result
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.evaluation.evaluation import token_level_result
 from rag_eval_pipeline.core.metrics import context_budget
 from rag_eval_pipeline.core.metrics.context_budget import (
     BUDGET_METRICS,
@@ -28,8 +27,15 @@ from rag_eval_pipeline.core.metrics.context_budget import (
     context_budget_metrics,
 )
 from rag_eval_pipeline.core.metrics.span_metrics import span_metrics
-from rag_eval_pipeline.core.retrieval.base import RetrievedChunk
-from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, PositionAwareChunk, QuestionId
+from rag_eval_pipeline.core.questions.datasets import read_token_level_jsonl
+from rag_eval_pipeline.core.types import (
+    CharacterSpan,
+    ChunkId,
+    DocumentId,
+    PositionAwareChunk,
+    QuestionId,
+    RetrievedChunk,
+)
 
 ENCODING = tiktoken.get_encoding(CL100K_OFFLINE)
 # ASCII, two-byte Latin, CJK, Hangul, a combining accent and emoji: cl100k splits the last ones (and some

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from rag_eval_pipeline.core.corpus import Document
+from rag_eval_pipeline.core.corpus.corpus import Document
 from rag_eval_pipeline.core.metrics import (
     ReferenceCopies,
     ReferenceDuplication,
@@ -231,5 +231,8 @@ def test_without_duplicated_text_they_equal_the_position_exact_metrics(
 def test_scipy_is_imported_only_when_a_copy_needs_the_matching() -> None:
     # every run launched from the UI imports the code location (test_import_costs.py)
     assert (
-        imported_by(["rag_eval_pipeline.definitions", "rag_eval_pipeline.core.evaluation"], ["scipy"]) == []
+        imported_by(
+            ["rag_eval_pipeline.definitions", "rag_eval_pipeline.core.evaluation.evaluation"], ["scipy"]
+        )
+        == []
     )

@@ -7,9 +7,9 @@ import re
 
 import numpy as np
 
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import TokenLevelExample
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.question_health.separation import SetupScores
+from rag_eval_pipeline.core.questions.datasets import TokenLevelExample
 from rag_eval_pipeline.core.types import (
     CharacterSpan,
     ChunkId,

@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 
 from rag_eval_pipeline.core.chunking import FixedSizeChunker, cut_corpus
-from rag_eval_pipeline.core.configs import RetrievalProfile
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache, EmbeddingCounts
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.retrieval.base import Query, QueryTrace, RetrievedChunk
+from rag_eval_pipeline.core.retrieval.base import Query
 from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, DenseIndex, build_indexes
 from rag_eval_pipeline.core.retrieval.keyword import KeywordIndex
 from rag_eval_pipeline.core.retrieval.profile_retriever import ProfileRetriever, retrieve
 from rag_eval_pipeline.core.retrieval.rewrite import RewrittenQuery
-from rag_eval_pipeline.core.types import PositionAwareChunk, QuestionId
+from rag_eval_pipeline.core.settings.configs import RetrievalProfile
+from rag_eval_pipeline.core.types import PositionAwareChunk, QueryTrace, QuestionId, RetrievedChunk
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
 from rag_eval_pipeline_tests.conftest import TINY_QUESTIONS, tiny_corpus
 from rag_eval_pipeline_tests.fakes import HashingEmbedder

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from rag_eval_pipeline.core.chunking import FixedSizeChunker, cut_corpus
-from rag_eval_pipeline.core.configs import RetrievalProfile
 from rag_eval_pipeline.core.retrieval.base import Query
 from rag_eval_pipeline.core.retrieval.fusion import RankedList, weighted_rrf
 from rag_eval_pipeline.core.retrieval.indexes import ChunkIndexes, build_indexes
 from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
 from rag_eval_pipeline.core.retrieval.stages import StageLists
+from rag_eval_pipeline.core.settings.configs import RetrievalProfile
 from rag_eval_pipeline.core.types import QuestionId
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
 from rag_eval_pipeline_tests.conftest import TINY_QUESTIONS, tiny_corpus

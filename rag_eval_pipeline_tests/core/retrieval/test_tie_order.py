@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from rag_eval_pipeline.core.chunking import ChunkSet, RecursiveCharacterChunker, cut_corpus
-from rag_eval_pipeline.core.configs import RetrievalProfile
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.retrieval.base import Query
 from rag_eval_pipeline.core.retrieval.indexes import build_indexes
 from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
 from rag_eval_pipeline.core.retrieval.rerank import CrossEncoderReranker
+from rag_eval_pipeline.core.settings.configs import RetrievalProfile
 from rag_eval_pipeline.core.types import Document, DocumentId, PositionAwareChunk, ProfileName, QuestionId
 from rag_eval_pipeline.core.vector_store.base import VectorStore
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag_eval_pipeline.core.configs import load_chunk_configs, load_profiles
 from rag_eval_pipeline.core.search.apply import apply_winners
 from rag_eval_pipeline.core.search.candidates import candidates
 from rag_eval_pipeline.core.search.settings import ChunkingChoices, RetrievalChoices, SearchSettings
+from rag_eval_pipeline.core.settings.configs import load_chunk_configs, load_profiles
 
 CHUNK_CONFIGS = """\
 # our chunk configs

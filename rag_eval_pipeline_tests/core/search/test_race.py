@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.configs import ChunkConfig, RetrievalProfile
 from rag_eval_pipeline.core.search.candidates import Candidate, CandidateKey
 from rag_eval_pipeline.core.search.fidelity import Block, Round, sample_sizes
 from rag_eval_pipeline.core.search.outcome import GridCost, SearchOutcome, format_outcome
@@ -24,6 +23,7 @@ from rag_eval_pipeline.core.search.race import (
     race,
 )
 from rag_eval_pipeline.core.search.settings import SearchBudget
+from rag_eval_pipeline.core.settings.configs import ChunkConfig, RetrievalProfile
 from rag_eval_pipeline.core.types import ChunkConfigName, DocumentId, ProfileName, QuestionId
 
 QUESTIONS = [QuestionId(f"q{i:03d}") for i in range(120)]

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval_pipeline.core.configs import NAME_PATTERN
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.search.candidates import SEPARATOR, candidates, chunk_configs, profiles
 from rag_eval_pipeline.core.search.fidelity import Block, Round, corpus_blocks, rounds, sample_sizes
@@ -19,7 +18,8 @@ from rag_eval_pipeline.core.search.settings import (
     RetrievalChoices,
     SearchSettings,
 )
-from rag_eval_pipeline.core.settings_file import load_settings
+from rag_eval_pipeline.core.settings.configs import NAME_PATTERN
+from rag_eval_pipeline.core.settings.settings_file import load_settings
 from rag_eval_pipeline.core.types import (
     CharacterSpan,
     ChunkId,

@@ -79,7 +79,7 @@ def test_an_edited_chunk_set_writes_only_the_changed_points(tmp_path: Path):
 
 
 def _demo_data() -> tuple[object, list[str]]:
-    from rag_eval_pipeline.core.corpus import Corpus
+    from rag_eval_pipeline.core.corpus.corpus import Corpus
 
     corpus = Corpus.from_folder(REPO / "data" / "corpus")
     lines = (REPO / "data" / "datasets" / "golden_token_level.jsonl").read_text(encoding="utf-8").splitlines()
@@ -91,8 +91,8 @@ def test_edge_and_qdrant_client_local_return_the_same_hits_on_the_demo_data(tmp_
     """No Qdrant server can run here, so qdrant-client's local mode stands in for it (the same client
     code as against a server): identical chunk ids per query, in order, scores within 1e-5."""
     from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
-    from rag_eval_pipeline.core.configs import load_chunk_configs
     from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
+    from rag_eval_pipeline.core.settings.configs import load_chunk_configs
 
     corpus, questions = _demo_data()
     embedder = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "embeddings.sqlite"))  # type: ignore[arg-type]

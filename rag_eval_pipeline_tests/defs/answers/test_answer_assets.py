@@ -17,7 +17,7 @@ from rag_eval_pipeline.core.answers.answering import ANSWER_FORMAT_INSTRUCTION
 from rag_eval_pipeline.core.answers.judge import SYSTEM_PROMPT as JUDGE_PROMPT
 from rag_eval_pipeline.core.answers.recall import RECALL_JUDGE_PROMPT
 from rag_eval_pipeline.core.significant_digits import significant
-from rag_eval_pipeline.core.warehouse import ANSWER_SUMMARY, Warehouse
+from rag_eval_pipeline.core.store.warehouse import ANSWER_SUMMARY, Warehouse
 from rag_eval_pipeline.lib.io_managers import read_current_leaderboard
 from rag_eval_pipeline.lib.resources import LLMResource
 from rag_eval_pipeline_tests.conftest import TinyRunFactory, latest_metadata, tiny_resources

@@ -12,9 +12,9 @@ import pytest
 from rag_eval_pipeline.core.answers.agreement import no_labels_report
 from rag_eval_pipeline.core.answers.tables import answers_to_frame, calibration_to_frame
 from rag_eval_pipeline.core.answers.types import Answer
+from rag_eval_pipeline.core.store.warehouse import ANSWER_SUMMARY, Warehouse
 from rag_eval_pipeline.core.tables import retrieved_from_frame
 from rag_eval_pipeline.core.types import ChunkId, QuestionId
-from rag_eval_pipeline.core.warehouse import ANSWER_SUMMARY, Warehouse
 from rag_eval_pipeline.defs.answers.assets import answer_metrics
 from rag_eval_pipeline_tests.defs.conftest import (
     CHUNK_CONFIG,

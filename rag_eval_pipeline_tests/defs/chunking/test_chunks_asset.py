@@ -13,9 +13,9 @@ from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
 
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
-from rag_eval_pipeline.core.configs import load_chunk_configs
+from rag_eval_pipeline.core.settings.configs import load_chunk_configs
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.core.tables import chunks_from_frame, corpus_to_frame
-from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.defs.chunking.assets import chunks
 from rag_eval_pipeline_tests.conftest import tiny_corpus, tiny_resources
 

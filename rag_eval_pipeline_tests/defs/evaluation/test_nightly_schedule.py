@@ -5,9 +5,9 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
-from rag_eval_pipeline.core.monitoring_settings import MonitoringSettings
-from rag_eval_pipeline.core.run_tags import EVALUATION_ID_TAG, MODE_TAG
-from rag_eval_pipeline.core.settings_file import load_settings
+from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, MODE_TAG
+from rag_eval_pipeline.core.settings.monitoring_settings import MonitoringSettings
+from rag_eval_pipeline.core.settings.settings_file import load_settings
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.evaluation.nightly_schedule import build_nightly_schedule
 from rag_eval_pipeline.lib.resources import ProjectResource

@@ -12,15 +12,15 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.core.chunking import build_chunker
-from rag_eval_pipeline.core.configs import load_pipeline_configs
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import read_token_level_jsonl
-from rag_eval_pipeline.core.evaluation import TokenLevelEvaluation
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.evaluation.evaluation import TokenLevelEvaluation
 from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS
 from rag_eval_pipeline.core.metrics.reference_copies import DUPLICATION_COLUMNS
+from rag_eval_pipeline.core.questions.datasets import read_token_level_jsonl
+from rag_eval_pipeline.core.settings.configs import load_pipeline_configs
+from rag_eval_pipeline.core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.core.tables import records, retrieved_from_frame
 from rag_eval_pipeline.core.vector_store.engines import open_vector_store
-from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.lib.resources import EmbedderResource
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board

@@ -10,7 +10,7 @@ import pytest
 from sentence_transformers import CrossEncoder
 
 from rag_eval_pipeline.core.embedding.base import Embedder
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.lib.resources import EmbedderResource, LLMResource
 from rag_eval_pipeline_tests.conftest import TINY_QUESTIONS, latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.cross_encoder import build_minilm_cross_encoder

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from rag_eval_pipeline.core.diagnostics.stages import RETRIEVAL_STAGES
-from rag_eval_pipeline.core.run_tags import DATA_VERSION_TAG
-from rag_eval_pipeline.core.warehouse import DIAGNOSTICS_SUMMARY, Warehouse
+from rag_eval_pipeline.core.runs.run_tags import DATA_VERSION_TAG
+from rag_eval_pipeline.core.store.warehouse import DIAGNOSTICS_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board

@@ -12,7 +12,7 @@ import pytest
 
 from rag_eval_pipeline.core.answers.agreement import no_labels_report
 from rag_eval_pipeline.core.answers.tables import calibration_to_frame
-from rag_eval_pipeline.core.warehouse import DIAGNOSTICS_SUMMARY, Warehouse
+from rag_eval_pipeline.core.store.warehouse import DIAGNOSTICS_SUMMARY, Warehouse
 from rag_eval_pipeline.defs.answers.assets import answer_metrics, answers
 from rag_eval_pipeline.defs.evaluation.assets import retrieval_results
 from rag_eval_pipeline.defs.evaluation.diagnostics import retrieval_diagnostics

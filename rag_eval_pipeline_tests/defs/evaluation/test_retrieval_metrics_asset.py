@@ -12,15 +12,15 @@ import pytest
 
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
 from rag_eval_pipeline.core.chunking.tokenization import cl100k_tokenizer
-from rag_eval_pipeline.core.configs import load_chunk_configs
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import TokenLevelDataset, read_token_level_jsonl
-from rag_eval_pipeline.core.evaluation import token_level_result
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.evaluation.evaluation import token_level_result
 from rag_eval_pipeline.core.metrics.names import TOKEN_LEVEL_METRICS, weighted_mean_column
 from rag_eval_pipeline.core.metrics.reference_copies import RUN_DUPLICATION_COLUMNS
-from rag_eval_pipeline.core.retrieval.base import QueryTrace, RetrievedChunk
+from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset, read_token_level_jsonl
+from rag_eval_pipeline.core.settings.configs import load_chunk_configs
 from rag_eval_pipeline.core.significant_digits import significant
 from rag_eval_pipeline.core.spans import merge_intervals
+from rag_eval_pipeline.core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.core.tables import (
     chunks_to_frame,
     corpus_to_frame,
@@ -28,8 +28,14 @@ from rag_eval_pipeline.core.tables import (
     records,
     retrieved_to_frame,
 )
-from rag_eval_pipeline.core.types import Document, DocumentId, PositionAwareChunk, QuestionId
-from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
+from rag_eval_pipeline.core.types import (
+    Document,
+    DocumentId,
+    PositionAwareChunk,
+    QueryTrace,
+    QuestionId,
+    RetrievedChunk,
+)
 from rag_eval_pipeline.defs.evaluation.assets import retrieval_metrics
 from rag_eval_pipeline_tests.conftest import tiny_corpus, tiny_resources
 from rag_eval_pipeline_tests.defs.frames import run_with_frames

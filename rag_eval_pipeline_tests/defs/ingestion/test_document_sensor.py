@@ -10,11 +10,11 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.corpus_state import CorpusCursor
-from rag_eval_pipeline.core.run_tags import DATA_VERSION_TAG, DOCUMENTS_TAG_PREFIX
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus_state import CorpusCursor
+from rag_eval_pipeline.core.runs.run_tags import DATA_VERSION_TAG, DOCUMENTS_TAG_PREFIX
+from rag_eval_pipeline.core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.core.types import sha256_hex
-from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.ingestion.assets import corpus as corpus_asset
 from rag_eval_pipeline.defs.ingestion.document_sensor import document_sensor
@@ -293,7 +293,7 @@ def test_an_edited_document_reembeds_its_new_chunks_and_reanchors_its_ground_tru
 def test_the_documents_version_is_reported_when_it_changes(tiny_project: Path):
     """So the UI shows the corpus stale as soon as a document changed (lib/freshness.py): an
     observation of the `documents` source with the corpus's version, again only after an edit."""
-    from rag_eval_pipeline.core.source_versions import source_versions
+    from rag_eval_pipeline.core.project.source_versions import source_versions
 
     def observed(result: dg.SensorResult) -> list[str]:
         events = [e for e in result.asset_events or [] if isinstance(e, dg.AssetObservation)]

@@ -1,12 +1,12 @@
 """The sources are observable: the UI's "Observe sources" records the versions `rag-eval run` and the
-sensors record (core/source_versions.py), and Dagster's staleness reads them (defs/ingestion/sources.py)."""
+sensors record (core/project/source_versions.py), and Dagster's staleness reads them (defs/ingestion/sources.py)."""
 
 from pathlib import Path
 
 import dagster as dg
 
-from rag_eval_pipeline.core.run_tags import DATA_VERSION_TAG
-from rag_eval_pipeline.core.source_versions import source_versions
+from rag_eval_pipeline.core.project.source_versions import source_versions
+from rag_eval_pipeline.core.runs.run_tags import DATA_VERSION_TAG
 from rag_eval_pipeline.defs.ingestion.sources import SOURCE_ASSETS
 from rag_eval_pipeline.lib.freshness import SOURCES, source_observations
 from rag_eval_pipeline.lib.resources import ProjectResource

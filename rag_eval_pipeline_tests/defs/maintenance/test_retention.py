@@ -14,7 +14,7 @@ import pytest
 from rag_eval_pipeline.defs.maintenance.retention import build_retention_schedule, retention_job
 from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, WarehouseResource
 from rag_eval_pipeline.lib.resources import ProjectResource
-from rag_eval_pipeline_tests.core.test_retention import snapshot, write_warehouse
+from rag_eval_pipeline_tests.core.store.test_retention import snapshot, write_warehouse
 
 MONITORING = """\
 retention:

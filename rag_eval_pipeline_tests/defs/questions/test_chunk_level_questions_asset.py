@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag_eval_pipeline.core.datasets import read_chunk_level_jsonl
+from rag_eval_pipeline.core.questions.datasets import read_chunk_level_jsonl
 from rag_eval_pipeline.defs.questions.assets import chunk_level_questions
 from rag_eval_pipeline_tests.defs.conftest import CHUNK_CONFIG, hashing_resources
 from rag_eval_pipeline_tests.defs.frames import run_with_frames

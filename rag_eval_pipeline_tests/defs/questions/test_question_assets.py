@@ -7,9 +7,9 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import read_chunk_level_jsonl, read_token_level_jsonl
-from rag_eval_pipeline.core.warehouse import Warehouse
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.questions.datasets import read_chunk_level_jsonl, read_token_level_jsonl
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.resources import LLMResource
 from rag_eval_pipeline_tests.conftest import tiny_resources

@@ -10,7 +10,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
+from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.generation.llm_token_level import plan_tasks
 from rag_eval_pipeline.core.generation.regeneration import GENERATED_RUN_ID
 from rag_eval_pipeline.definitions import build_definitions

@@ -10,13 +10,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.datasets import TokenLevelDataset
 from rag_eval_pipeline.core.embedding.cache import EmbeddingCache
 from rag_eval_pipeline.core.embedding.local import MINILM_MODEL_ID
 from rag_eval_pipeline.core.question_health.report import QUESTIONS_TABLE
+from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.core.tables import corpus_to_frame, questions_to_frame
 from rag_eval_pipeline.core.types import sha256_hex
-from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.defs.reporting.question_health import question_set_health
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.core.question_health import handmade

@@ -9,7 +9,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.warehouse import RETRIEVAL_SUMMARY, Warehouse
+from rag_eval_pipeline.core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline_tests.chromium import rendered_dom
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board

@@ -11,7 +11,7 @@ import pandas as pd
 
 from rag_eval_pipeline.core.judging.store import JudgingStore
 from rag_eval_pipeline.core.judging.types import ImportedQuery, Judgement, JudgeName, QueryId, query_id_for
-from rag_eval_pipeline.core.project_files import ProjectFiles
+from rag_eval_pipeline.core.project.project_files import ProjectFiles
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId
 from rag_eval_pipeline.defs.reporting.assets import leaderboard, workspace_judging
 from rag_eval_pipeline.lib.resources import ProjectResource

@@ -10,11 +10,11 @@ import dagster as dg
 import pandas as pd
 import pytest
 
-from rag_eval_pipeline.core.corpus import Corpus
-from rag_eval_pipeline.core.datasets import read_token_level_jsonl
+from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.questions.datasets import read_token_level_jsonl
 from rag_eval_pipeline.core.search.store import SEARCH_CANDIDATES, SEARCH_SCORES
+from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.core.tables import corpus_to_frame, questions_to_frame
-from rag_eval_pipeline.core.warehouse import Warehouse
 from rag_eval_pipeline.defs.search.assets import search_outcome, search_race
 from rag_eval_pipeline.lib.partitions import SEARCH_CANDIDATE
 from rag_eval_pipeline_tests.conftest import tiny_resources

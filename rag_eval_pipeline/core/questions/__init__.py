@@ -1,0 +1,1 @@
+"""The evaluation questions: datasets, their import, ground truth, re-anchoring, catalogue, sample."""

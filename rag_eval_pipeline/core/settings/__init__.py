@@ -1,0 +1,1 @@
+"""The settings files under data/: reading, checking and editing them in place."""
