@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+import subprocess
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -283,6 +284,52 @@ def tiny_run(_evaluated_tiny: Callable[..., TinyRun], tmp_path: Path) -> TinyRun
         built = _evaluated_tiny(chunk_configs, profiles)
         root = Path(shutil.copytree(built.project.parent, tmp_path / "tiny_run", symlinks=True))
         return TinyRun(root / "project", root / "work", root / "home")
+
+    return copy
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """The tiny project after a `rag-eval run` subprocess on its own instance (everything under the project
+    folder: .dagster, warehouse, Qdrant, caches), and what that run printed and returned."""
+
+    project: Path
+    ran: subprocess.CompletedProcess[str]
+
+
+CliRunFactory = Callable[..., CliRun]
+
+
+@pytest.fixture(scope="session")
+def _cli_runs(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., CliRun]:
+    from rag_eval_pipeline_tests.faults.entry_points import rag_eval
+
+    built: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], CliRun] = {}
+
+    def get(args: Sequence[str], files: Mapping[str, str]) -> CliRun:
+        key = (tuple(args), tuple(sorted(files.items())))
+        if key not in built:
+            project = write_tiny_project(tmp_path_factory.mktemp("cli_run") / "project")
+            for name, text in files.items():
+                (project / name).write_text(text, encoding="utf-8")
+            built[key] = CliRun(project, rag_eval(project, "run", *args))
+        return built[key]
+
+    return get
+
+
+@pytest.fixture
+def cli_run(_cli_runs: Callable[..., CliRun], tmp_path: Path) -> CliRunFactory:
+    """``cli_run(*args, files={})``: a copy (in this test's tmp_path, to change at will) of the tiny project
+    with ``files`` (path in the project: text) written, after `rag-eval run ARGS` as a user runs it (a
+    subprocess, the project's own instance), with what that run printed and returned. Each (args, files)
+    runs once per test process (an xdist worker) and is copied: a test whose starting state is a
+    `rag-eval run` pays for a copy, and tests that check a first run can still share it."""
+
+    def copy(*args: str, files: Mapping[str, str] | None = None) -> CliRun:
+        built = _cli_runs(args, files or {})
+        project = Path(shutil.copytree(built.project, tmp_path / "cli_run" / "project", symlinks=True))
+        return CliRun(project, built.ran)
 
     return copy
 
