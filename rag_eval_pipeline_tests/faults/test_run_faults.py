@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -20,6 +21,7 @@ import pytest
 from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, PARTITION_TAG
 from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
+from rag_eval_pipeline_tests.conftest import CliRunFactory
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
 
 GOLDEN = Path("data/datasets/golden_token_level.jsonl")
@@ -297,6 +299,15 @@ CHUNK_CONFIG_ENTRIES = {
 PROFILE_ENTRIES = {"top2": "  - name: top2\n    top_k: 2\n", "top4": "  - name: top4\n    top_k: 4\n"}
 
 
+def workspace_files(chunk_configs: Sequence[str], profiles: Sequence[str]) -> dict[str, str]:
+    """The config files of a workspace that holds only these chunk configs and profiles."""
+    return {
+        "data/chunk_configs.yaml": "chunk_configs:\n"
+        + "".join(CHUNK_CONFIG_ENTRIES[c] for c in chunk_configs),
+        "data/retrieval_profiles.yaml": "profiles:\n" + "".join(PROFILE_ENTRIES[p] for p in profiles),
+    }
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("chunk_configs", "profiles"),
@@ -308,17 +319,12 @@ PROFILE_ENTRIES = {"top2": "  - name: top2\n    top_k: 2\n", "top4": "  - name: 
     ids=["1x1", "1x2", "2x1"],
 )
 def test_a_workspace_of_one_chunk_config_or_one_profile_runs_to_its_leaderboard(
-    tiny_project: Path, chunk_configs: list[str], profiles: list[str]
+    cli_run: CliRunFactory, chunk_configs: list[str], profiles: list[str]
 ) -> None:
     """The assets over every partition (answer_judgements, leaderboard) read them as a mapping however
     many there are: with one, Dagster's IO manager would hand over a bare frame and fail the type check."""
-    data = tiny_project / "data"
-    entries = "".join(CHUNK_CONFIG_ENTRIES[c] for c in chunk_configs)
-    (data / "chunk_configs.yaml").write_text("chunk_configs:\n" + entries, encoding="utf-8")
-    entries = "".join(PROFILE_ENTRIES[p] for p in profiles)
-    (data / "retrieval_profiles.yaml").write_text("profiles:\n" + entries, encoding="utf-8")
-
-    ran = rag_eval(tiny_project, "run")
+    workspace = cli_run(files=workspace_files(chunk_configs, profiles))  # its first `rag-eval run`
+    ran = workspace.ran
     assert ran.returncode == 0, ran.stderr
     evaluation_id = evaluation_id_of(ran.stdout)
     out = ran.stdout.splitlines()
@@ -329,23 +335,21 @@ def test_a_workspace_of_one_chunk_config_or_one_profile_runs_to_its_leaderboard(
     )
     rows = [line.split() for line in out if line[:1].isdigit()]  # the board's ranked rows
     assert sorted((row[2], row[3]) for row in rows) == sorted((c, p) for c in chunk_configs for p in profiles)
-    status = rag_eval(tiny_project, "status", evaluation_id)
+    status = rag_eval(workspace.project, "status", evaluation_id)
     assert status.returncode == 0 and status.stdout.splitlines()[1] == "status: succeeded"
 
 
 @pytest.mark.slow
 def test_a_damaged_current_table_fails_run_and_resume_naming_it_and_force_rebuilds_it(
-    tiny_project: Path,
+    cli_run: CliRunFactory,
 ) -> None:
     """A current table file that is not Parquet any more (truncated here): the run that reads it, and
     its --resume, fail with exit 1 naming the file and saying that --force rebuilds it; --force does."""
+    # the 1x1 workspace after its first run (the run test_a_workspace_of_one_chunk_config_... checks)
+    first = cli_run(files=workspace_files(["fixed-60-0"], ["top2"]))
+    assert first.ran.returncode == 0, first.ran.stderr
+    tiny_project = first.project
     data = tiny_project / "data"
-    (data / "chunk_configs.yaml").write_text(
-        "chunk_configs:\n" + CHUNK_CONFIG_ENTRIES["fixed-60-0"], encoding="utf-8"
-    )
-    (data / "retrieval_profiles.yaml").write_text("profiles:\n" + PROFILE_ENTRIES["top2"], encoding="utf-8")
-    first = rag_eval(tiny_project, "run")
-    assert first.returncode == 0, first.stderr
     chunks = Warehouse.in_project(tiny_project, {}).current_path("chunks", {"chunk_config": "fixed-60-0"})
     chunks.write_bytes(chunks.read_bytes()[:100])
     # a new profile: its evaluation reads the chunks (everything else is up to date)
