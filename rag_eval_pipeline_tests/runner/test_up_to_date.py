@@ -4,14 +4,12 @@ re-runs the evaluation runs only; ``force`` runs everything. Judged by Dagster's
 versions (lib/freshness.py), so the sources appear as observed assets and each materialization records
 what it read."""
 
-from pathlib import Path
-
 import dagster as dg
 import pytest
 
 from rag_eval_pipeline.lib.freshness import RETRIEVAL_PROFILE_SETTINGS
 from rag_eval_pipeline.runner.outcome import EvaluationOutcome
-from rag_eval_pipeline_tests.conftest import TINY_DOCS, TINY_PROFILES, tiny_resources
+from rag_eval_pipeline_tests.conftest import TINY_DOCS, TINY_PROFILES, TinyRunFactory
 from rag_eval_pipeline_tests.evaluations import evaluate_here
 
 pytestmark = pytest.mark.slow
@@ -22,15 +20,18 @@ def ran(outcome: EvaluationOutcome) -> list[str]:
     return sorted(r.planned.label for r in outcome.runs if r.state == "succeeded")
 
 
-def test_a_second_run_skips_what_is_up_to_date(tiny_project: Path, tmp_path: Path) -> None:
-    resources = tiny_resources(tiny_project, tmp_path / "work")
-    with dg.instance_for_test() as instance:
+def test_a_second_run_skips_what_is_up_to_date(tiny_run: TinyRunFactory) -> None:
+    run = tiny_run()  # the first evaluation, over every partition, without failures
+    tiny_project, resources = run.project, run.resources()
+    with run.instance() as instance:
 
         def evaluate(**kwargs: object) -> EvaluationOutcome:
             return evaluate_here(instance, show_progress=False, resources=resources, **kwargs)  # type: ignore[arg-type]
 
-        first = evaluate()
-        assert len(ran(first)) == len(first.runs) == 1 + 2 + 4 + 1
+        # the first evaluation ran everything: ingestion, 2 chunkings, 4 evaluations, the leaderboard
+        first = instance.get_runs()
+        assert len(first) == 1 + 2 + 4 + 1
+        assert {r.status for r in first} == {dg.DagsterRunStatus.SUCCESS}
 
         runs_before = len(instance.get_runs())
         again = evaluate()
