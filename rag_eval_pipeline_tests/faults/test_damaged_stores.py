@@ -4,33 +4,29 @@ failed, not the user's input) with one message naming the file and what to do, n
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from rag_eval_pipeline.core.store.warehouse import Warehouse
-from rag_eval_pipeline_tests.conftest import write_tiny_project
+from rag_eval_pipeline_tests.conftest import CliRunFactory
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
 from rag_eval_pipeline_tests.faults.test_run_faults import evaluation_id_of
 
 pytestmark = pytest.mark.slow
 
-RUN = ("run", "--chunk-configs", "fixed-60-0", "--profiles", "top2")
+SELECTION = ("--chunk-configs", "fixed-60-0", "--profiles", "top2")
+RUN = ("run", *SELECTION)
 TRACEBACK = "Traceback (most recent call last)"
 
 
-@pytest.fixture(scope="module")
-def evaluated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The tiny project after one evaluation, and its id; each test damages a copy."""
-    project = write_tiny_project(tmp_path_factory.mktemp("damaged_stores") / "project")
-    done = rag_eval(project, *RUN)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return project, evaluation_id_of(done.stdout)
-
-
-def copy_of(evaluated: tuple[Path, str], tmp_path: Path) -> Path:
-    return Path(shutil.copytree(evaluated[0], tmp_path / "project", symlinks=True))
+@pytest.fixture
+def evaluated(cli_run: CliRunFactory) -> tuple[Path, str]:
+    """A copy of the tiny project after one evaluation (run once per worker), and its id; each test
+    damages its own copy."""
+    done = cli_run(*SELECTION)
+    assert done.ran.returncode == 0, done.ran.stdout + done.ran.stderr
+    return done.project, evaluation_id_of(done.ran.stdout)
 
 
 def overwrite_after_first_page(database: Path) -> None:
@@ -50,9 +46,9 @@ def output(done: object) -> str:
 
 
 def test_a_history_file_cut_short_is_named_by_every_reader_with_what_to_do(
-    evaluated: tuple[Path, str], tmp_path: Path
+    evaluated: tuple[Path, str],
 ):
-    project = copy_of(evaluated, tmp_path)
+    project = evaluated[0]
     warehouse = Warehouse.in_project(project, {})
     (damaged,) = warehouse.history_files("retrieval_metrics")
     damaged.write_bytes(damaged.read_bytes()[: damaged.stat().st_size // 2])  # a crash, a full disk
@@ -72,9 +68,9 @@ def test_a_history_file_cut_short_is_named_by_every_reader_with_what_to_do(
 
 
 def test_a_damaged_embedding_cache_is_named_and_deleting_it_costs_only_re_embedding(
-    evaluated: tuple[Path, str], tmp_path: Path
+    evaluated: tuple[Path, str],
 ):
-    project = copy_of(evaluated, tmp_path)
+    project = evaluated[0]
     cache = project / "data" / "cache" / "embeddings.sqlite"
     overwrite_after_first_page(cache)
     done = rag_eval(project, *RUN, "--force")  # everything runs again, so the cache is read
@@ -89,8 +85,8 @@ def test_a_damaged_embedding_cache_is_named_and_deleting_it_costs_only_re_embedd
     assert again.returncode == 0, output(again)
 
 
-def test_damaged_dagster_storage_is_named_with_what_to_do(evaluated: tuple[Path, str], tmp_path: Path):
-    project = copy_of(evaluated, tmp_path)
+def test_damaged_dagster_storage_is_named_with_what_to_do(evaluated: tuple[Path, str]):
+    project = evaluated[0]
     (runs,) = (project / ".dagster").rglob("runs.db")  # Dagster's SQLite run storage
     overwrite_after_first_page(runs)
     done = rag_eval(project, "list")
