@@ -20,6 +20,7 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.runner.instance import project_instance
+from rag_eval_pipeline_tests.conftest import CliRunFactory
 from rag_eval_pipeline_tests.defs.ingestion.test_partition_sync_sensor import tick
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
 from rag_eval_pipeline_tests.faults.test_run_faults import evaluation_id_of, run_keys, runs_of
@@ -83,14 +84,15 @@ def stale_in_ui(project: Path) -> Staleness:
 
 
 def test_what_rag_eval_run_finds_up_to_date_the_ui_shows_fresh(
-    tiny_project: Path, monkeypatch: pytest.MonkeyPatch
+    cli_run: CliRunFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    first = cli_run()  # a copy of the tiny project after its first `rag-eval run` (once per worker)
+    assert first.ran.returncode == 0, first.ran.stderr[-3000:]
+    tiny_project = first.project
     monkeypatch.chdir(tiny_project)  # the instance's storage is relative to the project root
     monkeypatch.setenv("RAG_EVAL_PROJECT_DIR", str(tiny_project))  # the code server's project
     for name in ("DAGSTER_HOME", "RAG_EVAL_WAREHOUSE_DIR", "RAG_EVAL_GOLDEN_DATASET", "QDRANT_URL"):
         monkeypatch.delenv(name, raising=False)
-    first = rag_eval(tiny_project, "run")
-    assert first.returncode == 0, first.stderr[-3000:]
     second = rag_eval(tiny_project, "run")
     assert second.returncode == 0, second.stderr[-3000:]
     assert "0 ran" in second.stdout and "8 up to date" in second.stdout, second.stdout[-600:]
