@@ -113,12 +113,9 @@ def print_leaderboard(board: pd.DataFrame | None, outcome: EvaluationOutcome) ->
             f"NOT THE LEADERBOARD OF EVALUATION {evaluation_id}: {why}. Below is the current leaderboard, "
             f"built earlier by run {built_by[:8] or '?'} ({created})"
         )
-    # boards written before rows carried their evaluation count as earlier evaluations'
-    ids = [str(v) for v in board["evaluation_id"]] if "evaluation_id" in board.columns else [""] * len(board)
-    notes = [
-        "" if note is None or note != note else str(note)  # NaN != NaN
-        for note in (board["note"] if "note" in board.columns else [None] * len(board))
-    ]
+    # a row of a board written before rows carried their evaluation has "" (table_upgrades.py): an earlier one
+    ids = [str(v) for v in board["evaluation_id"]]
+    notes = ["" if note is None or note != note else str(note) for note in board["note"]]  # NaN != NaN
     earlier = [i for i, row_evaluation in enumerate(ids) if row_evaluation != evaluation_id]
     for i in earlier:
         mark = f"from {ids[i]}" if ids[i] else "from an earlier evaluation"

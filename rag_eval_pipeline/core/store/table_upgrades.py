@@ -56,6 +56,8 @@ LEADERBOARD_DEFAULTS: Mapping[str, Default] = {
     "other_threshold": False,
     "excluded": False,
     "note": "",
+    # before rows carried the evaluation that computed them: unknown, so an earlier one's
+    "evaluation_id": "",
     "ranked_by_note": "",
     "rank_constraint": "",
     "question_generators": "",
