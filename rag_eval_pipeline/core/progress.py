@@ -24,15 +24,18 @@ def no_progress(stage: str, done: int, total: int) -> None:
 
 # A step's lines in the run log, each an event Dagster stores: none when a stage starts, the first
 # after STEP_LOG_INTERVAL seconds, each next one after twice the wait before (10, 30, 70, 150 s ...),
-# and always the last; a stage of a few seconds writes one line (issue 16: events cost a run's time).
+# and the last unless the stage took under STEP_LOG_QUIET seconds (its step's own summary line says what
+# it did); a stage of a few seconds writes one line (issues 16 and 34: events cost a run's time).
 STEP_LOG_INTERVAL = 10.0
 STEP_LOG_GROWTH = 2.0
+STEP_LOG_QUIET = 2.0
 
 
 class LogProgress:
     """Writes lines with counts, rate and ETA, at most one every ``interval`` seconds per stage (the
     interval multiplied by ``growth`` after each line in between); ``quiet_start``: no line when a
-    stage starts, only after the interval or at its end."""
+    stage starts, only after the interval or at its end; ``quiet_below``: no line at all for a stage
+    that ended within that many seconds."""
 
     def __init__(
         self,
@@ -41,11 +44,13 @@ class LogProgress:
         *,
         quiet_start: bool = False,
         growth: float = 1.0,
+        quiet_below: float = 0.0,
     ) -> None:
         self._log = log
         self._interval = interval
         self._quiet_start = quiet_start
         self._growth = growth
+        self._quiet_below = quiet_below
         self._started: dict[str, tuple[float, int]] = {}
         self._last: dict[str, float] = {}
         self._waits: dict[str, float] = {}
@@ -64,8 +69,11 @@ class LogProgress:
             return
         if not (starting or finished):
             self._waits[stage] *= self._growth
-        self._last[stage] = now
         elapsed = now - started
+        if finished and elapsed < self._quiet_below and self._last[stage] == started:
+            del self._started[stage]  # short, and nothing said about it before: its step's summary says it
+            return
+        self._last[stage] = now
         rate = (done - first) / elapsed if elapsed > 0 else 0.0
         eta = f", eta {(total - done) / rate:.0f} s" if rate > 0 and not finished else ""
         percent = 100.0 * done / total if total else 100.0
@@ -109,7 +117,9 @@ def show_progress_bars() -> None:
 def step_progress(log: Callable[[str], None]) -> Progress:
     """A step's progress: lines with counts and rates through ``log``, and a terminal bar when this
     process asked for bars (``show_progress_bars``)."""
-    lines = LogProgress(log, STEP_LOG_INTERVAL, quiet_start=True, growth=STEP_LOG_GROWTH)
+    lines = LogProgress(
+        log, STEP_LOG_INTERVAL, quiet_start=True, growth=STEP_LOG_GROWTH, quiet_below=STEP_LOG_QUIET
+    )
     if os.environ.get(PROGRESS_BAR_ENV) == "1":
         return fan_out(lines, TqdmProgress())
     return lines

@@ -19,6 +19,7 @@ from ..core.runs.processes import ProcessIdentity
 from ..core.runs.run_tags import PROCESS_TAG
 from ..core.settings.configs import PipelineConfigs, RetrievalProfile
 from ..lib.partition_sync import PartitionChanges, sync_partitions
+from ..lib.partitions import keys_fixed_per_run
 from ..lib.run_record import cli_trigger_tags, profile_snapshot
 from .outcome import CANCELLED_BEFORE_START, EvaluationOutcome, RunOutcome, blocked_reason
 from .plan import EvaluationRequest, PlannedRun, run_config_for
@@ -54,9 +55,9 @@ def signal_handlers_kept() -> Iterator[None]:
 
 
 def execute_in_process(job: dg.JobDefinition, **kwargs: Any) -> dg.ExecuteInProcessResult:
-    """``job.execute_in_process(**kwargs)`` with the signal handlers kept: every run `rag-eval` executes
-    in its own process goes through here."""
-    with signal_handlers_kept():
+    """``job.execute_in_process(**kwargs)`` with the signal handlers kept and the partition keys read
+    once (lib/partitions.py): every run `rag-eval` executes in its own process goes through here."""
+    with signal_handlers_kept(), keys_fixed_per_run():
         return job.execute_in_process(**kwargs)
 
 

@@ -35,26 +35,42 @@ def test_a_step_draws_a_bar_besides_its_lines_once_the_process_asks(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ):
     monkeypatch.delenv(PROGRESS_BAR_ENV, raising=False)  # restored after the test
+    clock = [0.0]
+    monkeypatch.setattr("rag_eval_pipeline.core.progress.time.monotonic", lambda: clock[0])
     lines: list[str] = []
-    step_progress(lines.append)("embed", 1, 1)
+
+    def embed_for_a_minute() -> None:
+        progress = step_progress(lines.append)
+        progress("embed", 0, 1)
+        clock[0] += 60.0
+        progress("embed", 1, 1)
+
+    embed_for_a_minute()
     assert len(lines) == 1 and capsys.readouterr().err == ""
     show_progress_bars()
-    step_progress(lines.append)("embed", 1, 1)
+    embed_for_a_minute()
     assert len(lines) == 2 and "embed" in capsys.readouterr().err  # the bar, on the terminal
 
 
 def test_a_step_s_lines_skip_the_start_and_space_out(monkeypatch: pytest.MonkeyPatch):
-    """Each line of a step is an event Dagster stores: a short stage writes only its last line; a long
-    one a line after 10 s, then after waits twice as long each, and its last."""
+    """Each line of a step is an event Dagster stores: a stage of under 2 s writes none (its step's
+    summary says what it did), one of a few seconds only its last line; a long one a line after 10 s,
+    then after waits twice as long each, and its last."""
     monkeypatch.delenv(PROGRESS_BAR_ENV, raising=False)
     clock = [0.0]
     monkeypatch.setattr("rag_eval_pipeline.core.progress.time.monotonic", lambda: clock[0])
     lines: list[str] = []
     progress = step_progress(lines.append)
+    progress("instant", 0, 10)
+    clock[0] = 1.9
+    progress("instant", 10, 10)
+    assert lines == []
     progress("short", 0, 10)
+    clock[0] = 5.0
     progress("short", 10, 10)
     assert [line.split(" at ")[0] for line in lines] == ["short: 10/10 (100%)"]
     lines.clear()
+    clock[0] = 0.0
     progress("long", 0, 1000)
     for second in range(1, 200):
         clock[0] = float(second)
