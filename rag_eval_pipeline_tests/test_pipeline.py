@@ -73,13 +73,11 @@ def test_main_job_evaluates_every_partition_and_keeps_history(tiny_run: TinyRunF
             metrics["span_recall"].mean()
         )
 
-        # long steps leave progress lines with counts and rates in the run logs
+        # a stage of under 2 s leaves no progress line (each is an event the run stores; core/progress.py
+        # says when a long one writes), the step's own summary says what it did
         messages = [e.user_message for run in instance.get_runs() for e in instance.all_logs(run.run_id)]
-        assert any(
-            m.startswith("embedding (sentence-transformers/all-MiniLM-L6-v2): ") and "/s" in m
-            for m in messages
-        )
-        assert any(m.startswith("retrieval (top2): ") and "4/4 (100%)" in m for m in messages)
+        assert not any(m.startswith("retrieval (top2): ") and "(100%)" in m for m in messages)
+        assert any(m.startswith("fixed-60-0 x top2 v1 (knn): top 2 for 4 questions") for m in messages)
 
         # a second run (forced: by default an up-to-date partition is skipped) re-embeds nothing and
         # adds history instead of overwriting it
