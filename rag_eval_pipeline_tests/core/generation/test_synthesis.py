@@ -128,7 +128,7 @@ def test_the_token_level_probe_embeds_the_chunk_configs_chunks_and_nothing_when_
     )
     (call,) = model.calls
     chunks = {c.text for c in chunk_corpus(build_chunker(chunking), corpus)}
-    questions = {e.query for e in made.dataset} | {r.query for r in made.rejections if r.query}
+    questions = {e.query for e in made.dataset} | {r.question for r in made.rejections if r.question}
     assert chunks <= set(call) and set(call) <= chunks | questions  # its chunks, found cached later
     assert made.describe_filters().endswith(f"retrievability (source in the top 20 of {model.model_id}) 0")
     off = CountingEmbedder(HashingEmbedder())
