@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -112,6 +113,15 @@ def fan_out(*listeners: Progress) -> Progress:
 def show_progress_bars() -> None:
     """Every step this process executes from now on draws a terminal bar besides its log lines."""
     os.environ[PROGRESS_BAR_ENV] = "1"
+
+
+def say_on_terminal(message: str) -> None:
+    """``message`` on the terminal now, above any progress bar, when this process draws bars (a step
+    `rag-eval run` executes in its own process on a terminal); elsewhere nothing: the run log has it."""
+    if os.environ.get(PROGRESS_BAR_ENV) == "1":
+        from tqdm import tqdm
+
+        tqdm.write(message, file=sys.stderr)
 
 
 def step_progress(log: Callable[[str], None]) -> Progress:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +24,7 @@ from ..core.llm.client import LLMClient
 from ..core.llm.factory import make_chat_model, make_client
 from ..core.progress import Progress, no_progress
 from ..core.project.project_files import ProjectFiles, S, project_dir
-from ..core.project.workload import Workload
+from ..core.project.workload import ANNOUNCE_SECONDS, AnnouncingEmbedder, Workload
 from ..core.retrieval.rerank import Reranker, load_reranker
 from ..core.settings.configs import PipelineConfigs, RetrievalProfile
 from ..core.vector_store.edge import EdgeVectorStore
@@ -105,6 +105,8 @@ class EmbedderResource(dg.ConfigurableResource):
     cache_path: str = Field(default_factory=lambda: _in_project(ProjectFiles.embedding_cache_file))
     batch_size: int = 64  # texts per forward pass of the local model
     texts_per_call: int = TEXTS_PER_CALL  # missing texts per call to the model (progress between calls)
+    # a step's embedding estimated to take longer is announced before it starts (a test sets 0)
+    announce_after_s: float = ANNOUNCE_SECONDS
 
     def model(self) -> Embedder:
         if self.provider == "local":
@@ -121,12 +123,21 @@ class EmbedderResource(dg.ConfigurableResource):
             f"unknown embedder provider {self.provider!r}: use 'local' or 'openai' (RAG_EVAL_EMBEDDER)"
         )
 
-    def get(self, progress: Progress = no_progress) -> CachedEmbedder:
-        return CachedEmbedder(
+    def get(
+        self, progress: Progress = no_progress, announce: Callable[[str], None] | None = None
+    ) -> CachedEmbedder:
+        """The model behind the embedding cache; with ``announce``, an embedding estimated to take over
+        a minute is announced before it starts (core/project/workload.py, lib/step_progress.py)."""
+        cached = CachedEmbedder(
             self.model(),
             EmbeddingCache(self.cache_path),
             texts_per_call=self.texts_per_call,
             progress=progress,
+        )
+        return (
+            AnnouncingEmbedder(cached, announce, threshold=self.announce_after_s)
+            if announce is not None
+            else cached
         )
 
 

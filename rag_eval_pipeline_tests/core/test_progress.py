@@ -4,6 +4,7 @@ from rag_eval_pipeline.core.progress import (
     PROGRESS_BAR_ENV,
     LogProgress,
     fan_out,
+    say_on_terminal,
     show_progress_bars,
     step_progress,
 )
@@ -78,3 +79,14 @@ def test_a_step_s_lines_skip_the_start_and_space_out(monkeypatch: pytest.MonkeyP
     progress("long", 1000, 1000)
     said = [int(line.split(": ")[1].split("/")[0]) for line in lines]
     assert said == [10, 30, 70, 150, 1000]
+
+
+def test_an_announcement_reaches_the_terminal_at_once_only_where_bars_are_drawn(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(PROGRESS_BAR_ENV, raising=False)
+    say_on_terminal("chunk_index[big]: embedding 4,829 texts: about 4 min")
+    assert capsys.readouterr().err == ""  # the run log has it
+    monkeypatch.setenv(PROGRESS_BAR_ENV, "1")
+    say_on_terminal("chunk_index[big]: embedding 4,829 texts: about 4 min")
+    assert capsys.readouterr().err == "chunk_index[big]: embedding 4,829 texts: about 4 min\n"

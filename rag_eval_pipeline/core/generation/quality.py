@@ -4,6 +4,7 @@ retriever can tie each question back to its own source at all. Both reject with 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -12,13 +13,14 @@ from ..chunking import build_chunker, chunk_corpus
 from ..corpus.corpus import Corpus
 from ..embedding.base import Embedder
 from ..questions.datasets import ChunkLevelExample, TokenLevelExample
-from ..settings.configs import ChunkConfig
+from ..settings.configs import CHARACTERS_PER_TOKEN, ChunkConfig
 from ..types import ChunkConfigName, PositionAwareChunk, Rejection
 from .base import GenerationResult
 
 ExampleT = TypeVar("ExampleT", TokenLevelExample, ChunkLevelExample)
 
-# Windows the retrievability probe searches for token-level questions: independent of any chunk config.
+# Windows the retrievability probe searches for token-level questions when no configured chunk config
+# can serve (probe_config).
 PROBE_CONFIG = ChunkConfig(ChunkConfigName("retrievability-probe"), "recursive", 400, 50)
 
 
@@ -103,9 +105,31 @@ def _filter(
     return GenerationResult(tuple(kept), tuple(rejections))
 
 
-def probe_windows(corpus: Corpus) -> list[PositionAwareChunk]:
-    """The passages the retrievability probe searches for token-level questions."""
-    return chunk_corpus(build_chunker(PROBE_CONFIG), corpus)
+def probe_config(configs: Sequence[ChunkConfig] = ()) -> ChunkConfig:
+    """The chunking whose passages the retrievability probe searches for token-level questions: a
+    configured chunk config's, so the probe embeds exactly the chunks its chunk_index embeds anyway
+    (the embedding cache serves them there), never passages nobody else embeds (issue 34). Of the
+    configs that cut every document without an embedder (not semantic), the one nearest PROBE_CONFIG's
+    400 characters (tokens counted at 4 characters), the first of equals; PROBE_CONFIG itself without
+    one. A config cut like PROBE_CONFIG (the demo's recursive-400-50) gives the very same passages."""
+    usable = [c for c in configs if c.documents is None and c.chunker != "semantic"]
+    if not usable:
+        return PROBE_CONFIG
+
+    def distance(config: ChunkConfig) -> tuple[bool, int]:
+        scale = CHARACTERS_PER_TOKEN if config.counts_tokens else 1
+        cut_alike = config.cutting_hash == PROBE_CONFIG.cutting_hash
+        return (not cut_alike, abs(config.chunk_size * scale - PROBE_CONFIG.chunk_size))
+
+    return min(usable, key=distance)
+
+
+def probe_windows(
+    corpus: Corpus, configs: Sequence[ChunkConfig] = (), root: Path | None = None
+) -> list[PositionAwareChunk]:
+    """The passages the retrievability probe searches for token-level questions (``probe_config``;
+    ``root``: the workspace a tokenizer.json path is relative to)."""
+    return chunk_corpus(build_chunker(probe_config(configs), root=root), corpus)
 
 
 def quality_texts(

@@ -48,8 +48,9 @@ class TokenLevelSettings:
     passage_max_chars: int = 600
     seed: int = 13
     dedup_threshold: float = 0.9  # cosine similarity at or above which a question repeats an earlier one
-    # >0 keeps only questions whose source a local dense retriever finds in its top n: a selection that
-    # favours that retriever over the others being compared, so it is off (0) by default
+    # >0 keeps only questions whose source a local dense retriever finds in its top n (of a configured
+    # chunk config's chunks, quality.py probe_config): a selection that favours that retriever over the
+    # others being compared, so it is off (0) by default
     retrievability_top_n: int = 0
 
     def __post_init__(self) -> None:

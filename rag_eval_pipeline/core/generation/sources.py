@@ -15,8 +15,8 @@ like an answer to the wrong question. A workspace made by `rag-eval init` starts
 synthetic`` (no golden questions yet), and the error names the command that brings them. A golden
 file that exists but is broken is an error naming its file and line (core/questions/datasets.py).
 
-The synthetic set is computed only when it is used (``QuestionSources.synthetic``): its retrievability
-probe embeds the whole corpus, which is hours on a large document.
+The synthetic set is computed only when it is used (``QuestionSources.synthetic``): its generator embeds
+the documents' terms and sentences, and its retrievability probe (when on) a chunk config's chunks.
 
 Known-item questions (core/generation/known_item.py) are bags of a passage's salient terms: they favour
 keyword retrieval (BM25), so a board ranked on them says so (core/leaderboard/view.py).

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Generic, TypeVar
 
 from ..corpus.corpus import Corpus
@@ -20,6 +21,7 @@ from ..llm.base import CompletionParams
 from ..llm.client import LLMClient
 from ..progress import Progress, no_progress
 from ..questions.datasets import ChunkLevelDataset, TokenLevelDataset, TokenLevelExample
+from ..settings.configs import ChunkConfig
 from ..types import PositionAwareChunk, QuestionId, Rejection
 from .base import ExampleT, GenerationResult
 from .known_item import KnownItemGenerator
@@ -115,11 +117,15 @@ def synthesize_token_level(
     *,
     documents: Collection[str] | None = None,
     kept: Sequence[TokenLevelExample] = (),
+    probe_configs: Sequence[ChunkConfig] = (),
+    root: Path | None = None,
 ) -> Synthesized[TokenLevelDataset]:
     """The questions of ``corpus``; with ``documents``, those of these documents only (the generators
     plan over the whole corpus, then ask about them alone), de-duplicated against the ``kept`` questions
     of the other documents, which the dataset holds unchanged (``rag-eval regenerate-questions
-    --document``). ``rejections`` and ``generated`` are this generation's."""
+    --document``). ``rejections`` and ``generated`` are this generation's. ``probe_configs``: the
+    configured chunk configs, whose chunks the retrievability probe (when on) searches
+    (``probe_config``); ``root``: the workspace their tokenizer paths are relative to."""
     llm = llm or LLMSettings()
     estimate = None
     plan = None
@@ -179,8 +185,9 @@ def synthesize_token_level(
         estimate = client.estimate(generator.planned_requests(corpus))
         check_budget(estimate, llm.budget_usd)
         result = generator.generate(corpus, progress)
-    windows = probe_windows(corpus)
     top_n = settings.retrievability_top_n
+    # the probe searches a configured chunk config's chunks, which its chunk_index embeds anyway
+    windows = probe_windows(corpus, probe_configs, root) if top_n > 0 else []
     # questions and probe passages in one call to the model (de-duplication, then the probe)
     model = PrefetchEmbedder(embedder, quality_texts(result.examples, windows, top_n, kept))
     unique = deduplicate(result.examples, model, settings.dedup_threshold, known=kept)

@@ -16,6 +16,7 @@ from typing import TypeVar
 from ..answers.settings import AnswerSettings
 from ..corpus.corpus import Corpus
 from ..errors import ConfigError, DatasetError
+from ..generation.quality import probe_config
 from ..generation.settings import GenerationSettings
 from ..generation.sources import QuestionSources, question_sources
 from ..search.settings import SearchSettings
@@ -147,24 +148,24 @@ class ProjectFiles:
         and, with ``ingestion``, synthetic_questions' retrievability probe. A settings file that cannot
         be read leaves its stage out of the estimate, saying so: the step that reads it fails on it."""
         loaded = corpus if corpus is not None else self.load_corpus()
-        configs: tuple[ChunkConfig, ...] = ()
+        every: tuple[ChunkConfig, ...] = ()
         left_out = []
         try:
-            configs = tuple(
-                c
-                for c in load_chunk_configs(self.path(self.chunk_configs_file))
-                if chunk_configs is None or c.name in chunk_configs
-            )
+            every = load_chunk_configs(self.path(self.chunk_configs_file))
         except ConfigError as exc:
             left_out.append(f"no estimate for chunking, the chunk configs cannot be read: {exc}")
+        configs = tuple(c for c in every if chunk_configs is None or c.name in chunk_configs)
         probe = False
+        # the probe searches a configured chunk config's chunks: an extra stage only when that config
+        # is not estimated here (none can serve, or it is not selected)
+        chunking = probe_config(every)
         if ingestion:
             try:
                 settings = self.load_settings(GenerationSettings)
                 probe = settings.token_level.retrievability_top_n > 0 and _uses_synthetic(self, settings)
             except ConfigError as exc:
                 left_out.append(f"no estimate for synthetic_questions, its settings cannot be read: {exc}")
-        return estimate_workload(loaded, configs, probe, left_out)
+        return estimate_workload(loaded, configs, probe and chunking not in configs, left_out, chunking)
 
 
 def _uses_synthetic(files: ProjectFiles, settings: GenerationSettings) -> bool:

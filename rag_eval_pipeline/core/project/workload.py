@@ -1,7 +1,8 @@
 """What a run will cost before it starts: chunks per chunk config and the time to embed them, estimated
 from the corpus text lengths and the chunk settings alone (no chunking, no embedding), and the warnings
 a user should see before hours of work start on a large document without a word. Besides each chunk
-config's chunk_index, synthetic_questions embeds the whole corpus once too (its retrievability probe).
+config's chunk_index, synthetic_questions' retrievability probe (when on) embeds a configured chunk
+config's chunks, which that chunk_index then finds cached; only without such a config are they its own.
 
 The rate: the guide measured all-MiniLM-L6-v2 (sentence-transformers, batch 64) on 2 CPU cores at ~16-20
 passages/s of ~800 characters, i.e. ~13,000-16,000 characters/s; a rerun here while other work shared
@@ -14,20 +15,24 @@ this is the cost of a first run (or of a changed document); with an OpenAI embed
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..corpus.corpus import Corpus
+from ..embedding.base import Vectors
+from ..embedding.cache import CachedEmbedder
 from ..generation.quality import PROBE_CONFIG
-from ..settings.configs import ChunkConfig
+from ..settings.configs import CHARACTERS_PER_TOKEN, ChunkConfig
+from ..types import sha256_hex
 
 EMBED_CHARACTERS_PER_SECOND = 10_000
 EMBED_MAX_CHARACTERS = 1_000  # what MiniLM reads of one passage (256 word pieces)
-CHARACTERS_PER_TOKEN = 4  # English text in WordPiece or cl100k tokens, for sizes counted in tokens
 SENTENCE_CHARACTERS = 120  # the semantic chunker embeds every sentence to find topic shifts
 LARGE_DOCUMENT_BYTES = 1_000_000  # a document over 1 MB gets its own warning
 SLOW_STAGE_SECONDS = 600  # a stage whose embedding would take over 10 minutes gets one too
 PROBE_STAGE = "retrievability probe"
+# A step whose embedding is expected to take longer than this says so before it starts (issue 34).
+ANNOUNCE_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -110,13 +115,15 @@ def estimate_workload(
     configs: Sequence[ChunkConfig],
     retrievability_probe: bool = False,
     left_out: Sequence[str] = (),
+    probe_chunking: ChunkConfig = PROBE_CONFIG,
 ) -> Workload:
     """Chunks and embedding time per chunk config (and for the retrievability probe of
-    synthetic_questions, when it runs), from text lengths and settings alone: cheap. ``left_out``
-    says which stages could not be estimated and why (shown with the warnings)."""
+    synthetic_questions, when it runs and embeds passages no estimated config does: those of
+    ``probe_chunking``), from text lengths and settings alone: cheap. ``left_out`` says which stages
+    could not be estimated and why (shown with the warnings)."""
     stages = [(str(c.name), c) for c in configs]
     if retrievability_probe:
-        stages.append((PROBE_STAGE, PROBE_CONFIG))
+        stages.append((PROBE_STAGE, probe_chunking))
     sizes = {d.doc_id: len(d.text.encode("utf-8")) for d in corpus}
     per_document = {  # a config applied to some documents cuts and embeds those only
         d.doc_id: [
@@ -162,6 +169,50 @@ def _chunks_and_characters(length: int, config: ChunkConfig) -> tuple[int, int]:
         n_sentences = max(1, math.ceil(length / SENTENCE_CHARACTERS))
         characters += n_sentences * min(SENTENCE_CHARACTERS, length)
     return n_chunks, characters
+
+
+def embed_seconds(texts: Sequence[str], rate: float = EMBED_CHARACTERS_PER_SECOND) -> float:
+    """The estimated time to embed ``texts`` (each read up to EMBED_MAX_CHARACTERS) at ``rate``."""
+    return sum(min(len(t), EMBED_MAX_CHARACTERS) for t in texts) / rate
+
+
+class AnnouncingEmbedder(CachedEmbedder):
+    """A ``CachedEmbedder`` that, before a call whose texts missing from the cache are expected to take
+    over ``threshold`` seconds, says so through ``announce`` (what is embedded, how many, the estimate):
+    a long stage is known before it starts, not after. The estimate is the module's characters per
+    second; a test injects a ``rate`` or ``threshold`` rather than timing anything."""
+
+    def __init__(
+        self,
+        inner: CachedEmbedder,
+        announce: Callable[[str], None],
+        *,
+        threshold: float = ANNOUNCE_SECONDS,
+        rate: float = EMBED_CHARACTERS_PER_SECOND,
+    ) -> None:
+        super().__init__(
+            inner.inner, inner.cache, texts_per_call=inner.texts_per_call, progress=inner.progress
+        )
+        self.announce = announce
+        self.threshold = threshold
+        self.rate = rate
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        by_digest = {sha256_hex(t): t for t in texts}
+        cached = self.cache.get_many(self.model_id, list(by_digest))
+        missing = [t for d, t in by_digest.items() if d not in cached]
+        seconds = embed_seconds(missing, self.rate)
+        if seconds > self.threshold:
+            self.announce(embedding_announcement(len(missing), seconds, self.model_id, self.rate))
+        return super().embed(texts)
+
+
+def embedding_announcement(n_texts: int, seconds: float, model_id: str, rate: float) -> str:
+    """``embedding 4,829 texts (all-MiniLM-L6-v2): about 4 min (estimated at ...)``."""
+    return (
+        f"embedding {n_texts:,} texts ({model_id}): about {format_duration(seconds)} (estimated at "
+        f"{rate:,.0f} characters/s, MiniLM on 2 CPU cores; texts already cached are not counted)"
+    )
 
 
 def format_bytes(n_bytes: int) -> str:

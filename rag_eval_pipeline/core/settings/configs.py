@@ -55,6 +55,11 @@ _LATER_SETTING_DEFAULTS: dict[str, object] = {
 }
 
 
+# English text in WordPiece or cl100k tokens: what a size counted in tokens is in characters, for
+# estimates (core/project/workload.py) and comparisons (core/generation/quality.py's probe_config).
+CHARACTERS_PER_TOKEN = 4
+
+
 @dataclass(frozen=True)
 class ChunkConfig:
     """How to cut documents. ``chunk_size`` and ``chunk_overlap`` count characters, except tokens for

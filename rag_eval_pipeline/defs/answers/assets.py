@@ -57,7 +57,7 @@ from ...lib.step_inputs import (
     required_llm_client,
     step_settings,
 )
-from ...lib.step_progress import progress_for
+from ...lib.step_progress import announce_for, progress_for
 from ...lib.step_redaction import redacts_secrets
 
 # What the asset summarizes per run: correctness and the production scores (cited_mean_rank is a rank,
@@ -143,7 +143,7 @@ def answer_calibration(
             report = method_agreement(
                 matched,
                 known,
-                embedder.get(progress_for(context)),
+                embedder.get(progress_for(context), announce_for(context)),
                 fixed_threshold=semantic.threshold,
                 objective=semantic.objective,
                 min_labels=semantic.min_labels,
@@ -219,7 +219,7 @@ def answers(
     profile = profile_for(project, profile_name)
     settings = step_settings(project, AnswerSettings)
     progress = progress_for(context)
-    answerer = answerer_for(project, llm, embedder.get(progress), profile, settings)
+    answerer = answerer_for(project, llm, embedder.get(progress, announce_for(context)), profile, settings)
     questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
     hits = retrieved_from_frame(retrieval_results)
     items = [AnswerItem(e.question_id, e.query, tuple(hits.get(e.question_id, []))) for e in questions]
@@ -303,7 +303,7 @@ def answer_metrics(
     settings = step_settings(project, AnswerSettings)
     budget = step_settings(project, GenerationSettings).llm.budget_usd
     progress = progress_for(context)
-    model = embedder.get(progress)
+    model = embedder.get(progress, announce_for(context))
     questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
     answered = {a.question_id: a for a in answers_from_frame(answers)}
     cited = cited_texts_from_frame(answers)

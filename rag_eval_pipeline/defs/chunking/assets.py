@@ -22,7 +22,7 @@ from ...lib.provenance import content_version, with_columns
 from ...lib.resources import EmbedderResource, ProjectResource, QdrantResource
 from ...lib.step_failures import bad_input_failure, input_errors_fail_the_step
 from ...lib.step_inputs import chunk_config_for
-from ...lib.step_progress import progress_for
+from ...lib.step_progress import announce_for, progress_for
 from ...lib.step_redaction import redacts_secrets
 
 
@@ -60,7 +60,7 @@ def chunks(
             f"fix its documents list in {project.chunk_configs_file}"
         )
     semantic_embedder: Embedder | None = (
-        embedder.get(progress_for(context)) if config.chunker == "semantic" else None
+        embedder.get(progress_for(context), announce_for(context)) if config.chunker == "semantic" else None
     )
     with input_errors_fail_the_step():  # a tokenizer.json path that names no file
         chunker = build_chunker(config, embedder=semantic_embedder, root=Path(project.root))
@@ -129,7 +129,7 @@ def chunk_index(
     its BM25 index, rebuilt only when the chunks changed (step 2, ``build_indexes``, as the notebook API
     runs it)."""
     progress = progress_for(context)
-    model = embedder.get(progress)
+    model = embedder.get(progress, announce_for(context))
     store = qdrant.get(progress, context.log)
     chunk_config = context.partition_key
     folder = project.keyword_index_folder(chunk_config)

@@ -6,6 +6,7 @@ accepted ones as a JSONL dataset in the warehouse (and in LangSmith when configu
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import get_args
 
 import dagster as dg
@@ -18,6 +19,7 @@ from ...core.generation.synthesis import Synthesized, synthesize_chunk_level, sy
 from ...core.llm.client import LLMClient
 from ...core.questions.datasets import TokenLevelDataset
 from ...core.runs.run_tags import COMMAND_TAG, REGENERATE_COMMAND
+from ...core.settings.configs import ChunkConfig
 from ...core.tables import (
     chunk_questions_to_frame,
     chunks_from_frame,
@@ -34,7 +36,7 @@ from ...lib.question_sources import question_sources_for
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource
 from ...lib.step_failures import bad_input_failure, input_errors_fail_the_step
 from ...lib.step_inputs import LLM_POOL, chunk_config_for, step_settings
-from ...lib.step_progress import progress_for
+from ...lib.step_progress import announce_for, progress_for
 from ...lib.step_redaction import redacts_secrets
 
 
@@ -143,12 +145,14 @@ def synthetic_questions(
         synthesized = synthesize_token_level(
             loaded,
             settings.token_level,
-            embedder.get(progress),
+            embedder.get(progress, announce_for(context)),
             client,
             settings.llm,
             progress,
             documents=documents,
             kept=kept.examples if kept is not None else (),
+            probe_configs=probe_configs(project, settings),
+            root=Path(project.root),
         )
     jsonl = warehouse.write_dataset(
         synthesized.dataset,
@@ -198,6 +202,15 @@ def synthetic_questions(
     return dg.MaterializeResult(
         value=frame, metadata=metadata, data_version=dg.DataVersion(synthesized.dataset.sha256)
     )
+
+
+def probe_configs(project: ProjectResource, settings: GenerationSettings) -> tuple[ChunkConfig, ...]:
+    """The configured chunk configs, whose chunks the retrievability probe searches; none read when the
+    probe is off (the chunk configs file is then not this step's input)."""
+    if settings.token_level.retrievability_top_n == 0:
+        return ()
+    with input_errors_fail_the_step():
+        return project.load_configs().chunk_configs
 
 
 def questions_kept_by(
@@ -257,7 +270,7 @@ def chunk_level_questions(
             chunks_from_frame(chunks),
             fingerprint,
             settings.chunk_level,
-            embedder.get(progress),
+            embedder.get(progress, announce_for(context)),
             client,
             settings.llm,
             progress,

@@ -8,9 +8,11 @@ from pathlib import Path
 from rag_eval_pipeline.core.chunking import build_chunker, chunk_corpus
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.generation.quality import (
+    PROBE_CONFIG,
     deduplicate,
     filter_unretrievable_chunk_level,
     filter_unretrievable_token_level,
+    probe_config,
     probe_windows,
 )
 from rag_eval_pipeline.core.generation.settings import ChunkLevelSettings, TokenLevelSettings
@@ -94,3 +96,46 @@ def test_chunk_level_questions_and_chunks_in_one_model_call(tmp_path: Path) -> N
         unique.examples, chunks, HashingEmbedder(), settings.retrievability_top_n
     )
     assert len(made.dataset) > 0 and tied.examples == made.dataset.examples
+
+
+def config(name: str, chunker: str, size: int, overlap: int = 0, **more: object) -> ChunkConfig:
+    return ChunkConfig(ChunkConfigName(name), chunker, size, overlap, **more)  # type: ignore[arg-type]
+
+
+def test_the_probe_searches_a_configured_chunk_configs_chunks_nearest_its_own_size() -> None:
+    """Issue 34: the probe embeds chunks a chunk_index embeds anyway, not passages of its own."""
+    assert probe_config(()) == PROBE_CONFIG  # nothing configured: its own passages
+    small, large = config("fixed-60", "fixed", 60), config("recursive-600", "recursive", 600, 100)
+    tokens = config("token-100", "token", 100)  # 100 tokens: about 400 characters
+    assert probe_config([small, large]) == large and probe_config([small, large, tokens]) == tokens
+    # a config cut as the probe cuts wins whatever its name or place, and cuts the very same passages
+    alike = config("recursive-400-50", "recursive", 400, 50)
+    assert probe_config([tokens, alike]) == alike
+    corpus = tiny_corpus()
+    assert probe_windows(corpus, [alike]) == probe_windows(corpus)
+    # a config over some documents only, or one that cuts with the embedder, cannot serve
+    assert probe_config([config("some", "recursive", 400, 50, documents=("alpha/pumps.md",))]) == PROBE_CONFIG
+    semantic = config("semantic", "semantic", 400)
+    assert probe_config([semantic, small]) == small
+
+
+def test_the_token_level_probe_embeds_the_chunk_configs_chunks_and_nothing_when_off(tmp_path: Path) -> None:
+    corpus = tiny_corpus()
+    chunking = config("fixed-60", "fixed", 60)
+    model = CountingEmbedder(HashingEmbedder())
+    made = synthesize_token_level(
+        corpus, TOKEN_LEVEL, CachedEmbedder(model, EmbeddingCache(tmp_path / "e")), probe_configs=[chunking]
+    )
+    (call,) = model.calls
+    chunks = {c.text for c in chunk_corpus(build_chunker(chunking), corpus)}
+    questions = {e.query for e in made.dataset} | {r.question for r in made.rejections if r.question}
+    assert chunks <= set(call) and set(call) <= chunks | questions  # its chunks, found cached later
+    assert made.describe_filters().endswith(f"retrievability (source in the top 20 of {model.model_id}) 0")
+    off = CountingEmbedder(HashingEmbedder())
+    synthesize_token_level(
+        corpus,
+        TokenLevelSettings(generator="known-item", n_questions=6, passage_min_chars=40),
+        off,
+        probe_configs=[chunking],
+    )
+    assert set(off.calls[0]) <= questions  # the questions alone: nothing searched, nothing cut

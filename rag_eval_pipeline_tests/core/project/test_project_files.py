@@ -7,6 +7,7 @@ import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.project.project_files import GOLDEN_DATASET_ENV, ProjectFiles, project_dir
+from rag_eval_pipeline.core.project.workload import PROBE_STAGE
 from rag_eval_pipeline.core.project.workspace import PROJECT_DIR_ENV
 from rag_eval_pipeline_tests.conftest import REPO
 
@@ -53,3 +54,23 @@ def test_the_workload_leaves_out_a_stage_whose_settings_cannot_be_read(tiny_proj
     assert any(w.startswith("no estimate for chunking, the chunk configs cannot be read") for w in broken)
     assert any(w.startswith("no estimate for synthetic_questions, its settings cannot be") for w in broken)
     assert files.workload(ingestion=False).warnings() == tuple(w for w in broken if "synthetic" not in w)
+
+
+def test_the_probe_is_a_stage_of_its_own_only_when_no_estimated_chunk_config_serves_it(
+    tiny_project: Path,
+) -> None:
+    """Issue 34: the retrievability probe searches a configured chunk config's chunks (recursive-120-20
+    here), which that config's stage already counts; with that config not selected, its chunks are the
+    probe's own stage, and without any config that can serve, the probe's own passages are."""
+    files = ProjectFiles(tiny_project)
+    files.path(files.generation_file).write_text(
+        "evaluate_on: both\ntoken_level: {retrievability_top_n: 5}\n", encoding="utf-8"
+    )
+    assert [s.stage for s in files.workload().stages] == ["fixed-60-0", "recursive-120-20"]
+    alone = files.workload(["fixed-60-0"]).stages
+    assert [s.stage for s in alone] == ["fixed-60-0", PROBE_STAGE]
+    assert alone[1].n_chunks == files.workload(["recursive-120-20"]).stages[0].n_chunks
+    files.path(files.chunk_configs_file).write_text(
+        "chunk_configs:\n  - {name: semantic, chunker: semantic, chunk_size: 400}\n", encoding="utf-8"
+    )
+    assert [s.stage for s in files.workload().stages] == ["semantic", PROBE_STAGE]

@@ -87,3 +87,39 @@ def test_a_config_applied_to_some_documents_is_estimated_on_them_alone():
     scoped = ChunkConfig("scoped", "fixed", 60, documents=("a.md",))  # type: ignore[arg-type]
     estimate = estimate_workload(corpus_of(**texts), [whole, scoped])
     assert [s.n_chunks for s in estimate.stages] == [math.ceil(2_000_000 / 60) + 1, 1]
+
+
+def test_an_embedding_over_the_threshold_is_announced_before_it_starts(tmp_path, minilm):
+    """Issue 34: a long embedding says so with its estimate before the model is called; texts already
+    cached are not counted, and a short one says nothing (a tiny injected rate stands in for a slow run)."""
+    from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
+    from rag_eval_pipeline.core.project.workload import AnnouncingEmbedder
+
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    events: list[str] = []
+
+    class Recording:
+        model_id, dimension = minilm.model_id, minilm.dimension
+
+        def embed(self, texts):
+            events.append(f"model {len(texts)}")
+            return minilm.embed(texts)
+
+    cached = CachedEmbedder(Recording(), cache)
+    texts = ["the first passage about chunking", "the second passage about retrieval"]
+    rate = sum(len(t) for t in texts) / 120  # these two texts: two minutes at this rate
+    embedder = AnnouncingEmbedder(cached, events.append, rate=rate)
+    vectors = embedder.embed(texts)
+    assert events[0] == (
+        f"embedding 2 texts ({minilm.model_id}): about 2 min (estimated at {rate:,.0f} characters/s, "
+        "MiniLM on 2 CPU cores; texts already cached are not counted)"
+    )
+    assert events[1:] == ["model 2"]
+    assert vectors.shape == (2, minilm.dimension) and embedder.texts_embedded == 2
+    events.clear()
+    embedder.embed([*texts, "x"])  # two of them cached: one character left, well under a minute
+    assert events == ["model 1"]
+    quiet = AnnouncingEmbedder(cached, events.append)  # the real rate: a few words take no time
+    events.clear()
+    quiet.embed(["a new short text"])
+    assert events == ["model 1"]

@@ -1,6 +1,7 @@
 """Synthetic question assets on a real Dagster instance: the offline default, the LLM path through the
 real `openai` client against a scripted local server (cache, usage, budget), and the dataset choice."""
 
+import logging
 from pathlib import Path
 
 import dagster as dg
@@ -161,3 +162,45 @@ def test_chunk_level_questions_are_made_per_chunk_config(tiny_project: Path, tmp
     assert {c for e in dataset for c in e.relevant_chunk_ids} <= set(chunks["chunk_id"])
     assert all(3 <= len(e.metadata["keywords"]) <= 5 for e in dataset)
     assert set(table["chunk_config"]) == {"recursive-120-20"}
+
+
+def test_the_probe_embeds_chunks_its_chunk_index_finds_cached_and_long_embeddings_are_announced(
+    tiny_project: Path, tmp_path: Path
+) -> None:
+    """Issue 34: with the retrievability probe on, synthetic_questions embeds the chunks of the chunk
+    config nearest the probe's size (recursive-120-20 here), so that config's chunk_index embeds nothing
+    more; and, the announcement threshold set to 0 s, each step says what it embeds before it starts."""
+    from rag_eval_pipeline.lib.resources import EmbedderResource
+
+    write_generation(
+        tiny_project,
+        "evaluate_on: both\ntoken_level: {n_questions: 6, passage_min_chars: 40, retrievability_top_n: 3}\n",
+    )
+    resources = tiny_resources(tiny_project, tmp_path)
+    resources["embedder"] = EmbedderResource(
+        cache_path=str(tmp_path / "cache" / "embeddings.sqlite"), announce_after_s=0
+    )
+    defs = build_definitions(resources)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("chunk_config", ["recursive-120-20"])
+        ingestion = defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
+        chunking = defs.resolve_job_def("chunking_job").execute_in_process(
+            instance=instance, partition_key="recursive-120-20"
+        )
+        announced = [
+            (e.step_key, e.user_message)
+            for run in (ingestion, chunking)
+            for e in instance.all_logs(run.run_id)
+            if e.level == logging.WARNING and e.user_message.startswith("embedding ")
+        ]
+    generated = metadata_of(ingestion, "synthetic_questions")
+    assert generated["filters"].endswith(
+        "retrievability (source in the top 3 of sentence-transformers/all-MiniLM-L6-v2) "
+        + str(generated["removed_by_filter"]["retrievability"])
+    )
+    index = metadata_of(chunking, "chunk_index")
+    assert index["texts_embedded"] == 0 and index["embedding_cache_hits"] == index["n_points"] > 0
+    steps = [step for step, _ in announced]
+    # before they started: the generator's words and sentences, then the questions and probe passages
+    assert steps.count("synthetic_questions") == 2 and "chunk_index" not in steps  # nothing left there
+    assert all(" texts (sentence-transformers/all-MiniLM-L6-v2): about " in m for _, m in announced)
