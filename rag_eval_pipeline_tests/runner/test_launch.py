@@ -105,6 +105,7 @@ def test_a_new_chunk_config_launched_from_the_ui_runs_without_the_backfill_daemo
         ("leaderboard_job", ""),
     ]  # the ingestion is up to date: not run
     assert all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in launched)
+    assert not any(BACKFILL_TAG in r.dagster_run.tags for r in launched)  # runs, no backfill
     assert f"submitted to {url}" in launch.stdout.splitlines()[0]
     assert "added chunk_config partitions: " + LAUNCHED in launch.stderr
     warehouse = Warehouse.in_project(project, env)
