@@ -103,3 +103,32 @@ def stop(process: subprocess.Popen[Any]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+def stop_sensors(url: str) -> None:
+    """Stops every running sensor of the served code location: the automation sensor would materialize
+    what a test changes in runs of its own, and the partition sync sensor add partitions; stopped, the
+    test sees only the runs it launched (and the 2 run slots stay free)."""
+    deadline = time.monotonic() + 180
+    while True:
+        data = graphql(
+            url,
+            "{ repositoriesOrError { ... on RepositoryConnection { nodes { sensors { name jobOriginId "
+            "sensorState { selectorId status } } } } } }",
+        )
+        nodes = ((data.get("data") or {}).get("repositoriesOrError") or {}).get("nodes") or []
+        if nodes:
+            break
+        assert time.monotonic() < deadline, "the code location did not load within 180 s"
+        time.sleep(1)
+    for sensor in nodes[0]["sensors"]:
+        if sensor["sensorState"]["status"] == "RUNNING":
+            origin, selector = sensor["jobOriginId"], sensor["sensorState"]["selectorId"]
+            query = f'mutation {{ stopSensor(jobOriginId: "{origin}", jobSelectorId: "{selector}") {{ __typename }} }}'
+            while True:  # the webserver answers 500 while its sqlite storage is busy (a loaded machine)
+                try:
+                    assert "errors" not in graphql(url, query), sensor["name"]
+                    break
+                except urllib.error.HTTPError as exc:
+                    assert exc.code == 500 and time.monotonic() < deadline, exc
+                    time.sleep(2)

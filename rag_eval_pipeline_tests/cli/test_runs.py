@@ -5,8 +5,6 @@ import itertools
 import json
 import os
 import re
-import time
-import urllib.error
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -25,7 +23,7 @@ from rag_eval_pipeline.core.runs.run_tags import (
 )
 from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
-from rag_eval_pipeline_tests.dagster_dev import free_port, graphql, running_dagster_dev
+from rag_eval_pipeline_tests.dagster_dev import free_port, running_dagster_dev, stop_sensors
 
 EVALUATION_LINE = re.compile(r"^evaluation (eval-\S+) \((quick|full) mode\)")
 
@@ -245,34 +243,6 @@ def dagster_dev(project: Path) -> AbstractContextManager[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL")}
     env["RAG_EVAL_PROJECT_DIR"] = str(project)
     return running_dagster_dev(project, env=env)
-
-
-def stop_sensors(url: str) -> None:
-    """The automation sensor would also materialize what the evaluation changes, in runs of its own;
-    stopped here so the test sees only the runs the CLI submitted (and the 2 run slots stay free)."""
-    deadline = time.monotonic() + 180
-    while True:
-        data = graphql(
-            url,
-            "{ repositoriesOrError { ... on RepositoryConnection { nodes { sensors { name jobOriginId "
-            "sensorState { selectorId status } } } } } }",
-        )
-        nodes = ((data.get("data") or {}).get("repositoriesOrError") or {}).get("nodes") or []
-        if nodes:
-            break
-        assert time.monotonic() < deadline, "the code location did not load within 180 s"
-        time.sleep(1)
-    for sensor in nodes[0]["sensors"]:
-        if sensor["sensorState"]["status"] == "RUNNING":
-            origin, selector = sensor["jobOriginId"], sensor["sensorState"]["selectorId"]
-            query = f'mutation {{ stopSensor(jobOriginId: "{origin}", jobSelectorId: "{selector}") {{ __typename }} }}'
-            while True:  # the webserver answers 500 while its sqlite storage is busy (a loaded machine)
-                try:
-                    assert "errors" not in graphql(url, query), sensor["name"]
-                    break
-                except urllib.error.HTTPError as exc:
-                    assert exc.code == 500 and time.monotonic() < deadline, exc
-                    time.sleep(2)
 
 
 @pytest.mark.slow
