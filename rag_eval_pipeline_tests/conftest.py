@@ -35,6 +35,7 @@ LONGEST_FILES = (
     "cli/test_cli.py",
     "faults/test_board_faults.py",
     "test_ui_backfill_benchmark.py",
+    "runner/test_launch.py",
     "faults/test_full_disk_resume.py",
     "cli/test_search.py",
     "cli/test_workspace.py",
