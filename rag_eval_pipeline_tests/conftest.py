@@ -336,10 +336,11 @@ def cli_run(_cli_runs: Callable[..., CliRun], tmp_path: Path) -> CliRunFactory:
 
 @pytest.fixture(scope="session")
 def minilm() -> object:
-    """The real MiniLM embedder, loaded once per test session (about 10 s)."""
-    from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
+    """The real MiniLM embedder as the pipeline runs it (core/embedding/local.py: the ONNX export when
+    installed), loaded once per test session."""
+    from rag_eval_pipeline.core.embedding.local import local_embedder
 
-    return SentenceTransformerEmbedder()
+    return local_embedder()
 
 
 def tiny_corpus() -> object:
