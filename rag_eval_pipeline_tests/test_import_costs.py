@@ -44,7 +44,6 @@ def test_the_code_location_imports_no_model_no_langsmith_no_bm25_no_qdrant_clien
         "sentence_transformers",
         "transformers",
         "onnxruntime",
-        "tokenizers",
         "langsmith",
         "bm25s",
         "qdrant_client",

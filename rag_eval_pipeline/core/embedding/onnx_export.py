@@ -96,12 +96,12 @@ def export_graph(model_dir: Path, onnx_file: Path) -> None:
     mask and token type ids in (batch and sequence length dynamic), the normalised sentence vector out."""
     import torch
 
-    transformer = load_sentence_transformer(str(model_dir))[0].auto_model
+    transformer: Any = load_sentence_transformer(str(model_dir))[0].auto_model
 
     class SentenceEmbedding(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.transformer = transformer
+            self.transformer: Any = transformer
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
             tokens = self.transformer(
