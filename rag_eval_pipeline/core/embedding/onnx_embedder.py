@@ -120,6 +120,11 @@ _load_lock = threading.Lock()
 @lru_cache(maxsize=4)
 def load_onnx_model(onnx_file: str, model_dir: str, threads: int) -> _Loaded:
     """One session and tokenizer per process, file and thread count (cheap, but not free: ~0.4 CPU s)."""
+    if not Path(onnx_file).is_file():
+        raise FileNotFoundError(
+            f"{onnx_file}: no ONNX export of the model here; run `make setup` or `{EXPORT_COMMAND}` "
+            f"(or use local_embedder() in core/embedding/local.py, which falls back to sentence-transformers)"
+        )
     with _load_lock:
         import onnxruntime as ort
         from tokenizers import Tokenizer

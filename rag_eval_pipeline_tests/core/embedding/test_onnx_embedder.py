@@ -85,6 +85,11 @@ def test_onnx_embedder_truncates_at_the_models_256_tokens(onnx_dir: Path):
     assert vectors[0] @ vectors[2] < 0.999
 
 
+def test_a_missing_export_is_a_clear_error(tmp_path: Path):
+    with pytest.raises(FileNotFoundError, match=r"missing\.onnx: no ONNX export .* run `make setup`"):
+        OnnxEmbedder(tmp_path / "missing.onnx").embed(["a text"])
+
+
 DEFAULT_PATH = """
 import json, sys, warnings
 warnings.simplefilter("error")  # no fallback warning on this path
