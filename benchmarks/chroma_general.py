@@ -1290,10 +1290,10 @@ def main(
 
 
 def default_embedder() -> Embedder:
-    """The project's default embedder, all-MiniLM-L6-v2 (imported here: torch takes seconds to load)."""
-    from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
+    """The project's default embedder, all-MiniLM-L6-v2, as the pipeline runs it (core/embedding/local.py)."""
+    from rag_eval_pipeline.core.embedding.local import local_embedder
 
-    return SentenceTransformerEmbedder()
+    return local_embedder()
 
 
 if not set(REPORTED_METRICS) <= set(TOKEN_LEVEL_METRICS):  # a renamed core metric fails here, not silently

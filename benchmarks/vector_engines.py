@@ -34,7 +34,7 @@ from rag_eval_pipeline.core.chunking import ChunkSet, build_chunker, cut_corpus
 from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.embedding.base import Embedder, Vectors
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
-from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
+from rag_eval_pipeline.core.embedding.local import local_embedder
 from rag_eval_pipeline.core.settings.configs import load_chunk_configs
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
 from rag_eval_pipeline.core.vector_store.qdrant import QdrantVectorStore
@@ -70,7 +70,7 @@ def demo_data(
     cut = cut_corpus(build_chunker(config), corpus, chunk_config)
     lines = (data / "datasets" / "golden_token_level.jsonl").read_text(encoding="utf-8").splitlines()
     questions = [json.loads(line)["inputs"]["query"] for line in lines if line.strip()]
-    embedder = CachedEmbedder(model or SentenceTransformerEmbedder(), EmbeddingCache(cache))
+    embedder = CachedEmbedder(model or local_embedder(), EmbeddingCache(cache))
     return cut, embedder.embed([c.text for c in cut.chunks]), embedder.embed(questions)
 
 

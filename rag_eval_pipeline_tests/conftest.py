@@ -336,11 +336,21 @@ def cli_run(_cli_runs: Callable[..., CliRun], tmp_path: Path) -> CliRunFactory:
 
 
 @pytest.fixture(scope="session")
-def minilm() -> object:
-    """The real MiniLM embedder, loaded once per test session (about 10 s)."""
-    from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
+def onnx_dir() -> Path:
+    """MiniLM's ONNX export as `make setup` installs it (core/embedding/onnx_export.py), made here when it
+    is missing: the install is idempotent and atomic, so parallel workers are safe."""
+    from rag_eval_pipeline.core.embedding.onnx_export import install
 
-    return SentenceTransformerEmbedder()
+    return install().onnx_file.parent
+
+
+@pytest.fixture(scope="session")
+def minilm() -> object:
+    """The real MiniLM embedder as the pipeline runs it (core/embedding/local.py: the ONNX export when
+    installed), loaded once per test session."""
+    from rag_eval_pipeline.core.embedding.local import local_embedder
+
+    return local_embedder()
 
 
 def tiny_corpus() -> object:

@@ -43,6 +43,7 @@ def test_the_code_location_imports_no_model_no_langsmith_no_bm25_no_qdrant_clien
         "torch",
         "sentence_transformers",
         "transformers",
+        "onnxruntime",
         "langsmith",
         "bm25s",
         "qdrant_client",

@@ -14,7 +14,7 @@ from ..core.answers.settings import LLMJudging
 from ..core.corpus.corpus import Corpus
 from ..core.embedding.base import Embedder
 from ..core.embedding.cache import TEXTS_PER_CALL, CachedEmbedder, EmbeddingCache
-from ..core.embedding.local import SentenceTransformerEmbedder
+from ..core.embedding.local import local_embedder
 from ..core.embedding.openai_embedder import OpenAIEmbedder
 from ..core.errors import ConfigError
 from ..core.generation.settings import LLMSettings
@@ -96,7 +96,8 @@ def _in_project(location: str) -> str:
 
 
 class EmbedderResource(dg.ConfigurableResource):
-    """``local`` (MiniLM, offline, the default) or ``openai`` (any OpenAI-protocol endpoint)."""
+    """``local`` (MiniLM, offline, the default: through onnxruntime once `make setup` has exported it,
+    see core/embedding/local.py) or ``openai`` (any OpenAI-protocol endpoint)."""
 
     provider: str = "local"
     openai_model: str = "text-embedding-3-small"
@@ -110,7 +111,7 @@ class EmbedderResource(dg.ConfigurableResource):
 
     def model(self) -> Embedder:
         if self.provider == "local":
-            return SentenceTransformerEmbedder(batch_size=self.batch_size)
+            return local_embedder(batch_size=self.batch_size)
         if self.provider == "openai":
             if not self.openai_api_key:
                 raise ConfigError(

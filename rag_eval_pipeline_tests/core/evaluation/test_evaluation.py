@@ -14,7 +14,7 @@ from rag_eval_pipeline.core.chunking import (
 )
 from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
-from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
+from rag_eval_pipeline.core.embedding.local import local_embedder
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.evaluation.evaluation import (
     ChunkLevelEvaluation,
@@ -67,7 +67,7 @@ def load(project: Path):
 @pytest.mark.slow
 def test_token_level_evaluation_with_real_minilm(tiny_project: Path, tmp_path: Path):
     corpus, dataset = load(tiny_project)
-    embedder = CachedEmbedder(SentenceTransformerEmbedder(), EmbeddingCache(tmp_path / "cache.sqlite"))
+    embedder = CachedEmbedder(local_embedder(), EmbeddingCache(tmp_path / "cache.sqlite"))
     evaluation = TokenLevelEvaluation(corpus=corpus, dataset=dataset)
     result = evaluation.run(
         chunker=RecursiveCharacterChunker(120, 20),
