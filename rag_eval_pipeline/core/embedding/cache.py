@@ -9,7 +9,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -88,6 +88,13 @@ def even_slices(items: Sequence[T], most: int) -> list[Sequence[T]]:
     return slices
 
 
+@runtime_checkable
+class ExpectsWork(Protocol):
+    """An embedder that chooses how to run by the size of the job ahead (core/embedding/local.py)."""
+
+    def expect(self, texts: Sequence[str]) -> None: ...
+
+
 class CachedEmbedder:
     """Wraps any Embedder; only texts whose (model id, sha256) is not cached reach the model.
 
@@ -133,6 +140,7 @@ class CachedEmbedder:
         self.cache_hits += sum(1 for d in digests if d in cached)
         if missing:
             text_of = dict(zip(digests, texts, strict=True))
+            self.before_embedding([text_of[d] for d in missing])
             stage = f"embedding ({self.model_id})"
             self.progress(stage, 0, len(missing))
             done = 0
@@ -150,6 +158,12 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([cached[d] for d in digests]).astype(np.float32, copy=False)
+
+    def before_embedding(self, missing: Sequence[str]) -> None:
+        """Called once per ``embed`` with every text it is about to send to the model: a model that
+        runs differently for a large job (``ExpectsWork``) hears of it first."""
+        if isinstance(self.inner, ExpectsWork):
+            self.inner.expect(missing)
 
 
 @dataclass(frozen=True)

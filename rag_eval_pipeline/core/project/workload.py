@@ -19,11 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..corpus.corpus import Corpus
-from ..embedding.base import Vectors
 from ..embedding.cache import CachedEmbedder
 from ..generation.quality import PROBE_CONFIG
 from ..settings.configs import CHARACTERS_PER_TOKEN, ChunkConfig
-from ..types import sha256_hex
 
 EMBED_CHARACTERS_PER_SECOND = 10_000
 EMBED_MAX_CHARACTERS = 1_000  # what MiniLM reads of one passage (256 word pieces)
@@ -197,14 +195,11 @@ class AnnouncingEmbedder(CachedEmbedder):
         self.threshold = threshold
         self.rate = rate
 
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        by_digest = {sha256_hex(t): t for t in texts}
-        cached = self.cache.get_many(self.model_id, list(by_digest))
-        missing = [t for d, t in by_digest.items() if d not in cached]
+    def before_embedding(self, missing: Sequence[str]) -> None:
         seconds = embed_seconds(missing, self.rate)
         if seconds > self.threshold:
             self.announce(embedding_announcement(len(missing), seconds, self.model_id, self.rate))
-        return super().embed(texts)
+        super().before_embedding(missing)
 
 
 def embedding_announcement(n_texts: int, seconds: float, model_id: str, rate: float) -> str:

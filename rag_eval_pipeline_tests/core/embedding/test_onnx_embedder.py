@@ -15,7 +15,8 @@ import pytest
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
 from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.embedding.base import Embedder
-from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
+from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
+from rag_eval_pipeline.core.embedding.local import LocalMiniLM, SentenceTransformerEmbedder
 from rag_eval_pipeline.core.embedding.onnx_embedder import (
     MINILM_DIMENSION,
     MINILM_MODEL_ID,
@@ -97,7 +98,7 @@ from rag_eval_pipeline.lib.resources import EmbedderResource
 embedder = EmbedderResource(cache_path=sys.argv[1]).get()
 vectors = embedder.embed(["The capital of France is Paris", "The pump runs at 1,450 rpm"])
 print(json.dumps({
-    "inner": type(embedder.inner).__name__,
+    "inner": type(getattr(embedder.inner, "running", embedder.inner)).__name__,
     "shape": list(vectors.shape),
     "heavy": sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules),
 }))
@@ -147,3 +148,31 @@ def test_without_the_export_the_local_embedder_is_sentence_transformers_with_one
     assert kinds == f"SentenceTransformerEmbedder SentenceTransformerEmbedder (1, {MINILM_DIMENSION})"
     assert warned.startswith("1 ") and "is not installed" in warned
     assert "python -m rag_eval_pipeline.core.embedding.onnx_export" in warned and "make setup" in warned
+
+
+@pytest.mark.slow
+def test_a_bulk_job_switches_the_process_to_torch_for_good_and_small_ones_stay_on_onnx(
+    onnx_dir: Path, tmp_path: Path
+):
+    """Per text torch is faster here once loaded; a job of at least ``bulk_characters`` pays its load."""
+    loads: list[str] = []
+
+    def load_torch() -> Embedder:
+        loads.append("torch")
+        return SentenceTransformerEmbedder()
+
+    local = LocalMiniLM(OnnxEmbedder(onnx_dir / ONNX_FILE), load_torch, bulk_characters=2_000)
+    embedder = CachedEmbedder(local, EmbeddingCache(tmp_path / "embeddings.sqlite"))
+    chunks = demo_chunks()
+    small = embedder.embed(chunks[:2])  # under 2,000 characters
+    assert loads == [] and isinstance(local.running, OnnxEmbedder)
+    # the cache asks for what is missing only: the two chunks embedded already do not count
+    assert sum(len(c) for c in chunks[2:4]) < 2_000 <= sum(len(c) for c in chunks[:12])
+    embedder.embed(chunks[:4])
+    assert loads == []
+    bulk = embedder.embed(chunks[:12])
+    assert loads == ["torch"] and isinstance(local.running, SentenceTransformerEmbedder)
+    embedder.embed(chunks[12:13])  # the process stays on torch, loaded once
+    assert loads == ["torch"]
+    assert local.model_id == MINILM_MODEL_ID and embedder.texts_embedded == 13
+    np.testing.assert_allclose(np.sum(small * bulk[:2], axis=1), 1.0, atol=1e-4)
