@@ -1018,7 +1018,7 @@ def print_goals(results: Results) -> None:
     for key, (value, why) in results.goals().items():
         shown = "n/a" if value is None else (f"{value:.2f}x" if "vs" in key else f"{value:.2f}")
         print(
-            f"{labels[key]:<56}{shown:>8}  {GOALS[key].text:<38}{GOALS[key].verdict(value)}"
+            f"{labels[key]:<56}{shown:>8}  {GOALS[key].text:<44}{GOALS[key].verdict(value)}"
             + (f" ({why})" if why else "")
         )
 
@@ -1060,7 +1060,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         f"--quick {','.join(map(str, QUICK_SIZES))})",
     )
     parser.add_argument(
-        "--axis-repeats", type=int, default=1, help="fresh workspaces per size of the axis (medians)"
+        "--axis-repeats",
+        type=int,
+        default=1,
+        help="fresh workspaces per size of the axis and for --corpus (medians)",
     )
     parser.add_argument(
         "--corpus",
@@ -1152,7 +1155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"end-to-end benchmark: `rag-eval run` on {corpus} ({documents} documents, "
         f"{len(chunk_configs)} chunk config(s) x {len(profiles)} profile(s){', --quick' if args.quick else ''}), "
-        f"{args.repeats} repeat(s); sections: {', '.join(s for s in SECTIONS if s in args.sections)}"
+        + (f"{args.repeats} repeat(s); " if "scenarios" in args.sections else "")
+        + f"sections: {', '.join(s for s in SECTIONS if s in args.sections)}"
     )
     print(machine_facts())
     print(f"scratch {scratch} (run output in {log.name})")

@@ -5,11 +5,13 @@ so the two (minutes each) run on different workers."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,16 +112,68 @@ def test_end_to_end_runs_every_scenario_the_size_axis_and_the_dagster_overhead(t
     assert printed["scenarios"]["cold"]["cpu_s"] > 0 and printed["overhead"]["dagster_cpu_s"]
 
 
-def test_the_size_axis_copies_are_new_texts_of_the_same_shape() -> None:
-    """Every sentence of a copy differs from the original's, code fences stay fences."""
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        from end_to_end import vary_text
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    original = "# Pumps\n\nThe pump runs at 1,450 rpm. It is serviced every 90 days.\n\n```\nrpm = 1450\n```\n- a list item\n"
-    copy = vary_text(original, 3)
-    assert copy == (
+def end_to_end() -> Any:
+    """benchmarks/end_to_end.py as a module (benchmarks/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("end_to_end", BENCHMARKS / "end_to_end.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("end_to_end", module)  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_size_axis_copies_are_new_texts_of_the_same_shape(tmp_path: Path) -> None:
+    """Every sentence of a copy differs from the original's, code fences stay fences; size k holds k
+    copies of every document, the first the original."""
+    bench = end_to_end()
+    original = (
+        "# Pumps\n\nThe pump runs at 1,450 rpm. It is serviced every 90 days.\n\n```\nrpm = 1450\n```\n"
+        "- a list item\n"
+    )
+    assert bench.vary_text(original, 3) == (
         "# Pumps [copy 3]\n\nThe pump runs at 1,450 rpm [copy 3]. It is serviced every 90 days [copy 3].\n\n"
         "```\nrpm = 1450 [copy 3]\n```\n- a list item [copy 3]\n"
     )
+    corpus = tmp_path / "corpus"
+    (corpus / "alpha").mkdir(parents=True)
+    (corpus / "alpha" / "pumps.md").write_text(original, encoding="utf-8")
+    (corpus / "notes.txt").write_text("Valves are tested in March.\n", encoding="utf-8")
+    assert bench.scale_corpus(corpus, 3) == 6
+    assert sorted(p.relative_to(corpus).as_posix() for p in corpus.rglob("*") if p.is_file()) == [
+        "alpha/pumps.md",
+        "copy-02/alpha/pumps.md",
+        "copy-02/notes.txt",
+        "copy-03/alpha/pumps.md",
+        "copy-03/notes.txt",
+        "notes.txt",
+    ]
+    assert (corpus / "alpha" / "pumps.md").read_text(encoding="utf-8") == original
+    assert (corpus / "copy-02" / "notes.txt").read_text(
+        encoding="utf-8"
+    ) == "Valves are tested in March [copy 2].\n"
+
+
+def test_real_documents_replace_the_corpus_and_questions_are_synthesised(tmp_path: Path) -> None:
+    """--corpus FOLDER: its .md and .txt files (hidden folders and other formats left out) become the
+    workspace's corpus, and evaluate_on becomes synthetic (the golden set is about the demo)."""
+    bench = end_to_end()
+    workspace = tmp_path / "workspace"
+    (workspace / "data" / "corpus").mkdir(parents=True)
+    (workspace / "data" / "corpus" / "demo.md").write_text("# Demo\n", encoding="utf-8")
+    (workspace / "data" / "generation.yaml").write_text(
+        "# questions\nevaluate_on: golden\nseed: 1\n", encoding="utf-8"
+    )
+    folder = tmp_path / "mine"
+    for rel in ("guide.md", "deep/notes.TXT", "picture.png", ".git/HEAD.md"):
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(f"{rel} text.\n", encoding="utf-8")
+    assert bench.use_real_documents(workspace, folder) == 2
+    corpus = workspace / "data" / "corpus"
+    assert sorted(p.relative_to(corpus).as_posix() for p in corpus.rglob("*") if p.is_file()) == [
+        "deep/notes.TXT",
+        "guide.md",
+    ]
+    generation = (workspace / "data" / "generation.yaml").read_text(encoding="utf-8")
+    assert generation == "# questions\nevaluate_on: synthetic\nseed: 1\n"
+    with pytest.raises(SystemExit, match=r"--corpus .*: no \.md or \.txt file in it"):
+        bench.use_real_documents(workspace, folder / "deep" / "nothing-here")
