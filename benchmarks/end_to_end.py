@@ -517,7 +517,14 @@ def analyse_profile(run: ScenarioRun, workspace: Path, configs: Sequence[str]) -
 # Dagster overhead of one evaluation partition
 
 
-EVALUATION_ASSETS = ("retrieval_results", "retrieval_metrics", "answers", "answer_metrics")
+# evaluation_job's assets (lib/stages.JOB_ASSETS), each called directly in the same order
+EVALUATION_ASSETS = (
+    "retrieval_results",
+    "retrieval_metrics",
+    "answers",
+    "answer_metrics",
+    "retrieval_diagnostics",
+)
 SHARED_INPUTS = ("corpus", "eval_questions", "answer_calibration")  # unpartitioned
 CONFIG_INPUTS = ("chunks", "chunk_index")  # per chunk config
 
@@ -543,9 +550,15 @@ def measure_overhead(workspace: Path, chunk_config: str, profile: str, repeats: 
 
     from rag_eval_pipeline.definitions import build_definitions
     from rag_eval_pipeline.lib.evaluation_runs import evaluation_run_config
+    from rag_eval_pipeline.lib.stages import JOB_ASSETS
     from rag_eval_pipeline.runner.in_process import QUIET_LOGS
     from rag_eval_pipeline.runner.instance import project_instance
 
+    job_assets = tuple(JOB_ASSETS["evaluation_job"])
+    if sorted(job_assets) != sorted(EVALUATION_ASSETS):  # the direct calls must do the job's work
+        raise SystemExit(
+            f"evaluation_job runs {job_assets}; update EVALUATION_ASSETS and call_assets_directly"
+        )
     defs = build_definitions()
     job = defs.resolve_job_def("evaluation_job")
     resources = defs.resources
@@ -618,7 +631,7 @@ class StepContext:
 
 
 def call_assets_directly(resources: dict[str, Any], key: Any, run_id: str) -> None:
-    """The bodies of the four evaluation assets and their two regression checks, called as plain
+    """The bodies of the five evaluation assets and their two regression checks, called as plain
     functions (no run, no event log, no IO manager): inputs read from the warehouse as the IO manager
     reads them, outputs written as it writes them."""
     import dagster as dg
@@ -628,6 +641,7 @@ def call_assets_directly(resources: dict[str, Any], key: Any, run_id: str) -> No
     from rag_eval_pipeline.defs.answers import checks as answer_checks
     from rag_eval_pipeline.defs.evaluation import assets as evaluation_assets
     from rag_eval_pipeline.defs.evaluation import checks as evaluation_checks
+    from rag_eval_pipeline.defs.evaluation import diagnostics as evaluation_diagnostics
 
     steps = [
         evaluation_assets.retrieval_results,
@@ -636,6 +650,7 @@ def call_assets_directly(resources: dict[str, Any], key: Any, run_id: str) -> No
         answer_assets.answers,
         answer_assets.answer_metrics,
         answer_checks.answer_metrics_regression,
+        evaluation_diagnostics.retrieval_diagnostics,
     ]
     warehouse = Warehouse(Path(resources["io_manager"].base_dir))
     partition = dict(key.keys_by_dimension)
