@@ -551,7 +551,7 @@ def measure_overhead(workspace: Path, chunk_config: str, profile: str, repeats: 
     from rag_eval_pipeline.definitions import build_definitions
     from rag_eval_pipeline.lib.evaluation_runs import evaluation_run_config
     from rag_eval_pipeline.lib.stages import JOB_ASSETS
-    from rag_eval_pipeline.runner.in_process import QUIET_LOGS
+    from rag_eval_pipeline.runner.in_process import QUIET_LOGS, execute_in_process
     from rag_eval_pipeline.runner.instance import project_instance
 
     job_assets = tuple(JOB_ASSETS["evaluation_job"])
@@ -560,14 +560,15 @@ def measure_overhead(workspace: Path, chunk_config: str, profile: str, repeats: 
             f"evaluation_job runs {job_assets}; update EVALUATION_ASSETS and call_assets_directly"
         )
     defs = build_definitions()
-    job = defs.resolve_job_def("evaluation_job")
+    job = defs.resolve_job_def("evaluation_job")  # run as `rag-eval run` runs it: execute_in_process
     resources = defs.resources
     key = dg.MultiPartitionKey({"chunk_config": chunk_config, "profile": profile})
     result = Overhead()
     with project_instance(workspace) as instance:
         # One untimed round first: the first call of either pays this process's first imports.
         call_assets_directly(resources, key, "bench-direct-warm-up")
-        job.execute_in_process(
+        execute_in_process(
+            job,
             instance=instance,
             partition_key=key,
             run_config={**QUIET_LOGS, **evaluation_run_config("full", None)},
@@ -579,7 +580,8 @@ def measure_overhead(workspace: Path, chunk_config: str, profile: str, repeats: 
             result.direct.append(time.perf_counter() - start)
             result.direct_cpu.append(time.process_time() - cpu)
             start, cpu = time.perf_counter(), time.process_time()
-            outcome = job.execute_in_process(
+            outcome = execute_in_process(
+                job,
                 instance=instance,
                 partition_key=key,
                 run_config={**QUIET_LOGS, **evaluation_run_config("full", None)},
