@@ -664,7 +664,7 @@ def call_assets_directly(resources: dict[str, Any], key: Any, run_id: str) -> No
     run = DirectRun(run_id)
     context = StepContext(key, run, RunTags(run), logging.getLogger("end_to_end"))
     for step in steps:
-        context.asset_key = step.key
+        context.asset_key = None if isinstance(step, dg.AssetChecksDefinition) else step.key
         body = step.node_def.compute_fn.decorated_fn
         parameters = list(inspect.signature(body).parameters)[1:]  # after the context
         result = body(context, **{p: values[p] if p in values else resources[p] for p in parameters})
