@@ -119,17 +119,19 @@ def _say_no_export(state: str, onnx_dir: str) -> None:
     )
 
 
-# A job of at least this many characters to embed runs on torch (loaded then, once per process): per
-# passage onnxruntime took 1.26-1.6x torch's CPU here (474 demo chunks, interleaved medians, 2026-12-02),
-# and torch's ~9 CPU s load is repaid after ~300 passages of 800 characters.
+# A process that has this many characters to embed, counting what it embedded before, goes on on torch
+# (loaded then, once per process): per passage onnxruntime took 1.26-1.6x torch's CPU here (474 demo
+# chunks, interleaved medians, 2026-12-02), and torch's ~9 CPU s load is repaid after ~300 passages of
+# 800 characters. A process that embeds much will likely embed more (a cold `rag-eval run` embeds each
+# chunk config's chunks in turn, each under this).
 BULK_CHARACTERS = 400_000
 
 
 class LocalMiniLM:
-    """MiniLM on onnxruntime (a process starts in half a CPU second, no torch) until a job of at least
-    ``bulk_characters`` comes (``expect``, from the embedding cache before it embeds what it lacks);
-    from then on this process embeds on torch, which is faster per text. Same model id and vectors
-    (cosine >= 0.9999), so the cache serves both."""
+    """MiniLM on onnxruntime (a process starts in half a CPU second, no torch) until the process has
+    ``bulk_characters`` to embed, the job ahead (``expect``, from the embedding cache before it embeds
+    what it lacks) and all it embedded before counted; from then on it embeds on torch, which is faster
+    per text. Same model id and vectors (cosine >= 0.9999), so the cache serves both."""
 
     def __init__(
         self, quick: Embedder, bulk: Callable[[], Embedder], bulk_characters: int = BULK_CHARACTERS
@@ -138,6 +140,7 @@ class LocalMiniLM:
         self._bulk_factory = bulk
         self._bulk: Embedder | None = None
         self.bulk_characters = bulk_characters
+        self.characters_expected = 0  # by every ``expect`` of this embedder so far
 
     @property
     def model_id(self) -> str:
@@ -153,7 +156,8 @@ class LocalMiniLM:
         return self._bulk if self._bulk is not None else self._quick
 
     def expect(self, texts: Sequence[str]) -> None:
-        if self._bulk is None and sum(len(t) for t in texts) >= self.bulk_characters:
+        self.characters_expected += sum(len(t) for t in texts)
+        if self._bulk is None and self.characters_expected >= self.bulk_characters:
             self._bulk = self._bulk_factory()
 
     def embed(self, texts: Sequence[str]) -> Vectors:

@@ -151,26 +151,26 @@ def test_without_the_export_the_local_embedder_is_sentence_transformers_with_one
 
 
 @pytest.mark.slow
-def test_a_bulk_job_switches_the_process_to_torch_for_good_and_small_ones_stay_on_onnx(
+def test_a_process_with_much_to_embed_switches_to_torch_for_good_and_a_small_one_stays_on_onnx(
     onnx_dir: Path, tmp_path: Path
 ):
-    """Per text torch is faster here once loaded; a job of at least ``bulk_characters`` pays its load."""
+    """Per text torch is faster here once loaded: once the jobs of the process (the one ahead counted)
+    reach ``bulk_characters``, it pays torch's load; the texts the cache has do not count."""
     loads: list[str] = []
 
     def load_torch() -> Embedder:
         loads.append("torch")
         return SentenceTransformerEmbedder()
 
-    local = LocalMiniLM(OnnxEmbedder(onnx_dir / ONNX_FILE), load_torch, bulk_characters=2_000)
-    embedder = CachedEmbedder(local, EmbeddingCache(tmp_path / "embeddings.sqlite"))
     chunks = demo_chunks()
-    small = embedder.embed(chunks[:2])  # under 2,000 characters
+    first_four = sum(len(c) for c in chunks[:4])
+    local = LocalMiniLM(OnnxEmbedder(onnx_dir / ONNX_FILE), load_torch, bulk_characters=first_four + 1)
+    embedder = CachedEmbedder(local, EmbeddingCache(tmp_path / "embeddings.sqlite"))
+    small = embedder.embed(chunks[:2])
+    embedder.embed(chunks[:4])  # two new: the process has now embedded the first four, one short
     assert loads == [] and isinstance(local.running, OnnxEmbedder)
-    # the cache asks for what is missing only: the two chunks embedded already do not count
-    assert sum(len(c) for c in chunks[2:4]) < 2_000 <= sum(len(c) for c in chunks[:12])
-    embedder.embed(chunks[:4])
-    assert loads == []
-    bulk = embedder.embed(chunks[:12])
+    assert local.characters_expected == first_four
+    bulk = embedder.embed(chunks[:12])  # eight new: over the mark before they are embedded
     assert loads == ["torch"] and isinstance(local.running, SentenceTransformerEmbedder)
     embedder.embed(chunks[12:13])  # the process stays on torch, loaded once
     assert loads == ["torch"]
