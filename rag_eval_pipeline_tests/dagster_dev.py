@@ -14,7 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -48,30 +48,48 @@ def running_dagster_dev(
     env: dict[str, str] | None = None,
     stderr: IO[bytes] | int = subprocess.DEVNULL,
     timeout_s: float = 180.0,
+    sensors: bool = True,
 ) -> Iterator[str]:
     """`dagster dev` with no arguments, as `make ui` starts it in the project root: ``cwd`` gets the
     repository's pyproject.toml, which declares the code location (the tiny projects of the tests
     already have its dagster.yaml). Yields the URL once the webserver answers and the code location
-    shows its assets."""
+    shows its assets.
+
+    ``sensors=False``: the webserver and the daemon that `dagster dev` runs, started as two processes
+    on the same instance, the daemon only once every sensor is stopped. Under `dagster dev` the daemon
+    ticks the sensors as soon as it starts, before a test can stop them: the document sensor's first
+    tick launched an ingestion run, and on a loaded machine the automation sensor's runs wrote a
+    leaderboard over the one the test launched."""
     if cwd.resolve() != REPO:
         shutil.copy(REPO / "pyproject.toml", cwd / "pyproject.toml")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    dagster = Path(sys.executable).with_name("dagster")
-    process = subprocess.Popen(
-        [str(dagster), "dev", "-h", "127.0.0.1", "-p", str(port)],
-        cwd=cwd,
-        env=env if env is not None else {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"},
-        stdout=subprocess.DEVNULL,
-        stderr=stderr,
-        preexec_fn=restore_default_signals,
-        start_new_session=True,
-    )
-    try:
-        wait_until_served(url, process, timeout_s)
+    environ = env if env is not None else {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    if not sensors:  # both processes must find the instance `dagster dev` finds: the dagster.yaml of cwd
+        environ = {"DAGSTER_HOME": str(cwd.resolve()), **environ}
+    commands = [["dagster", "dev"]] if sensors else [["dagster-webserver"], ["dagster-daemon", "run"]]
+    with ExitStack() as processes:
+
+        def start(command: list[str], *args: str) -> subprocess.Popen[bytes]:
+            program = Path(sys.executable).with_name(command[0])  # the venv's, as `make ui` runs it
+            process = subprocess.Popen(
+                [str(program), *command[1:], *args],
+                cwd=cwd,
+                env=environ,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                preexec_fn=restore_default_signals,
+                start_new_session=True,
+            )
+            processes.callback(stop, process)
+            return process
+
+        webserver = start(commands[0], "-h", "127.0.0.1", "-p", str(port))
+        wait_until_served(url, webserver, timeout_s)
+        if not sensors:
+            stop_sensors(url)
+            start(commands[1])
         yield url
-    finally:
-        stop(process)
 
 
 def wait_until_served(

@@ -23,7 +23,7 @@ from rag_eval_pipeline.core.runs.run_tags import (
 )
 from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
-from rag_eval_pipeline_tests.dagster_dev import free_port, running_dagster_dev, stop_sensors
+from rag_eval_pipeline_tests.dagster_dev import free_port, running_dagster_dev
 
 EVALUATION_LINE = re.compile(r"^evaluation (eval-\S+) \((quick|full) mode\)")
 
@@ -239,10 +239,11 @@ def test_an_edited_objective_alone_reranks_the_board_that_run_prints(
 
 
 def dagster_dev(project: Path) -> AbstractContextManager[str]:
-    """`dagster dev` for the project, without the services the test must not reach."""
+    """`dagster dev` for the project, without the services the test must not reach; its sensors stopped
+    before the daemon starts (the test sees only the runs it launched)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL")}
     env["RAG_EVAL_PROJECT_DIR"] = str(project)
-    return running_dagster_dev(project, env=env)
+    return running_dagster_dev(project, env=env, sensors=False)
 
 
 @pytest.mark.slow
@@ -253,15 +254,16 @@ def test_launch_submits_stage_by_stage_to_dagster_dev(project: Path, capsys: pyt
         encoding="utf-8",
     )
     with dagster_dev(project) as url:
-        stop_sensors(url)
         code = main(["run", "--launch", url, "--chunk-configs", "fixed-60-0", "--profiles", "top2,broken"])
         captured = capsys.readouterr()
     assert code == 2, captured.err  # one partition failed on bad input (its profile); the others ran
     assert "FAILED: evaluate fixed-60-0 x broken" in captured.err and "models/missing" in captured.err
     evaluation_id = evaluation_id_in(captured.out)
     assert "submitted to " + url in captured.out.splitlines()[0]
-    assert "Recommended: fixed-60-0 x top2" in captured.out  # the leaderboard the launched runs wrote
+    assert "Recommended: fixed-60-0 x top2" in captured.out, captured.out  # what the launched runs wrote
     records = runs_of(project, evaluation_id)
+    with project_instance(project) as instance:  # no sensor launched a run of its own
+        assert instance.get_runs_count() == len(records)
     assert sorted((r.dagster_run.job_name, r.dagster_run.tags.get(PARTITION_TAG, "")) for r in records) == [
         ("chunking_job", "fixed-60-0"),
         ("evaluation_job", "fixed-60-0|broken"),

@@ -21,7 +21,7 @@ from rag_eval_pipeline.lib.partitions import CHUNK_CONFIG, PROFILE
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline.runner.launch import DagsterWebserver
 from rag_eval_pipeline_tests.conftest import CliRunFactory
-from rag_eval_pipeline_tests.dagster_dev import running_dagster_dev, stop_sensors
+from rag_eval_pipeline_tests.dagster_dev import running_dagster_dev
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_env
 
 LAUNCHED, BACKFILLED = "fixed-80-0", "fixed-90-0"  # both new: no partition, nothing computed
@@ -67,8 +67,8 @@ def test_a_new_chunk_config_launched_from_the_ui_runs_without_the_backfill_daemo
     project = cli_run().project  # evaluated once: only the new configs' partitions are stale
     monkeypatch.chdir(project)  # the instance's storage paths are relative to the project
     env = rag_eval_env(project)
-    with running_dagster_dev(project, env=env) as url:
-        stop_sensors(url)  # "by hand in the UI": the sensors would evaluate the new configs themselves
+    # sensors stopped ("by hand in the UI") before the daemon starts: they would evaluate the new configs
+    with running_dagster_dev(project, env=env, sensors=False) as url:
         add_chunk_configs(project, LAUNCHED, BACKFILLED)
 
         # the path of docs/running.md: the CLI submits every run of the config to the UI's instance
