@@ -3,7 +3,9 @@
 ``LLMAnswerer`` asks a chat model through the shared client (cached, rate-limited, retried, budgeted).
 ``ExtractiveAnswerer`` is the offline, deterministic default when no remote LLM is configured: it
 answers with the retrieved sentence(s) closest to the question, so the answer-evaluation path runs
-end to end on any machine, and it abstains when nothing retrieved is close enough.
+end to end on any machine, and it abstains when nothing retrieved is close enough. ``NoAnswers`` builds
+none (``answerer: off``, or offline when no question has a reference answer or keywords to score an
+extractive answer against): every row is kept, skipped with the reason, and nothing is embedded.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..llm.client import LLMClient
 from ..progress import Progress, no_progress
 from ..types import ChunkId, QuestionId, RetrievedChunk
 from .citations import parse_answer
+from .semantic import has_reference
 from .types import Answer, Confidence
 
 ANSWER_STAGE = "answers"
@@ -354,3 +357,39 @@ class ExtractiveAnswerer:
             abstained=True,
             answerer=self.model_id,
         )
+
+
+class NoAnswers:
+    """Answers not built: each question keeps its row with status ``skipped`` and ``reason`` as its
+    error, so every answer metric of that row says n/a and why, and nothing is embedded or asked."""
+
+    model_id = "none"
+    last_estimate: CostEstimate | None = None
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def answer_all(
+        self, items: Sequence[AnswerItem], progress: Progress = no_progress, budget_usd: float | None = None
+    ) -> list[Answer]:
+        progress(ANSWER_STAGE, len(items), len(items))
+        return [
+            Answer(
+                question_id=item.question_id,
+                text="",
+                cited_chunk_ids=(),
+                invalid_citations=(),
+                confidence=None,
+                abstained=False,
+                answerer=self.model_id,
+                status="skipped",
+                error=self.reason,
+            )
+            for item in items
+        ]
+
+
+def scorable(reference_answer: str | None, expected_keywords: Sequence[str]) -> bool:
+    """Whether a correctness metric can score an answer to the question: the semantic ones (and the
+    judge, and the hybrid) compare it with the reference answer, the keyword one looks for the keywords."""
+    return has_reference(reference_answer) or bool(expected_keywords)

@@ -73,7 +73,9 @@ def split_sentences(text: str) -> list[str]:
 
 
 def unanswered_reason(answer: Answer) -> str | None:
-    """Why an answer makes no claim to evaluate (failed or abstained), or None when it does."""
+    """Why an answer makes no claim to evaluate (failed, not built or abstained), or None when it does."""
+    if answer.status == "skipped":
+        return f"no answer: {answer.error or 'answers were not built'}"
     if answer.status == "failed":
         return f"no answer: answer generation failed ({answer.error or 'no error recorded'})"
     if answer.abstained:

@@ -15,7 +15,7 @@ from ..errors import ConfigError
 from ..metrics.names import SEMANTIC_SIMILARITY, RankBy
 from ..settings.settings_file import require_integer, require_unit
 
-AnswererChoice = Literal["auto", "llm", "extractive"]
+AnswererChoice = Literal["auto", "llm", "extractive", "off"]
 LLMJudging = Literal["auto", "on", "off"]
 ThresholdObjective = Literal["accuracy", "f1"]
 
@@ -49,7 +49,8 @@ class ProductionSettings:
 
 @dataclass(frozen=True)
 class AnswerSettings:
-    # auto: the LLM when OPENAI_API_KEY is set, else extractive (offline, deterministic, no LLM)
+    # auto: the LLM when OPENAI_API_KEY is set, else extractive (offline, deterministic, no LLM) where a
+    # question has a reference answer or keywords to score it against, else none; off: never any answer
     answerer: AnswererChoice = "auto"
     max_context_chars: int = 6000
     # The judge, the hybrid's judge and context_recall_llm. auto: only with an OpenAI-protocol LLM (the

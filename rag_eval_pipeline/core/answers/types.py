@@ -24,7 +24,7 @@ EVALUATION_METHODS: tuple[EvaluationMethod, ...] = (
 
 MetricStatus = Literal["ok", "skipped", "failed"]
 Confidence = Literal["HIGH", "MEDIUM", "LOW"]
-AnswerStatus = Literal["ok", "failed"]
+AnswerStatus = Literal["ok", "failed", "skipped"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,8 @@ class Answer:
     ``cited_chunk_ids`` are the retrieved chunks the answer cites, in order of first citation;
     ``invalid_citations`` are cited ids that were not among the retrieved chunks (a hallucinated
     citation). ``answerer`` names what answered (an LLM model id, or ``extractive:<embedder>``).
-    A failed answer (the LLM call failed after its retries) keeps its row with ``status='failed'``.
+    A failed answer (the LLM call failed after its retries) keeps its row with ``status='failed'``; an
+    answer not built (``NoAnswers``) keeps it with ``status='skipped'``; ``error`` says why.
     """
 
     question_id: QuestionId

@@ -5,7 +5,7 @@ import dagster as dg
 import pandas as pd
 
 from ...core.answers.agreement import LabelledQuestion, method_agreement, no_labels_report
-from ...core.answers.answering import AnswerItem, ExtractiveAnswerer, LLMAnswerer
+from ...core.answers.answering import AnswerItem, ExtractiveAnswerer, LLMAnswerer, NoAnswers, scorable
 from ...core.answers.judge import JudgeItem, LLMJudge
 from ...core.answers.labels import load_labels
 from ...core.answers.methods import ScoringItem, score_answers, similarity_texts
@@ -36,6 +36,7 @@ from ...core.generation.settings import GenerationSettings
 from ...core.llm.accounting import check_total_budget
 from ...core.llm.client import LLMClient
 from ...core.metrics.names import CITED_MEAN_RANK, CORRECTNESS_METRICS, PRODUCTION_METRICS
+from ...core.questions.datasets import TokenLevelDataset
 from ...core.settings.configs import RetrievalProfile
 from ...core.store.warehouse import ANSWER_SUMMARY
 from ...core.tables import questions_from_frame, records, retrieved_from_frame, stale_question_count
@@ -86,15 +87,28 @@ def answerer_for(
     embedder: CachedEmbedder,
     profile: RetrievalProfile,
     settings: AnswerSettings,
-) -> LLMAnswerer | ExtractiveAnswerer:
-    """The LLM when chosen (or on ``auto`` with an OpenAI-protocol endpoint), else the extractive one."""
+    questions: TokenLevelDataset,
+) -> LLMAnswerer | ExtractiveAnswerer | NoAnswers:
+    """The LLM when chosen (or on ``auto`` with an OpenAI-protocol endpoint), else the extractive one;
+    none on ``off``, nor on ``auto`` offline when no question has what a correctness metric scores an
+    extractive answer against (its answers would be embedded for nothing: every answer column n/a)."""
+    where = project.answer_evaluation_file
+    if settings.answerer == "off":
+        return NoAnswers(f"answerer: off in {where}")
     llm_settings = step_settings(project, GenerationSettings).llm
     if settings.answerer == "extractive" or (settings.answerer == "auto" and not llm.is_remote(llm_settings)):
+        if settings.answerer == "auto" and not any(
+            scorable(q.reference_answer, q.expected_keywords) for q in questions
+        ):
+            return NoAnswers(
+                "not built: no question has a reference answer or keywords to score an extractive answer "
+                f"against (answerer: auto, no LLM); set answerer: extractive in {where} to build them anyway"
+            )
         return ExtractiveAnswerer(embedder)
     client = required_llm_client(
         project,
         llm,
-        f"answerer: llm in {project.answer_evaluation_file} asks an LLM to answer",
+        f"answerer: llm in {where} asks an LLM to answer",
         "set answerer: auto",
     )
     return LLMAnswerer(client, profile.system_prompt, max_context_chars=settings.max_context_chars)
@@ -219,8 +233,10 @@ def answers(
     profile = profile_for(project, profile_name)
     settings = step_settings(project, AnswerSettings)
     progress = progress_for(context)
-    answerer = answerer_for(project, llm, embedder.get(progress, announce_for(context)), profile, settings)
     questions = evaluated_questions(project, evaluation, eval_questions, chunk_config)
+    answerer = answerer_for(
+        project, llm, embedder.get(progress, announce_for(context)), profile, settings, questions
+    )
     hits = retrieved_from_frame(retrieval_results)
     items = [AnswerItem(e.question_id, e.query, tuple(hits.get(e.question_id, []))) for e in questions]
     with input_errors_fail_the_step(f"{chunk_config} x {profile_name}: "):
@@ -252,7 +268,8 @@ def answers(
         "answerer": answerer.model_id,
         "n_answered": int((ok & ~frame["abstained"]).sum()),
         "n_abstained": int((ok & frame["abstained"]).sum()),
-        "n_failed": int((~ok).sum()),
+        "n_failed": int((frame["status"] == "failed").sum()),
+        "n_skipped": int((frame["status"] == "skipped").sum()),
         "mean_citations": metric_value(float(frame.loc[ok, "n_cited"].mean()) if ok.any() else 0.0),
         "invalid_citations": int(frame["invalid_citations"].map(len).sum()),
     }
@@ -264,9 +281,12 @@ def answers(
         f"{chunk_config} x {profile_name}: {metadata['n_answered']} answered, {metadata['n_abstained']} "
         f"abstained, {metadata['n_failed']} failed ({answerer.model_id})"
     )
-    if not ok.all():
+    if isinstance(answerer, NoAnswers):
+        metadata["skipped_reason"] = answerer.reason
+        context.log.info(f"{chunk_config} x {profile_name}: no answers: {answerer.reason}")
+    if metadata["n_failed"]:
         # the reason in the UI and the run log, not only in the table: a bad key fails every row alike
-        first = frame.loc[~ok].iloc[0]
+        first = frame.loc[frame["status"] == "failed"].iloc[0]
         metadata["first_failure"] = f"{first['question_id']}: {first['error']}"
         context.log.warning(
             f"{chunk_config} x {profile_name}: {metadata['n_failed']} of {len(frame)} answers failed and "
@@ -381,7 +401,7 @@ def answer_metrics(
     summary = {
         **provenance,
         "n_questions": len(frame),
-        "n_answers_failed": int((answers["status"] != "ok").sum()),
+        "n_answers_failed": int((answers["status"] == "failed").sum()),
         **outcome_summary(frame, SUMMARY_METRICS),
         **{f"semantic_validation_{v}": int((frame["semantic_validation"] == v).sum()) for v in VERDICTS},
         **{f"agreement_{p}": int((frame["agreement_pattern"] == p).sum()) for p in PATTERNS},

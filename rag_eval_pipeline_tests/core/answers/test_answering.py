@@ -14,10 +14,13 @@ from rag_eval_pipeline.core.answers.answering import (
     AnswerItem,
     ExtractiveAnswerer,
     LLMAnswerer,
+    NoAnswers,
     build_answer_messages,
     confidence_for,
+    scorable,
     sentence_answer_text,
 )
+from rag_eval_pipeline.core.answers.grounding import unanswered_reason
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price
@@ -283,3 +286,25 @@ def test_the_abstention_threshold_and_confidence_bands(minilm: Embedder):
 )
 def test_sentence_answer_text(sentence: str, text: str | None):
     assert sentence_answer_text(sentence) == text
+
+
+# --- no answers ----------------------------------------------------------------------------------------
+
+
+def test_no_answers_keeps_every_row_skipped_with_its_reason_and_the_metrics_say_it():
+    answered = NoAnswers("answerer: off in data/answer_evaluation.yaml").answer_all(ITEMS)
+    assert [a.question_id for a in answered] == [i.question_id for i in ITEMS]
+    assert {(a.status, a.text, a.cited_chunk_ids, a.abstained) for a in answered} == {
+        ("skipped", "", (), False)
+    }
+    assert unanswered_reason(answered[0]) == "no answer: answerer: off in data/answer_evaluation.yaml"
+
+
+@pytest.mark.parametrize(
+    ("reference", "keywords", "expected"),
+    [("It runs at 1,450 rpm.", (), True), (None, ("1,450 rpm",), True), ("  ", (), False), (None, (), False)],
+)
+def test_an_answer_is_scorable_with_a_reference_answer_or_keywords(
+    reference: str | None, keywords: tuple[str, ...], expected: bool
+):
+    assert scorable(reference, keywords) is expected
