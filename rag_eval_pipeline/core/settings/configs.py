@@ -20,7 +20,7 @@ import yaml
 
 from ..errors import WORKSPACE_HINT, ConfigError
 from ..types import ChunkConfigName, ProfileName, sha256_hex
-from .settings_file import build_settings
+from .settings_file import build_settings, parse_yaml
 
 # One path component and one partition key: starts with a letter or digit (so never ".", ".." or a
 # hidden ".name"), then letters, digits, '_', '.', '-'; short enough for folder and collection names.
@@ -452,7 +452,7 @@ def _read_yaml(path: str | Path) -> dict[str, Any]:
 
 def _parse_yaml(text: str, path: str | Path) -> dict[str, Any]:
     try:
-        document = yaml.safe_load(text)
+        document = parse_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from None
     if not isinstance(document, dict):

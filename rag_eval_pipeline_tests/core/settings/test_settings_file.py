@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,7 +20,14 @@ from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.generation.settings import GenerationSettings
 from rag_eval_pipeline.core.settings.configs import ChunkConfigsFile, ProfilesFile
 from rag_eval_pipeline.core.settings.monitoring_settings import MonitoringSettings
-from rag_eval_pipeline.core.settings.settings_file import build_settings, check_value, describe
+from rag_eval_pipeline.core.settings.settings_file import (
+    _parsed,
+    build_settings,
+    check_value,
+    describe,
+    parse_yaml,
+    read_settings_file,
+)
 
 PATH = Path("data/some.yaml")
 
@@ -215,3 +223,23 @@ def test_each_settings_file_refuses_a_wrong_type_naming_the_key(cls: type, raw: 
     with pytest.raises(ConfigError) as err:
         build_settings(cls, raw, PATH, fixed={"source": str(PATH)})
     assert str(err.value).startswith(f"{PATH}: {message}")
+
+
+def test_a_settings_text_is_parsed_once_and_every_reader_gets_its_own_copy(tmp_path: Path):
+    path = tmp_path / "monitoring.yaml"
+    path.write_text("quick:\n  sample_size: 7\nregression:\n  metrics: [mrr]\n", encoding="utf-8")
+    first = read_settings_file(path)
+    assert first is not None
+    first["regression"]["metrics"].append("span_iou")  # a reader changing what it got
+    hits = _parsed.cache_info().hits
+    again = read_settings_file(path)
+    assert _parsed.cache_info().hits == hits + 1  # the same text: not parsed again
+    assert again == {"quick": {"sample_size": 7}, "regression": {"metrics": ["mrr"]}}
+    path.write_text("quick:\n  sample_size: 8\n", encoding="utf-8")  # an edit is read as edited
+    assert read_settings_file(path) == {"quick": {"sample_size": 8}}
+
+
+def test_invalid_yaml_quotes_the_bad_line_with_a_caret():
+    with pytest.raises(yaml.YAMLError) as raised:
+        parse_yaml("profiles:\n  - name: [top2\n    top_k: 2\n")
+    assert "  - name: [top2\n" in str(raised.value) and "^" in str(raised.value)
