@@ -1,4 +1,5 @@
-"""Question tables: reference answers and expected keywords survive the frame and Parquet."""
+"""Question tables: reference answers and expected keywords survive the frame and Parquet; so do retrieved
+chunks with their retriever ranks and scores, None where a retriever did not find the chunk."""
 
 from __future__ import annotations
 
@@ -18,8 +19,18 @@ from rag_eval_pipeline.core.tables import (
     generated_token_level_to_frame,
     questions_from_frame,
     questions_to_frame,
+    retrieved_from_frame,
+    retrieved_to_frame,
 )
-from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, QuestionId, Rejection
+from rag_eval_pipeline.core.types import (
+    CharacterSpan,
+    ChunkId,
+    DocumentId,
+    QueryTrace,
+    QuestionId,
+    Rejection,
+    RetrievedChunk,
+)
 
 DOC = "The pump runs at 1,450 rpm. The alarm fires at 7.5 bar."
 
@@ -126,3 +137,39 @@ def test_chunk_question_frames_carry_answers_and_keywords(tmp_path: Path) -> Non
     assert back.answers_sha256 == dataset.answers_sha256
     older = frame.drop(columns=["reference_answer", "expected_keywords"])
     assert all(e.reference_answer is None for e in chunk_questions_from_frame(older))
+
+
+def test_retrieved_chunks_survive_the_frame_and_parquet_in_rank_order(tmp_path: Path):
+    q1, q2 = QuestionId("q1"), QuestionId("q2")
+
+    def hit(q: QuestionId, rank: int, **found: object) -> RetrievedChunk:
+        return RetrievedChunk(
+            q, rank, ChunkId(f"c{rank}"), DocumentId("a.md"), rank, rank + 5, 0.5 / rank, DOC[:5], **found
+        )  # type: ignore[arg-type]
+
+    results = {
+        q2: [hit(q2, 1, found_by="bm25", bm25_rank=1, bm25_score=3.5)],
+        q1: [
+            hit(
+                q1,
+                1,
+                found_by="both",
+                knn_rank=2,
+                knn_score=0.8,
+                bm25_rank=1,
+                bm25_score=2.0,
+                fused_score=0.03,
+            ),
+            hit(q1, 2, knn_rank=1, knn_score=0.9, rerank_score=-1.25),
+        ],
+    }
+    traces = {q: QueryTrace(q, "pump speed", knn_candidates=10, bm25_candidates=10) for q in (q1, q2)}
+    frame = retrieved_to_frame(results, traces)
+    path = tmp_path / "retrieval_results.parquet"
+    frame.iloc[::-1].to_parquet(path)  # stored in any order: read back by question, then rank
+
+    read = retrieved_from_frame(pd.read_parquet(path))
+    assert read == {q1: results[q1], q2: results[q2]} and list(read) == [q1, q2]
+    assert read[q2][0].knn_rank is None and read[q2][0].knn_score is None
+    untraced = retrieved_from_frame(retrieved_to_frame(results).drop(columns=["found_by"]))
+    assert {h.found_by for hits in untraced.values() for h in hits} == {"knn"}  # a table from before it

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import fields
 from typing import Any
 
 import pandas as pd
 
 from ..metrics.names import PRECISION_OMEGA, SPAN_RECALL
+from .attribution import ChunkTrace
 from .diagnose import Diagnosis, QuestionDiagnosis
 from .stages import ANSWER_STAGES, RETRIEVAL_STAGES, THRESHOLD
 
@@ -74,6 +75,10 @@ _COLUMNS = (
 )
 
 
+# a trace's fields are plain values: read directly, not through ``asdict``'s deep copy (5x slower)
+_TRACE_FIELDS = tuple(f.name for f in fields(ChunkTrace))
+
+
 def _row(q: QuestionDiagnosis, top_k: int) -> dict[str, Any]:
     a, o = q.attribution, q.oracles
     size = a.reference_chars
@@ -102,7 +107,7 @@ def _row(q: QuestionDiagnosis, top_k: int) -> dict[str, Any]:
             [[s.doc_id, s.start, s.end, s.text] for s in q.example.relevant_spans], ensure_ascii=False
         ),
         "segments": json.dumps([[s.doc_id, s.start, s.end, s.stage, s.threshold] for s in a.segments]),
-        "chunk_trace": json.dumps([asdict(c) for c in a.chunks]),
+        "chunk_trace": json.dumps([{f: getattr(c, f) for f in _TRACE_FIELDS} for c in a.chunks]),
     }
     for stage in RETRIEVAL_STAGES:
         row[f"{stage}_chars"] = a.lost[stage]
