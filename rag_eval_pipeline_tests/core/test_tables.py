@@ -4,6 +4,7 @@ chunks with their retriever ranks and scores, None where a retriever did not fin
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -142,10 +143,10 @@ def test_chunk_question_frames_carry_answers_and_keywords(tmp_path: Path) -> Non
 def test_retrieved_chunks_survive_the_frame_and_parquet_in_rank_order(tmp_path: Path):
     q1, q2 = QuestionId("q1"), QuestionId("q2")
 
-    def hit(q: QuestionId, rank: int, **found: object) -> RetrievedChunk:
+    def hit(q: QuestionId, rank: int, **found: Any) -> RetrievedChunk:
         return RetrievedChunk(
             q, rank, ChunkId(f"c{rank}"), DocumentId("a.md"), rank, rank + 5, 0.5 / rank, DOC[:5], **found
-        )  # type: ignore[arg-type]
+        )
 
     results = {
         q2: [hit(q2, 1, found_by="bm25", bm25_rank=1, bm25_score=3.5)],
