@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, UnknownNameError
 from .configs import DEFAULT_MAX_CHUNK_CONFIGS, ChunkConfig, build_config_entry, load_chunk_configs
 from .yaml_entries import edit_entries, entry_name_of, set_entry_value
 
@@ -179,7 +179,7 @@ def apply_to_documents(target: Path, name: str, documents: Collection[str]) -> D
     text = target.read_text(encoding="utf-8")
     configs: dict[str, ChunkConfig] = {c.name: c for c in load_chunk_configs(target)}
     if name not in configs:
-        raise ConfigError(
+        raise UnknownNameError(
             f"no chunk config named {name!r} in {target}; configured: {', '.join(configs)}. To try a new "
             f"config on some documents, apply a file whose entry lists them (documents: [...]): "
             f"`rag-eval chunk-configs apply FILE`"
