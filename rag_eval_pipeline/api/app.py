@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -127,8 +128,14 @@ class Call:
         return dict(body)
 
 
+class ObjectList:
+    """The kind of a body field that is a list of JSON objects (chunk config entries)."""
+
+
 def _is_a(value: Any, kinds: type | tuple[type, ...]) -> bool:
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    if ObjectList in kinds:
+        return isinstance(value, list) and all(isinstance(v, dict) for v in value)
     if isinstance(value, bool) and bool not in kinds:
         return False
     if isinstance(value, list) and list in kinds:
@@ -137,7 +144,8 @@ def _is_a(value: Any, kinds: type | tuple[type, ...]) -> bool:
 
 
 def _kind_names(kinds: type | tuple[type, ...]) -> str:
-    names = {
+    names: dict[type, str] = {
+        ObjectList: "a list of objects",
         str: "a string",
         int: "an integer",
         bool: "true or false",
@@ -198,41 +206,55 @@ def create_run(call: Call) -> Any:
         return view_evaluation(instance, call.files, record.evaluation_id).record(with_runs=False)
 
 
-def list_runs(call: Call) -> Any:
-    from ..runner.run_status import count_evaluations, recent_evaluations
-    from .evaluations import EvaluationRecords, _view, reap_workers
+def regenerate(call: Call) -> Any:
+    """``rag-eval regenerate-questions [--document DOC...] [--generator G]``, in a worker: answers at once
+    with the id `GET /runs/{id}` follows."""
+    from ..core.generation.settings import TokenLevelGenerator
+    from .evaluations import start_regeneration, view_evaluation
 
-    reap_workers()
+    body = call.fields({"document_ids": list, "generator": str})
+    generators = get_args(TokenLevelGenerator)
+    if body.get("generator") is not None and body["generator"] not in generators:
+        raise ApiError(422, f"field 'generator': choose one of {', '.join(generators)}")
+    if body.get("document_ids") == []:
+        raise ApiError(
+            422, "field 'document_ids': give at least one document id (or glob), or leave it out for all"
+        )
+    record = start_regeneration(call.files, body.get("document_ids"), body.get("generator"), call.token.name)
+    with _instance(call.files) as instance:
+        return view_evaluation(instance, call.files, record.evaluation_id).record(with_runs=False)
+
+
+def apply_chunk_configs(call: Call) -> Any:
+    """``rag-eval chunk-configs apply FILE``, the file's entries in the body: merged by name into
+    data/chunk_configs.yaml (added, changed, unchanged), the partitions synced."""
+    from ..core.settings.chunk_config_edits import chunk_config_entries
+    from ..runner.settings_edits import merge_chunk_config_entries, sync_partitions_of
+
+    body = call.fields({"chunk_configs": ObjectList}, required=["chunk_configs"])
+    entries = chunk_config_entries(body["chunk_configs"], "the request body")
+    merge = merge_chunk_config_entries(call.files, entries, "the request body")
+    changes = sync_partitions_of(call.files)
+    return {
+        "added": list(merge.added),
+        "changed": list(merge.changed),
+        "unchanged": list(merge.unchanged),
+        "partitions_added": list(changes.add_chunk_configs),
+    }
+
+
+def list_runs(call: Call) -> Any:
+    from .evaluations import list_evaluations
+
     limit, offset = call.paging(20)
     with _instance(call.files) as instance:
-        summaries = recent_evaluations(instance, offset + limit + 1)
-        total = count_evaluations(instance)
-    records = EvaluationRecords(call.files.root)
-    known = {s.evaluation_id for s in summaries}
-    # an evaluation asked for over HTTP whose first run does not exist yet is listed first
-    pending = [
-        r
-        for r in sorted(records.all(), key=lambda r: r.requested, reverse=True)
-        if r.evaluation_id not in known
-    ]
-    pending = [r for r in pending if not r.ended or r.error]
-    items: list[Any] = [("record", r) for r in pending] + [("summary", s) for s in summaries]
-    page = items[offset : offset + limit]
-    out = []
-    for kind, item in page:
-        if kind == "record":
-            out.append(_view(call.files, item.evaluation_id, "evaluation", item, ()).record(with_runs=False))
-        else:
-            out.append(
-                _view(
-                    call.files,
-                    item.evaluation_id,
-                    "evaluation",
-                    records.read(item.evaluation_id) if item.runs[0].tagged else None,
-                    item.runs,
-                ).record(with_runs=False)
-            )
-    return {"items": out, "total": total + len(pending), "limit": limit, "offset": offset}
+        items, total = list_evaluations(instance, call.files, limit, offset)
+    return {
+        "items": [v.record(with_runs=False) for v in items],
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+    }
 
 
 def get_run(call: Call) -> Any:
@@ -652,6 +674,18 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "questions stats",
     ),
     Endpoint(
+        "POST",
+        "/questions/regenerate",
+        regenerate,
+        "regenerate the synthetic questions, of every document or of some (answers at once with its id)",
+        "regenerate-questions [--document DOC...] [--generator G]",
+        body={
+            "type": "object",
+            "properties": {"document_ids": _LIST, "generator": {"type": "string"}},
+        },
+        status=202,
+    ),
+    Endpoint(
         "GET",
         "/metrics/{metric}/history",
         metric_history,
@@ -730,6 +764,18 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         status=201,
     ),
     Endpoint("GET", "/chunk-configs", list_chunk_configs, "the chunk configs", "chunk-configs list"),
+    Endpoint(
+        "POST",
+        "/chunk-configs",
+        apply_chunk_configs,
+        "merge chunk configs by name into data/chunk_configs.yaml",
+        "chunk-configs apply FILE",
+        body={
+            "type": "object",
+            "properties": {"chunk_configs": {"type": "array", "items": {"type": "object"}}},
+            "required": ["chunk_configs"],
+        },
+    ),
     Endpoint(
         "POST",
         "/chunk-configs/{name}/apply",
@@ -856,7 +902,11 @@ def create_app(root: Path) -> Starlette:
     def authorized(request: Request, roles: frozenset[str]) -> ApiToken | Response:
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
-        holder = store.holder(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+        try:
+            holder = store.holder(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+        except InputError as exc:  # a damaged token file: said here, not to whoever asks
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            return _error(503, "the server cannot read its token file: its output says why")
         if holder is None:
             return _error(
                 401,
@@ -915,5 +965,5 @@ def create_app(root: Path) -> Starlette:
     routes = [route(e) for e in ENDPOINTS]
     routes.append(Route("/{path:path}", not_found, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]))
     app = Starlette(routes=routes)
-    app.add_middleware(BodyLimit)  # type: ignore[arg-type]
+    app.add_middleware(BodyLimit)
     return app

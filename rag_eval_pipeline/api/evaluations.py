@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.errors import InputError
 from ..core.project.project_files import ProjectFiles
+from ..core.project.workspace import PROJECT_DIR_ENV
 from ..core.runs.processes import ProcessIdentity
 from ..core.settings.monitoring_settings import EvaluationMode
 from ..core.store.files import locked, make_folder, write_text_atomically
@@ -69,6 +70,7 @@ class EvaluationRecord:
     evaluation_id: str
     triggered_by: str  # the token's name
     requested: str  # UTC ISO time
+    kind: Literal["evaluation", "regeneration"] = "evaluation"
     chunk_configs: list[str] | None = None
     profiles: list[str] | None = None
     mode: EvaluationMode = "full"
@@ -79,6 +81,9 @@ class EvaluationRecord:
     ended: bool = False
     outcome: str = ""  # the worker's last word: completed, failed, cancelled
     error: str = ""  # bad input found before any run, or why the worker stopped
+    documents: list[str] | None = None  # a regeneration's documents (None: all)
+    generator: str | None = None  # a regeneration's generator override
+    result: dict[str, Any] | None = None  # a regeneration's counts (`regenerate-questions --format json`)
 
     def worker_gone(self) -> bool:
         process = ProcessIdentity.parse(self.worker)
@@ -93,6 +98,9 @@ class EvaluationRecords:
         return self.root / RECORDS / f"{check_ref(evaluation_id)}.json"
 
     def read(self, evaluation_id: str) -> EvaluationRecord | None:
+        """The record of an evaluation the API started; None for any other id (a nightly's, a CLI's)."""
+        if not REF.match(evaluation_id):
+            return None
         path = self.path(evaluation_id)
         if not path.is_file():
             return None
@@ -139,19 +147,52 @@ def start_evaluation(files: ProjectFiles, body: EvaluationOrderBody, triggered_b
     if body.sample_size is not None and (body.mode != "quick" or body.sample_size < 1):
         raise InputError("--sample-size takes a number >= 1 and applies to --mode quick only")
     plan_main_job(files.load_configs(), body.chunk_configs, body.profiles)  # unknown names: 400 now
-    records = EvaluationRecords(files.root)
-    record = EvaluationRecord(
-        evaluation_id=new_evaluation_id(),
-        triggered_by=triggered_by,
-        requested=datetime.now(UTC).isoformat(timespec="seconds"),
-        **asdict(body),
+    return _start_worker(
+        files,
+        EvaluationRecord(
+            evaluation_id=new_evaluation_id(),
+            triggered_by=triggered_by,
+            requested=datetime.now(UTC).isoformat(timespec="seconds"),
+            **asdict(body),
+        ),
     )
+
+
+def start_regeneration(
+    files: ProjectFiles, documents: Sequence[str] | None, generator: str | None, triggered_by: str
+) -> EvaluationRecord:
+    """`rag-eval regenerate-questions [--document DOC...] [--generator G]` in a worker: ``documents``
+    (ids or globs, checked against the corpus now: bad input is InputError, nothing started)."""
+    from ..core.evaluation.document_scope import resolve_documents
+    from ..core.runs.evaluation_ids import new_evaluation_id
+
+    resolved = None
+    if documents is not None:
+        resolved = resolve_documents(documents, [d.doc_id for d in files.load_corpus()], "document_ids")
+    return _start_worker(
+        files,
+        EvaluationRecord(
+            evaluation_id="regen-" + new_evaluation_id().removeprefix("eval-"),
+            triggered_by=triggered_by,
+            requested=datetime.now(UTC).isoformat(timespec="seconds"),
+            kind="regeneration",
+            documents=resolved,
+            generator=generator,
+            plan=[["ingestion", "ingestion_job", ""]],
+        ),
+    )
+
+
+def _start_worker(files: ProjectFiles, record: EvaluationRecord) -> EvaluationRecord:
+    """Records the request and starts its worker (worker.py) with the workspace as its project."""
+    records = EvaluationRecords(files.root)
     records.write(record)
     log = records.path(record.evaluation_id).with_suffix(".log")
     with open(log, "ab") as out:
         worker = subprocess.Popen(
             [sys.executable, "-m", "rag_eval_pipeline.api.worker", str(files.root), record.evaluation_id],
             cwd=files.root,
+            env={**os.environ, PROJECT_DIR_ENV: str(files.root)},
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -194,7 +235,7 @@ class EvaluationView:
     """One evaluation (or one run) as the API shows it."""
 
     id: str
-    kind: Literal["evaluation", "run"]
+    kind: Literal["evaluation", "run", "regeneration"]
     status: ApiStatus
     mode: str
     trigger: str
@@ -204,6 +245,7 @@ class EvaluationView:
     runs: list[dict[str, object]] = field(default_factory=list)
     error: str = ""
     cancel_requested: str = ""
+    result: dict[str, Any] | None = None  # a regeneration's counts
 
     def record(self, with_runs: bool = True) -> dict[str, object]:
         out = asdict(self)
@@ -239,6 +281,33 @@ def view_evaluation(
     return _view(files, ref, kind, record, runs)
 
 
+def list_evaluations(
+    instance: dg.DagsterInstance, files: ProjectFiles, limit: int, offset: int
+) -> tuple[list[EvaluationView], int]:
+    """``GET /runs``: a page of the evaluations `rag-eval list` shows, newest first, after those asked
+    for over HTTP that have no run yet (still planning, or refused before any run); and how many there
+    are in all."""
+    from ..runner.run_status import count_evaluations, evaluation_run_count, recent_evaluations
+
+    reap_workers()
+    summaries = recent_evaluations(instance, offset + limit)
+    total = count_evaluations(instance)
+    records = EvaluationRecords(files.root)
+    with_runs = {s.evaluation_id for s in summaries}
+    without_runs = [
+        r
+        for r in sorted(records.all(), key=lambda r: r.requested, reverse=True)
+        if r.evaluation_id not in with_runs
+        and (not r.ended or r.error)
+        and not evaluation_run_count(instance, r.evaluation_id)
+    ]
+    views = [_view(files, r.evaluation_id, "evaluation", r, ()) for r in without_runs]
+    views += [
+        _view(files, s.evaluation_id, "evaluation", records.read(s.evaluation_id), s.runs) for s in summaries
+    ]
+    return views[offset : offset + limit], total + len(without_runs)
+
+
 def _view(
     files: ProjectFiles,
     ref: str,
@@ -255,19 +324,25 @@ def _view(
     status: ApiStatus
     if runs:
         status = _STATUS_OF_STATE[evaluation_state(runs)]
-        if not worker_done and status in ("completed", "failed"):  # between two runs
-            status = "running"
-        if worker_done and record is not None and record.outcome == "cancelled" and status == "running":
-            status = "cancelled"
+        if not worker_done and status in ENDED:  # between two runs, or recording the cancelled ones
+            cancelled = status == "cancelled" or any(r.cancel_requested for r in runs)
+            status = "cancelling" if cancelled else "running"
+        if (
+            worker_done
+            and record is not None
+            and record.outcome == "cancelled"
+            and status in ("running", "failed")
+        ):
+            status = "cancelled"  # interrupted while it planned: its runs may not say so
     elif not worker_done:
-        status = "pending"
+        status = "cancelling" if record is not None and record.outcome == "cancelled" else "pending"
     else:
         status = "cancelled" if record is not None and record.outcome == "cancelled" else "failed"
     failures = [str(r.failure) for r in runs if r.failure]
     first = runs[0] if runs else None
     return EvaluationView(
         id=ref,
-        kind=kind,
+        kind="regeneration" if record is not None and record.kind == "regeneration" else kind,
         status=status,
         mode=(first.mode if first is not None else "") or (record.mode if record is not None else ""),
         trigger=first.facts.trigger if first is not None else "api",
@@ -279,6 +354,7 @@ def _view(
         runs=[r.record() for r in runs],
         error=error or "; ".join(dict.fromkeys(failures)),
         cancel_requested=next((r.cancel_requested for r in runs if r.cancel_requested), ""),
+        result=record.result if record is not None else None,
     )
 
 

@@ -85,7 +85,7 @@ class TokenStore:
                     "or choose another name"
                 )
             created = datetime.now(UTC).isoformat(timespec="seconds")
-            self._write([*tokens, ApiToken(name, role, token_hash(token), created)])  # type: ignore[arg-type]
+            self._write([*tokens, ApiToken(name, role, token_hash(token), created)])
         return token
 
     def revoke(self, name: str) -> ApiToken:

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..core.errors import InputError, StorageError
 from ..core.project.project_files import ProjectFiles
 from ..core.runs.caller import acting_as, api_caller
-from .evaluations import EvaluationRecords
+from .evaluations import EvaluationRecord, EvaluationRecords
 
 
 class RecordEvents:
@@ -43,6 +43,8 @@ def run_worker(root: Path, evaluation_id: str) -> int:
     if record is None:
         print(f"no evaluation record {evaluation_id} in {root}", file=sys.stderr)
         return 1
+    if record.kind == "regeneration":
+        return _regenerate(root, record, records)
     order = EvaluationOrder(
         chunk_configs=record.chunk_configs,
         profiles=record.profiles,
@@ -69,6 +71,32 @@ def run_worker(root: Path, evaluation_id: str) -> int:
     print(f"evaluation {evaluation_id}: {outcome.counts()}", flush=True)
     records.update(evaluation_id, ended=True, outcome=result)
     return outcome.exit_code
+
+
+def _regenerate(root: Path, record: EvaluationRecord, records: EvaluationRecords) -> int:
+    """`rag-eval regenerate-questions` for the record: one ingestion run tagged with its id."""
+    from ..runner.instance import project_instance
+    from ..runner.regenerate import regenerate_questions
+
+    evaluation_id = record.evaluation_id
+    try:
+        with acting_as(api_caller(record.triggered_by)), project_instance(root) as instance:
+            outcome = regenerate_questions(
+                instance,
+                generator=record.generator,
+                documents=record.documents,
+                evaluation_id=evaluation_id,
+            )
+    except BaseException as exc:
+        traceback.print_exc()
+        records.update(evaluation_id, ended=True, outcome="failed", error=f"{type(exc).__name__}: {exc}")
+        return 1
+    print(outcome.describe(), flush=True)
+    if outcome.failure is not None:
+        records.update(evaluation_id, ended=True, outcome="failed", error=str(outcome.failure))
+        return 2 if outcome.failure.bad_input else 1
+    records.update(evaluation_id, ended=True, outcome="completed", result=outcome.record())
+    return 0
 
 
 def main() -> int:

@@ -498,6 +498,10 @@ def recent_evaluations(
     return sorted(summaries, key=lambda s: s.started, reverse=True)
 
 
+def evaluation_run_count(instance: dg.DagsterInstance, evaluation_id: str) -> int:
+    return instance.get_runs_count(dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id}))
+
+
 def count_evaluations(instance: dg.DagsterInstance) -> int:
     """How many evaluations `recent_evaluations` can list: the evaluation ids, and each run without one."""
     ids = sorted({v for _, values in instance.get_run_tags([EVALUATION_ID_TAG]) for v in values})

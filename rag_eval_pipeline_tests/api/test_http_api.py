@@ -284,6 +284,27 @@ def test_chunk_configs_list_and_apply_to_documents(served: Served) -> None:
     configs.write_text(configs.read_text().split("  - name: pumps-only")[0])  # as the other tests expect
 
 
+def test_chunk_configs_merged_from_a_body_as_from_a_file(served: Served) -> None:
+    configs = served.project / "data" / "chunk_configs.yaml"
+    before = configs.read_text()
+    entry = {"name": "fixed-90-0", "chunker": "fixed", "chunk_size": 90}
+    status, merged = served.call("POST", "/chunk-configs", {"chunk_configs": [entry]})
+    assert (
+        status == 200 and merged["added"] == ["fixed-90-0"] and merged["partitions_added"] == ["fixed-90-0"]
+    )
+    status, again = served.call("POST", "/chunk-configs", {"chunk_configs": [entry]})
+    assert status == 200 and again["unchanged"] == ["fixed-90-0"] and again["added"] == []
+    status, answer = served.call("POST", "/chunk-configs", {"chunk_configs": [{**entry, "chunk_size": "x"}]})
+    assert (
+        status == 400 and answer["error"].startswith("the request body") and "chunk_size" in answer["error"]
+    )
+    assert served.call("POST", "/chunk-configs", {"chunk_configs": ["fixed"]})[0] == 422
+    assert (
+        served.call("POST", "/chunk-configs", {"chunk_configs": []})[0] == 400
+    )  # the CLI's "non-empty list"
+    configs.write_text(before)
+
+
 def _wait_for(
     served: Served, ref: str, done: Callable[[dict[str, Any]], bool], timeout: float = 240
 ) -> list[dict[str, Any]]:
@@ -359,6 +380,35 @@ def test_cancelling_a_run_over_http(served: Served) -> None:
     status, answer = served.call("DELETE", f"/runs/{ref}")
     assert status == 409 and answer["error"].startswith("nothing to cancel")
     assert "status: cancelled" in rag_eval(served.project, "status", ref).stdout
+    # cancelled before its first run: its worker is interrupted while it plans
+    status, started = served.call("POST", "/runs", body)
+    status, cancel = served.call("DELETE", f"/runs/{started['id']}")
+    assert status == 202 and cancel["status"] in ("cancelling", "cancelled"), cancel
+    final = _wait_for(
+        served, started["id"], lambda d: d["status"] not in ("pending", "running", "cancelling")
+    )[-1]
+    assert final["status"] == "cancelled", final
+
+
+@pytest.mark.slow
+def test_questions_regenerated_over_http(served: Served) -> None:
+    status, answer = served.call("POST", "/questions/regenerate", {"document_ids": ["nope.md"]})
+    assert status == 400 and "nope.md" in answer["error"]
+    assert served.call("POST", "/questions/regenerate", {"generator": "nope"})[0] == 422
+    settings = "evaluate_on: both\ntoken_level:\n  n_questions: 6\n  passage_min_chars: 40\n"
+    (served.project / "data/generation.yaml").write_text(settings, encoding="utf-8")  # as cli/test_runs.py
+    known_item = {"generator": "known-item"}
+    for body, documents in (
+        (known_item, "all"),
+        ({**known_item, "document_ids": ["beta/*.md"]}, ["beta/staff.md"]),
+    ):
+        status, started = served.call("POST", "/questions/regenerate", body)
+        assert status == 202 and started["id"].startswith("regen-") and started["kind"] == "regeneration"
+        final = _wait_for(served, started["id"], lambda d: d["status"] not in ("pending", "running"))[-1]
+        assert final["status"] == "completed", final
+        assert final["result"]["documents"] == documents
+        assert [r["job"] for r in final["runs"]] == ["ingestion_job"]
+        assert "trigger: api by ops-admin" in rag_eval(served.project, "status", started["id"]).stdout
 
 
 def test_a_revoked_token_is_refused_and_no_token_text_is_left_anywhere(served: Served) -> None:

@@ -53,6 +53,13 @@ def read_chunk_config_file(path: Path) -> list[ChunkConfigEntry]:
         raise ConfigError(f"{path} does not exist: give the path of a YAML file of chunk configs") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    return chunk_config_entries(document, path)
+
+
+def chunk_config_entries(document: Any, source: str | Path) -> list[ChunkConfigEntry]:
+    """The entries of a parsed file (or of an HTTP request's body, `POST /chunk-configs`): a mapping with
+    ``chunk_configs:`` only, or a bare list of entries; ``source`` names where they came from."""
+    path = source
     if isinstance(document, dict):
         unknown = sorted(set(document) - {CHUNK_CONFIGS_KEY})
         if unknown:
