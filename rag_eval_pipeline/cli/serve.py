@@ -65,7 +65,7 @@ def _serve(args: argparse.Namespace, context: CommandContext) -> int:
     sock = bind_socket(args.host, args.port)
     url = url_of(sock).rstrip("/") + PREFIX
     where = (
-        "this machine only (--host 0.0.0.0 listens on every interface)"
+        "127.0.0.1, this machine only: --host 0.0.0.0 listens on every interface"
         if args.host == LOOPBACK
         else f"{args.host}, in plain HTTP: every machine that reaches it can try tokens; put a TLS proxy in front"
     )
