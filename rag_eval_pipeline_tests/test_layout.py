@@ -6,9 +6,10 @@
 - lib/ (Dagster helpers) imports only lib/ and core/;
 - runner/ never imports defs/; it reaches the definitions only through definitions.build_definitions,
   inside a function (so planning and status stay free of the asset modules);
-- cli/ imports only runner/, annotate/ and core/: never a Dagster helper of lib/ (it finds the
+- cli/ imports only runner/, annotate/, api/ and core/: never a Dagster helper of lib/ (it finds the
   project's files with core/project/project_files.py, not a resource), defs/ or definitions.py;
 - annotate/ (the annotation page's web layer) imports only core/, where its rules live;
+- api/ (the HTTP API, `rag-eval serve`) is a layer like cli/ beside it: it imports runner/ and core/ only;
 - the package root holds only the entry points: definitions.py, __main__.py;
 - nothing, tests included, imports a private module of Dagster (``dagster._core``...): those change
   without notice between releases;
@@ -39,8 +40,9 @@ ALLOWED = {
     "lib": {"lib", "core"},
     "defs": {"defs", "lib", "core"},
     "runner": {"runner", "lib", "core"},
-    "cli": {"cli", "runner", "annotate", "core"},
+    "cli": {"cli", "runner", "annotate", "api", "core"},
     "annotate": {"annotate", "core"},
+    "api": {"api", "runner", "core"},
 }
 
 

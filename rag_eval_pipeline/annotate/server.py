@@ -1,4 +1,4 @@
-"""Serving the annotation page on 127.0.0.1 only, with uvicorn: in the foreground for `rag-eval
+"""Serving the annotation page on 127.0.0.1 only (and the HTTP API, `rag-eval serve`), with uvicorn: in the foreground for `rag-eval
 annotate`, or in a thread for tests. The socket is bound before the server starts, so a port in use is
 a clear error before anything is printed, and port 0 picks a free port whose URL is then known."""
 
@@ -22,15 +22,21 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 def bind_loopback(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:``port`` (0: a free port)."""
+    return bind_socket(LOOPBACK, port)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port`` (an IPv4 address; `rag-eval serve --host`)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((LOOPBACK, port))
-    except OSError as exc:
+        sock.bind((host, port))
+    except (OSError, OverflowError) as exc:
         sock.close()
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputError(
-            f"cannot listen on {LOOPBACK}:{port} ({exc.strerror}): choose another port with --port "
-            "(--port 0 picks a free one)"
+            f"cannot listen on {host}:{port} ({reason}): choose another port with --port "
+            "(--port 0 picks a free one) or another --host"
         ) from exc
     sock.listen(64)
     return sock

@@ -15,6 +15,7 @@ instance, so every run it makes shows up in the UI too.
   pool build [--depth N] | judgements status|export [--out FILE]|llm [--limit N] cli/judgements.py, cli/llm_judge.py
   init DIR --corpus DOCS | ui                                                     cli/workspace.py
   annotate [--port N] [--annotator NAME] [--holes [--setup S]]                    cli/annotate.py
+  serve [--host H] [--port N] | tokens create NAME --role R|list|revoke NAME      cli/serve.py
 
 Every command is registered in cli/registry.py (its module, handler and summary). cli/runs.py builds on
 runner/: evaluate.py (the one evaluation: plan.py plans it, in_process.py runs it here, launch.py submits

@@ -20,13 +20,11 @@ from pathlib import Path
 import yaml
 
 from ..core.errors import ConfigError
-from ..core.evaluation.document_scope import DocumentScope, resolve_documents
+from ..core.evaluation.document_scope import DocumentScope
 from ..core.project.project_files import ProjectFiles
 from ..core.settings.chunk_config_edits import (
     CHUNK_CONFIGS_KEY,
-    apply_to_documents,
     describe_merge,
-    merge_chunk_configs,
     normalized_note,
     read_chunk_config_file,
 )
@@ -35,14 +33,9 @@ from ..core.settings.configs import DEFAULT_SEPARATORS, ChunkConfig, RetrievalPr
 from ..core.settings.monitoring_settings import EVALUATION_MODES
 from ..core.settings.profile_edits import (
     ProfileEdit,
-    clone_profile,
-    create_profile,
-    delete_profile,
     parse_assignments,
-    update_profile,
 )
 from ..core.settings.profile_versions import ProfileVersions
-from ..core.settings.settings_file import edit_settings_file
 from ..core.settings.yaml_entries import entry_texts
 from ..core.text_table import format_table
 from .output import add_format_argument, render_records
@@ -263,35 +256,26 @@ def profile_record(profile: RetrievalProfile) -> dict[str, object]:
 
 def _edit_profile(args: argparse.Namespace, files: ProjectFiles) -> int:
     """`profiles create|update|delete|clone`: the file edited in place (comments kept), the new version
-    numbered by the ledger as for a hand edit, a partition added for a new profile."""
-    from ..runner.in_process import sync_configs
-    from ..runner.instance import project_instance
+    numbered by the ledger as for a hand edit, a partition added for a new profile
+    (runner/settings_edits.py, which the HTTP API calls too)."""
+    from ..runner.settings_edits import edit_profile
 
-    target = files.path(files.profiles_file)
-    settings = parse_assignments(getattr(args, "set", []))
-    before: dict[str, RetrievalProfile] = {p.name: p for p in files.load_configs().profiles}
-
-    def profile_edit() -> ProfileEdit:
-        if args.action == "create":
-            return create_profile(target, args.name, settings)
-        if args.action == "update":
-            return update_profile(target, args.name, settings, args.unset)
-        if args.action == "delete":
-            return delete_profile(target, args.name)
-        return clone_profile(target, args.name, args.new_name, settings)
-
-    edit = edit_settings_file(target, profile_edit)
-    configs = files.load_configs()  # numbers the new settings in the version ledger
-    profile = before[edit.name] if edit.action == "deleted" else configs.profile(edit.name)
-    with project_instance(files.root) as instance:
-        changes = sync_configs(instance, configs)
+    change = edit_profile(
+        files,
+        args.action,
+        args.name,
+        parse_assignments(getattr(args, "set", [])),
+        getattr(args, "unset", []),
+        getattr(args, "new_name", None),
+    )
+    edit, profile = change.edit, change.profile
     record = {"action": edit.action, **profile_record(profile), "source": edit.source}
     if args.format != "table":
         print(render_records([record], args.format))
     else:
-        print(_describe_profile_edit(edit, profile, before.get(edit.name), files.profiles_file))
-        if changes.add_profiles:
-            print(f"partitions added: profile {', '.join(changes.add_profiles)}")
+        print(_describe_profile_edit(edit, profile, change.before, files.profiles_file))
+        if change.partitions.add_profiles:
+            print(f"partitions added: profile {', '.join(change.partitions.add_profiles)}")
         if edit.action != "deleted":
             print(f"evaluate it: rag-eval run --profiles {edit.name}")
     if edit.normalized:
@@ -335,14 +319,9 @@ def _apply(args: argparse.Namespace, files: ProjectFiles) -> int:
             f"{source} does not exist: give the path of a YAML file of chunk configs (or, with --document, "
             f"the name of a configured chunk config: {', '.join(configured)})"
         )
-    entries = read_chunk_config_file(source)
-    scoped = [e for e in entries if e.config.documents is not None]
-    if scoped:  # a document that is not in the corpus is named now, not by a warning in a later run
-        corpus_ids = {d.doc_id for d in files.load_corpus()}
-        for entry in scoped:
-            resolve_documents(entry.config.documents or (), corpus_ids, f"{source}: {entry.name}: documents")
-    target = files.path(files.chunk_configs_file)
-    merge = edit_settings_file(target, lambda: merge_chunk_configs(target, entries))
+    from ..runner.settings_edits import merge_chunk_config_entries
+
+    merge = merge_chunk_config_entries(files, read_chunk_config_file(source), str(source))
     if args.format == "table":
         print(describe_merge(files.chunk_configs_file, merge))
     else:
@@ -358,18 +337,11 @@ def _apply(args: argparse.Namespace, files: ProjectFiles) -> int:
 def _apply_to_documents(args: argparse.Namespace, files: ProjectFiles) -> int:
     """`chunk-configs apply NAME --document DOC`: the config's documents list gains the documents (each
     checked against the corpus); only they are cut, embedded and evaluated by the next run."""
-    corpus_ids = [d.doc_id for d in files.load_corpus()]
-    documents = resolve_documents(args.document, corpus_ids, "--document")
-    target = files.path(files.chunk_configs_file)
-    applied = edit_settings_file(target, lambda: apply_to_documents(target, args.target, documents))
-    covered = len(corpus_ids) if applied.after is None else len(applied.after)
-    record = {
-        "chunk_config": applied.name,
-        "affected_documents": len(applied.affected),
-        "documents": covered,
-        "of_documents": len(corpus_ids),
-        "added": list(applied.affected),
-    }
+    from ..runner.settings_edits import apply_chunk_config_to_documents
+
+    result = apply_chunk_config_to_documents(files, args.target, args.document)
+    applied, corpus_ids, covered = result.applied, result.corpus_ids, result.covered
+    record = result.record()
     if args.format != "table":
         print(render_records([record], args.format))
     else:
@@ -398,12 +370,9 @@ def _apply_to_documents(args: argparse.Namespace, files: ProjectFiles) -> int:
 
 
 def _sync_partitions(files: ProjectFiles, fmt: str) -> None:
-    from ..runner.in_process import sync_configs
-    from ..runner.instance import project_instance
+    from ..runner.settings_edits import sync_partitions_of
 
-    configs = files.load_configs()
-    with project_instance(files.root) as instance:
-        changes = sync_configs(instance, configs)
+    changes = sync_partitions_of(files)
     added = [
         f"{kind} {', '.join(names)}"
         for kind, names in (("chunk_config", changes.add_chunk_configs), ("profile", changes.add_profiles))

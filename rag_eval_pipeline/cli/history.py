@@ -143,16 +143,8 @@ def _baseline(args: argparse.Namespace, history: HistoryStore, store: BaselineSt
             ),
             "table",
         )
-    resolved = history.resolve(args.ref)
-    runs = resolved.runs
-    if args.partition:
-        partition = PartitionKey.parse(args.partition)
-        runs = tuple(r for r in runs if r.partition == partition)
-        if not runs:
-            raise HistoryError(
-                f"{resolved.describe()} did not evaluate {partition}; it has {', '.join(map(str, resolved.partitions))}"
-            )
-    changes = store.pin(runs)
+    partition = PartitionKey.parse(args.partition) if args.partition else None
+    runs, changes = store.pin_ref(history, args.ref, partition)
     lines = []
     by_partition = {c.partition: c for c in changes}
     for run in runs:

@@ -15,6 +15,7 @@ from typing import Any, Literal, get_args
 
 import pandas as pd
 
+from ..core.tables import json_value
 from ..core.text_table import format_table
 
 OutputFormat = Literal["table", "csv", "json"]
@@ -68,15 +69,3 @@ def cell(value: Any) -> str:
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     return str(value)
-
-
-def json_value(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if hasattr(value, "tolist"):  # numpy scalars and arrays
-        return value.tolist()
-    if value is pd.NA or value is pd.NaT:
-        return None
-    return value

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 
 import pandas as pd
 
@@ -20,7 +19,13 @@ from ..core.errors import ConfigError
 from ..core.evaluation.run_results import results_page
 from ..core.leaderboard.power import DEFAULT_DETECT
 from ..core.project.project_files import ProjectFiles
-from ..core.questions.question_catalog import CatalogQuestion, catalog, filter_questions, question_stats
+from ..core.questions.question_catalog import (
+    CatalogQuestion,
+    catalog,
+    check_question_filters,
+    filter_questions,
+    question_stats,
+)
 from ..core.store.warehouse import Warehouse
 from .output import add_format_argument, render, render_records
 from .registry import CommandContext, add_command
@@ -102,7 +107,7 @@ def run_question_command(args: argparse.Namespace, files: ProjectFiles) -> int:
         stats = question_stats(questions)
         print(render_records(stats.records(), args.format, ["group", "key", "questions"]))
         return 0
-    _check_filters(questions, args.type, args.document)
+    check_question_filters(questions, args.type, args.document)
     matching = filter_questions(questions, args.type, args.document)
     page = matching[args.offset : args.offset + args.limit]
     columns = ["question_id", "type", "documents", "status", "generator", "question"]
@@ -132,25 +137,6 @@ def _plan(args: argparse.Namespace, files: ProjectFiles) -> int:
 def _catalog(files: ProjectFiles) -> list[CatalogQuestion] | None:
     table = Warehouse.in_project(files.root).read_current("eval_questions")
     return None if table is None else catalog(table)
-
-
-def _check_filters(
-    questions: Sequence[CatalogQuestion], types: Sequence[str], documents: Sequence[str]
-) -> None:
-    """A filter value no question has is named, with what there is: a typo must not read as "none"."""
-    known_types = sorted({q.question_type for q in questions})
-    for value in types:
-        if value.lower() not in {t.lower() for t in known_types}:
-            raise ConfigError(
-                f"--type {value}: no question has that type; the types: {', '.join(known_types)}"
-            )
-    for value in documents:
-        if not filter_questions(questions, documents=[value]):
-            known = sorted({d for q in questions for d in q.documents})
-            shown = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
-            raise ConfigError(
-                f"--document {value}: no question is about that document; questions are about: {shown}"
-            )
 
 
 def _paging(shown: int, total: int, offset: int) -> str:

@@ -120,6 +120,14 @@ COMMANDS: dict[str, CommandInfo] = {
         "annotate",
         "judge the pooled queries in a browser page on 127.0.0.1 (resumable, several annotators)",
     ),
+    "serve": CommandInfo(
+        "serve",
+        "serve the tech spec's HTTP API (/api/v1/eval) on 127.0.0.1, with bearer tokens and roles",
+    ),
+    "tokens": CommandInfo(
+        "serve",
+        "the HTTP API's bearer tokens: create one (printed once), list or revoke them",
+    ),
 }
 
 

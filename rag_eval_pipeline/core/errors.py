@@ -30,6 +30,15 @@ class DatasetError(InputError):
     pass
 
 
+class UnknownNameError(ConfigError):
+    """A name (profile, chunk config, run) that is not there: HTTP 404 in the API, exit 2 in the CLI."""
+
+
+class NameTakenError(ConfigError):
+    """A new name (a created or cloned profile) that is taken already: HTTP 409 in the API, exit 2 in the
+    CLI."""
+
+
 class StorageError(OSError):
     """A file, folder or database could not be written (full disk, read-only file system, no permission).
     Not bad input: the message names the path, the operation and the OS error, and what to do."""

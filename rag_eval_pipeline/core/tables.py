@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, cast
 
 import numpy as np
@@ -29,6 +31,24 @@ CHUNK_COLUMNS = ["chunk_id", "doc_id", "start", "end", "text"]
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as plain dicts (what the core takes), column names as keys."""
     return cast(list[dict[str, Any]], frame.to_dict("records"))
+
+
+def json_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts (`--format json`, the HTTP API): times as ISO text, NaN as None."""
+    return [{str(k): json_value(v) for k, v in row.items()} for row in records(frame)]
+
+
+def json_value(value: Any) -> Any:
+    """A cell as JSON takes it."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "tolist"):  # numpy scalars and arrays
+        return value.tolist()
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value
 
 
 def corpus_to_frame(corpus: Corpus) -> pd.DataFrame:

@@ -2,7 +2,8 @@
 `rag-eval status|list` read the same): how a run was triggered and by whom, the profiles it ran with,
 and how many questions it evaluated.
 
-- trigger and who: `rag-eval` tags its runs ``cli`` with ``user@host`` (``cli_trigger_tags``); Dagster
+- trigger and who: `rag-eval` tags its runs ``cli`` with ``user@host`` (``cli_trigger_tags``), or ``api``
+  with the API token's name for the runs an HTTP request starts (`rag-eval serve`); Dagster
   tags the others itself (a schedule's, a sensor's, a backfill's, and none for a run launched from the
   UI or its API): ``trigger_of`` reads both.
 - the profiles at run start: ``{name: "v<version> <hash>"}``, from the version ledger; the settings of
@@ -15,16 +16,16 @@ and how many questions it evaluated.
 
 from __future__ import annotations
 
-import getpass
 import json
-import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 import dagster as dg
 
+from ..core.runs.caller import current_caller
 from ..core.runs.run_tags import (
+    API_TRIGGER,
     AUTOMATION_TAG,
     BACKFILL_TAG,
     CLI_TRIGGER,
@@ -39,16 +40,15 @@ from ..core.runs.run_tags import (
 )
 from ..core.settings.configs import RetrievalProfile
 
-Trigger = Literal["cli", "schedule", "sensor", "ui"]
+Trigger = Literal["cli", "api", "schedule", "sensor", "ui"]
 
 
 def cli_trigger_tags() -> dict[str, str]:
-    """The tags of a run `rag-eval` creates: triggered from the command line, by this user on this host."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no user name for this uid (a bare container)
-        user = "unknown"
-    return {TRIGGER_TAG: CLI_TRIGGER, TRIGGERED_BY_TAG: f"{user}@{socket.gethostname()}"}
+    """The tags of a run `rag-eval` creates: triggered from the command line, by this user on this host,
+    or, for an HTTP API request (`rag-eval serve`), through the API by the token's name
+    (core/runs/caller.py)."""
+    caller = current_caller()
+    return {TRIGGER_TAG: caller.trigger, TRIGGERED_BY_TAG: caller.who}
 
 
 def profile_snapshot(profiles: Iterable[RetrievalProfile]) -> dict[str, str]:
@@ -83,6 +83,8 @@ def trigger_of(tags: Mapping[str, str]) -> tuple[Trigger, str]:
     """How a run was triggered and by whom or what: `rag-eval`'s own tag, else Dagster's."""
     if tags.get(TRIGGER_TAG) == CLI_TRIGGER:
         return "cli", tags.get(TRIGGERED_BY_TAG, "")
+    if tags.get(TRIGGER_TAG) == API_TRIGGER:
+        return "api", tags.get(TRIGGERED_BY_TAG, "")
     if SCHEDULE_TAG in tags:
         return "schedule", tags[SCHEDULE_TAG]
     if SENSOR_TAG in tags:

@@ -17,6 +17,7 @@ import yaml
 
 from ..core.errors import ConfigError
 from ..core.generation.settings import GenerationSettings, TokenLevelGenerator
+from ..core.runs.run_tags import EVALUATION_ID_TAG
 from ..core.settings.settings_file import load_settings
 from ..lib.evaluation_runs import regenerate_tags
 from ..lib.resources import ProjectResource
@@ -89,10 +90,13 @@ def regenerate_questions(
     resources: Mapping[str, object] | None = None,
     generator: str | None = None,
     documents: Sequence[str] | None = None,
+    evaluation_id: str | None = None,
 ) -> RegeneratedQuestions:
     """Re-materialize the ingestion job (synthetic_questions, eval_questions, answer_calibration) in
     process; ``generator`` overrides token_level.generator of data/generation.yaml for this run only;
-    ``documents``: regenerate the questions of these documents only, keeping the others'."""
+    ``documents``: regenerate the questions of these documents only, keeping the others'.
+    ``evaluation_id``: the id the run is tagged with (the HTTP API's request, so `GET /runs/{id}` and
+    `rag-eval status ID` find it)."""
     from ..definitions import build_definitions
 
     base = dict(build_definitions(resources).resources or {})
@@ -106,7 +110,12 @@ def regenerate_questions(
             job,
             instance=instance,
             run_config=QUIET_LOGS,
-            tags={**regenerate_tags(documents), **process_tags(), **cli_trigger_tags()},
+            tags={
+                **regenerate_tags(documents),
+                **process_tags(),
+                **cli_trigger_tags(),
+                **({EVALUATION_ID_TAG: evaluation_id} if evaluation_id else {}),
+            },
             raise_on_error=False,
         )
     for line in run_warnings(instance, result.run_id):

@@ -42,6 +42,10 @@ class UnknownReference(InputError):
     """`status REF` found no run and no evaluation (or several runs) for REF."""
 
 
+class AmbiguousReference(UnknownReference):
+    """REF is the prefix of several runs or evaluations: bad input (HTTP 400), not a missing one (404)."""
+
+
 _ACTIVE_LABEL = "in progress"
 
 
@@ -218,7 +222,7 @@ def find_runs(instance: dg.DagsterInstance, ref: str) -> Selection:
             f"no run and no evaluation matches {ref!r}: `rag-eval list` shows the recent evaluations"
         )
     shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
-    raise UnknownReference(f"{ref!r} matches {len(matches)} runs or evaluations ({shown}): give more of it")
+    raise AmbiguousReference(f"{ref!r} matches {len(matches)} runs or evaluations ({shown}): give more of it")
 
 
 def metrics_of_runs(warehouse_dir: str | Path, runs: Sequence[RunInfo]) -> pd.DataFrame:
@@ -492,6 +496,17 @@ def recent_evaluations(
             EvaluationSummary(evaluation_id, runs[0].created, "/".join(modes) or "-", tuple(runs))
         )
     return sorted(summaries, key=lambda s: s.started, reverse=True)
+
+
+def evaluation_run_count(instance: dg.DagsterInstance, evaluation_id: str) -> int:
+    return instance.get_runs_count(dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id}))
+
+
+def count_evaluations(instance: dg.DagsterInstance) -> int:
+    """How many evaluations `recent_evaluations` can list: the evaluation ids, and each run without one."""
+    ids = sorted({v for _, values in instance.get_run_tags([EVALUATION_ID_TAG]) for v in values})
+    tagged = instance.get_runs_count(dg.RunsFilter(tags={EVALUATION_ID_TAG: ids})) if ids else 0
+    return len(ids) + instance.get_runs_count() - tagged
 
 
 def format_evaluations(summaries: Sequence[EvaluationSummary]) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from ..errors import ConfigError
 from ..store.files import locked, write_text_atomically
-from ..store.history import EvaluationId, HistoryStore, PartitionKey, RunId, RunRecord
+from ..store.history import EvaluationId, HistoryError, HistoryStore, PartitionKey, RunId, RunRecord
 from ..store.warehouse import Warehouse
 
 BaselineSource = Literal["pinned", "previous_run", "none"]
@@ -81,6 +81,22 @@ class BaselineStore:
             if made:
                 self._write(baselines, [*changes, *made])
         return tuple(made)
+
+    def pin_ref(
+        self, history: HistoryStore, ref: str, partition: PartitionKey | None = None
+    ) -> tuple[tuple[RunRecord, ...], tuple[BaselineChange, ...]]:
+        """`baseline set REF [--partition P]` (and ``POST /baselines``): the runs of the evaluation or run
+        ``ref`` names (only ``partition``'s when given) pinned; returns them and the changes made."""
+        resolved = history.resolve(ref)
+        runs = resolved.runs
+        if partition is not None:
+            runs = tuple(r for r in runs if r.partition == partition)
+            if not runs:
+                raise HistoryError(
+                    f"{resolved.describe()} did not evaluate {partition}; it has "
+                    f"{', '.join(map(str, resolved.partitions))}"
+                )
+        return runs, self.pin(runs)
 
     def _read(self) -> tuple[dict[PartitionKey, Baseline], list[BaselineChange]]:
         if not self.path.exists():

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import ConfigError
 from ..tables import GROUND_TRUTH_STATUS, STALE, records
 
 UNSPECIFIED = "unspecified"
@@ -121,3 +122,22 @@ def question_stats(questions: Sequence[CatalogQuestion]) -> QuestionStats:
         by_document=dict(sorted(by_document.items())),
         multi_document=sum(1 for q in evaluated if len(q.documents) > 1),
     )
+
+
+def check_question_filters(
+    questions: Sequence[CatalogQuestion], types: Sequence[str], documents: Sequence[str]
+) -> None:
+    """A filter value no question has is named, with what there is: a typo must not read as "none"."""
+    known_types = sorted({q.question_type for q in questions})
+    for value in types:
+        if value.lower() not in {t.lower() for t in known_types}:
+            raise ConfigError(
+                f"--type {value}: no question has that type; the types: {', '.join(known_types)}"
+            )
+    for value in documents:
+        if not filter_questions(questions, documents=[value]):
+            known = sorted({d for q in questions for d in q.documents})
+            shown = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
+            raise ConfigError(
+                f"--document {value}: no question is about that document; questions are about: {shown}"
+            )

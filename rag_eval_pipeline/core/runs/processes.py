@@ -26,7 +26,11 @@ class ProcessIdentity:
 
     @staticmethod
     def current() -> ProcessIdentity:
-        pid = os.getpid()
+        return ProcessIdentity.of_pid(os.getpid())
+
+    @staticmethod
+    def of_pid(pid: int) -> ProcessIdentity:
+        """A process of this machine (this one, or a child it started)."""
         return ProcessIdentity(socket.gethostname(), pid, _boot_id(), _start_ticks(pid) or "")
 
     def to_text(self) -> str:

@@ -40,6 +40,7 @@ REGENERATE_DOCUMENTS_TAG = "rag_eval/regenerate_documents"
 # many questions it evaluated and sampled.
 TRIGGER_TAG = "rag_eval/trigger"
 CLI_TRIGGER = "cli"  # TRIGGER_TAG's value on the runs `rag-eval` creates
+API_TRIGGER = "api"  # ... and on those an HTTP API request creates (`rag-eval serve`; by: the token's name)
 TRIGGERED_BY_TAG = "rag_eval/triggered_by"
 PROFILE_SNAPSHOT_TAG = "rag_eval/profile_snapshot"
 QUESTION_COUNT_TAG = "rag_eval/question_count"

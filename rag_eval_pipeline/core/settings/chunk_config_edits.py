@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, UnknownNameError
 from .configs import DEFAULT_MAX_CHUNK_CONFIGS, ChunkConfig, build_config_entry, load_chunk_configs
 from .yaml_entries import edit_entries, entry_name_of, set_entry_value
 
@@ -53,6 +53,13 @@ def read_chunk_config_file(path: Path) -> list[ChunkConfigEntry]:
         raise ConfigError(f"{path} does not exist: give the path of a YAML file of chunk configs") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+    return chunk_config_entries(document, path)
+
+
+def chunk_config_entries(document: Any, source: str | Path) -> list[ChunkConfigEntry]:
+    """The entries of a parsed file (or of an HTTP request's body, `POST /chunk-configs`): a mapping with
+    ``chunk_configs:`` only, or a bare list of entries; ``source`` names where they came from."""
+    path = source
     if isinstance(document, dict):
         unknown = sorted(set(document) - {CHUNK_CONFIGS_KEY})
         if unknown:
@@ -179,7 +186,7 @@ def apply_to_documents(target: Path, name: str, documents: Collection[str]) -> D
     text = target.read_text(encoding="utf-8")
     configs: dict[str, ChunkConfig] = {c.name: c for c in load_chunk_configs(target)}
     if name not in configs:
-        raise ConfigError(
+        raise UnknownNameError(
             f"no chunk config named {name!r} in {target}; configured: {', '.join(configs)}. To try a new "
             f"config on some documents, apply a file whose entry lists them (documents: [...]): "
             f"`rag-eval chunk-configs apply FILE`"

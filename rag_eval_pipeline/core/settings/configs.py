@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar, get_args
 
 import yaml
 
-from ..errors import WORKSPACE_HINT, ConfigError
+from ..errors import WORKSPACE_HINT, ConfigError, UnknownNameError
 from ..types import ChunkConfigName, ProfileName, sha256_hex
 from .settings_file import build_settings, parse_yaml
 
@@ -368,7 +368,7 @@ class PipelineConfigs:
         for profile in self.profiles:
             if profile.name == name:
                 return profile
-        raise ConfigError(
+        raise UnknownNameError(
             f"no retrieval profile named {name!r} in {self.sources.get('profiles', 'the config file')}; "
             f"known: {', '.join(p.name for p in self.profiles)}"
         )

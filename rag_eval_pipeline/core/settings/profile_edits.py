@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, NameTakenError, UnknownNameError
 from .configs import RetrievalProfile, build_config_entry, profiles_of_text
 from .yaml_entries import edit_entries, entry_name_of
 
@@ -79,7 +79,7 @@ def check_unset_keys(keys: Collection[str], option: str = "--unset") -> None:
 def create_profile(target: Path, name: str, settings: Mapping[str, Any]) -> ProfileEdit:
     text, raws = _read(target)
     if name in raws:
-        raise ConfigError(
+        raise NameTakenError(
             f"{target} already has a profile named {name!r}: `rag-eval profiles update {name} --set ...` "
             f"changes it, `rag-eval profiles clone {name} NEW` copies it"
         )
@@ -123,7 +123,9 @@ def clone_profile(target: Path, source: str, name: str, settings: Mapping[str, A
     text, raws = _read(target)
     original = _existing(target, raws, source)
     if name in raws:
-        raise ConfigError(f"{target} already has a profile named {name!r}: choose another name for the clone")
+        raise NameTakenError(
+            f"{target} already has a profile named {name!r}: choose another name for the clone"
+        )
     raw = {"name": name, **{k: v for k, v in original.items() if k not in _NOT_CLONED}}
     raw.update(settings)
     edit = _edit(target, text, "cloned", name, append=[raw], changed=tuple(settings))
@@ -146,7 +148,9 @@ def _read(target: Path) -> tuple[str, dict[str, dict[str, Any]]]:
 
 def _existing(target: Path, raws: Mapping[str, dict[str, Any]], name: str) -> dict[str, Any]:
     if name not in raws:
-        raise ConfigError(f"no retrieval profile named {name!r} in {target}; configured: {', '.join(raws)}")
+        raise UnknownNameError(
+            f"no retrieval profile named {name!r} in {target}; configured: {', '.join(raws)}"
+        )
     return raws[name]
 
 
