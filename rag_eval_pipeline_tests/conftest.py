@@ -29,6 +29,7 @@ settings.load_profile("rag_eval")
 LONGEST_FILES = (
     "faults/test_run_faults.py",
     "cli/test_runs.py",
+    "api/test_http_api.py",
     "faults/test_workspace_faults.py",
     "core/llm/test_local_smollm.py",
     "defs/test_automation.py",
