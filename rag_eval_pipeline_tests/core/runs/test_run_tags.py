@@ -20,6 +20,7 @@ SPELLING = {
     "REGENERATE_DOCUMENTS_TAG": "rag_eval/regenerate_documents",
     "TRIGGER_TAG": "rag_eval/trigger",
     "CLI_TRIGGER": "cli",
+    "API_TRIGGER": "api",
     "TRIGGERED_BY_TAG": "rag_eval/triggered_by",
     "PROFILE_SNAPSHOT_TAG": "rag_eval/profile_snapshot",
     "QUESTION_COUNT_TAG": "rag_eval/question_count",
