@@ -17,7 +17,8 @@ Figures:
 - a model for N workers (stated as a model, from the measured step durations): `rag-eval run` executes
   one run at a time, and a run's steps mostly read each other's outputs, so a run on N workers takes at
   least its longest step and at least (sum of its steps) / N; the evaluation takes the sum of that over
-  its runs plus the orchestration (the in-process wall minus the in-process steps).
+  its runs plus the rest of the one-worker wall time (the cluster's start, each run's orchestration,
+  each step's plan, resources and events: the one-worker wall minus its steps).
 
     python benchmarks/scale_out.py [--data DIR] [--chunk-configs a,b] [--profiles p,q] [--workers 1,2]
         [--repeats N] [--models 1,2,4,8] [--keep]
@@ -57,8 +58,17 @@ from rag_eval_pipeline.core.store.warehouse import LEADERBOARD, Warehouse  # noq
 DEMO_SELECTION = ("recursive-400-50", "dense-top5,hybrid-top5")
 # what two evaluations of the same setups can tell apart: which runs, when, and retrieval latency
 RUN_COLUMNS = ("run_id", "evaluation_id", "experiment_url", "latency_")
-_OUTSIDE = ("DAGSTER_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "QDRANT_URL", "QDRANT_API_KEY",
-            "LANGSMITH_API_KEY", "LANGSMITH_ENDPOINT", "RAG_EVAL_WAREHOUSE_DIR", "RAG_EVAL_DASK_SCHEDULER")
+_OUTSIDE = (
+    "DAGSTER_HOME",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "QDRANT_URL",
+    "QDRANT_API_KEY",
+    "LANGSMITH_API_KEY",
+    "LANGSMITH_ENDPOINT",
+    "RAG_EVAL_WAREHOUSE_DIR",
+    "RAG_EVAL_DASK_SCHEDULER",
+)
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,9 @@ def free_port() -> int:
 
 def start(command: list[str], env: Mapping[str, str], log: Path) -> subprocess.Popen[bytes]:
     with open(log, "ab") as out:
-        return subprocess.Popen(command, env=dict(env), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            command, env=dict(env), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -164,8 +176,17 @@ def dask_cluster(workers: int, env: Mapping[str, str], logs: Path) -> Iterator[s
     address = f"tcp://127.0.0.1:{port}"
     processes = [
         start(
-            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
-             "--dashboard-address", ":0"],
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--dashboard-address",
+                ":0",
+            ],
             env,
             logs / "scheduler.log",
         )
@@ -174,8 +195,18 @@ def dask_cluster(workers: int, env: Mapping[str, str], logs: Path) -> Iterator[s
         for n in range(workers):
             processes.append(
                 start(
-                    [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
-                     "--no-nanny", "--no-dashboard", "--name", f"worker-{n}"],
+                    [
+                        sys.executable,
+                        "-m",
+                        "distributed.cli.dask_worker",
+                        address,
+                        "--nthreads",
+                        "1",
+                        "--no-nanny",
+                        "--no-dashboard",
+                        "--name",
+                        f"worker-{n}",
+                    ],
                     env,
                     logs / f"worker-{n}.log",
                 )
@@ -204,7 +235,12 @@ def board_figures(project: Path) -> pd.DataFrame:
 
 
 def run_scenario(
-    name: str, workers: int, data: Path, selection: Sequence[str], pg: Postgres, scratch: Path,
+    name: str,
+    workers: int,
+    data: Path,
+    selection: Sequence[str],
+    pg: Postgres,
+    scratch: Path,
     reference: pd.DataFrame | None,
 ) -> tuple[Scenario, pd.DataFrame]:
     folder = scratch / name.replace(" ", "_")
@@ -216,14 +252,20 @@ def run_scenario(
     shutil.copy(REPO / "dagster.postgres.yaml", home / "dagster.yaml")
     database = f"bench_{name.replace(' ', '_').replace('(', '').replace(')', '')}"
     env = {k: v for k, v in os.environ.items() if k not in _OUTSIDE}
-    env.update(pg.database(database), DAGSTER_HOME=str(home), RAG_EVAL_PROJECT_DIR=str(project),
-               PYTHONPATH=str(REPO), RAG_EVAL_PROGRESS_BAR="0")
+    env.update(
+        pg.database(database),
+        DAGSTER_HOME=str(home),
+        RAG_EVAL_PROJECT_DIR=str(project),
+        PYTHONPATH=str(REPO),
+        RAG_EVAL_PROGRESS_BAR="0",
+    )
     command = [sys.executable, "-m", "rag_eval_pipeline", "run", *selection]
     cpu0, wall0 = cpu_children(), time.perf_counter()
     if workers:
         with dask_cluster(workers, env, logs) as address:
-            done = subprocess.run(command, env={**env, "RAG_EVAL_DASK_SCHEDULER": address}, capture_output=True,
-                                  text=True)
+            done = subprocess.run(
+                command, env={**env, "RAG_EVAL_DASK_SCHEDULER": address}, capture_output=True, text=True
+            )
     else:
         done = subprocess.run(command, env=env, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - wall0, cpu_children() - cpu0
@@ -249,7 +291,9 @@ def modelled_wall(runs: Mapping[str, Sequence[float]], orchestration_s: float, n
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=REPO / "data", help="a folder laid out like data/")
     parser.add_argument("--chunk-configs", default=None, help="the selection (default: the demo's axis one)")
     parser.add_argument("--profiles", default=None)
@@ -265,8 +309,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = args.data.resolve() == (REPO / "data").resolve()
     chunk_configs = args.chunk_configs or (DEMO_SELECTION[0] if demo else None)
     profiles = args.profiles or (DEMO_SELECTION[1] if demo else None)
-    selection = [*(["--chunk-configs", chunk_configs] if chunk_configs else []),
-                 *(["--profiles", profiles] if profiles else [])]
+    selection = [
+        *(["--chunk-configs", chunk_configs] if chunk_configs else []),
+        *(["--profiles", profiles] if profiles else []),
+    ]
     counts = [int(n) for n in args.workers.split(",") if n]
     scratch = Path(tempfile.mkdtemp(prefix="rag_eval_scale_out_"))
     print(f"data: {args.data}  selection: {' '.join(selection) or 'everything'}  scratch: {scratch}")
@@ -282,8 +328,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     )
                     reference = board if reference is None else reference
                     results.append(scenario)
-                    print(f"  repeat {repeat + 1} {name}: CPU {scenario.cpu_s:.1f} s, wall {scenario.wall_s:.1f} s, "
-                          f"{scenario.steps} steps ({scenario.step_s:.1f} s)", flush=True)
+                    print(
+                        f"  repeat {repeat + 1} {name}: CPU {scenario.cpu_s:.1f} s, wall {scenario.wall_s:.1f} s, "
+                        f"{scenario.steps} steps ({scenario.step_s:.1f} s)",
+                        flush=True,
+                    )
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -296,10 +345,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\nscenario     CPU s   wall s  CPU/in-process  wall/in-process  steps  step s  board = in-process")
     for name in names:
         same = {s.same_board for s in results if s.name == name}
-        print(f"{name:<12} {med(name, 'cpu_s'):6.1f}  {med(name, 'wall_s'):6.1f}  "
-              f"{med(name, 'cpu_s') / base_cpu:14.2f}  {med(name, 'wall_s') / base_wall:15.2f}  "
-              f"{int(med(name, 'steps')):5d}  {med(name, 'step_s'):6.1f}  "
-              f"{'-' if same == {None} else ('yes' if same == {True} else 'NO')}")
+        print(
+            f"{name:<12} {med(name, 'cpu_s'):6.1f}  {med(name, 'wall_s'):6.1f}  "
+            f"{med(name, 'cpu_s') / base_cpu:14.2f}  {med(name, 'wall_s') / base_wall:15.2f}  "
+            f"{int(med(name, 'steps')):5d}  {med(name, 'step_s'):6.1f}  "
+            f"{'-' if same == {None} else ('yes' if same == {True} else 'NO')}"
+        )
     summary: dict[str, Any] = {
         "scenarios": [{k: v for k, v in asdict(s).items() if k != "runs"} for s in results],
         "boards_equal": all(s.same_board is not False for s in results),
@@ -308,19 +359,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         one = next(n for n in names if n != "in process")
         steps = med(one, "steps")
         overhead = (med(one, "cpu_s") - base_cpu) / steps if steps else float("nan")
-        print(f"\nper-step overhead of a worker: {overhead:.2f} CPU s per step "
-              f"(({one} CPU - in-process CPU) / {int(steps)} steps)")
+        print(
+            f"\nper-step overhead of a worker: {overhead:.2f} CPU s per step "
+            f"(({one} CPU - in-process CPU) / {int(steps)} steps)"
+        )
         summary["overhead_cpu_s_per_step"] = overhead
         if len(counts) > 1:
             two = names[-1]
-            print(f"speed-up {two} vs {one}: wall {med(one, 'wall_s') / med(two, 'wall_s'):.2f}x "
-                  f"(at most {counts[-1] / counts[0]:.0f}x; 2 cores here, shared)")
+            print(
+                f"speed-up {two} vs {one}: wall {med(one, 'wall_s') / med(two, 'wall_s'):.2f}x "
+                f"(at most {counts[-1] / counts[0]:.0f}x; 2 cores here, shared)"
+            )
             summary["speedup_wall"] = med(one, "wall_s") / med(two, "wall_s")
         measured = next(s for s in results if s.name == one)
-        in_process = next(s for s in results if s.name == "in process")
-        orchestration = max(0.0, in_process.wall_s - in_process.step_s)
-        print(f"\nmodel (not a measurement): orchestration {orchestration:.1f} s (in-process wall - its steps) "
-              f"+ per run max(longest step, sum of steps / N), runs one after another, from the steps on {one}:")
+        orchestration = max(0.0, measured.wall_s - measured.step_s)
+        print(
+            f"\nmodel (not a measurement): the rest of {one}'s wall ({orchestration:.1f} s: the cluster's start, "
+            f"each run's orchestration, each step's plan, resources and events) + per run max(longest step, "
+            f"sum of its steps / N), runs one after another, from the steps measured on {one}:"
+        )
         model = {}
         for n in [int(x) for x in args.models.split(",") if x]:
             model[n] = modelled_wall(measured.runs, orchestration, n)

@@ -48,7 +48,9 @@ _RUN_COLUMNS = ("run_id", "evaluation_id", "experiment_url", "latency_")
 def start(command: list[str], env: Mapping[str, str], log: Path) -> subprocess.Popen[bytes]:
     """A process in its own session, its output in ``log``."""
     with open(log, "ab") as out:
-        return subprocess.Popen(command, env=dict(env), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            command, env=dict(env), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
@@ -108,16 +110,16 @@ def held(lock: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def step_started(postgres: PostgresServer, step: str) -> bool:
+def step_started(server: PostgresServer, step: str) -> bool:
     try:
-        return postgres.query(
+        return server.query(
             f"SELECT count(*) FROM event_logs WHERE step_key = '{step}' AND dagster_event_type = 'STEP_START'"
         ) != [(0,)]
     except psycopg2.errors.UndefinedTable:  # Dagster makes its tables when the first run starts
         return False
 
 
-def kill_worker_running(step: str, address: str, pids: list[int], postgres: PostgresServer) -> None:
+def kill_worker_running(step: str, address: str, pids: list[int], server: PostgresServer) -> None:
     """SIGKILL the worker of the Dask task of ``step`` once the step has started (its STEP_START is in
     the event log: the step waits for a lock the test holds). A task killed before its step started
     is simply given to another worker."""
@@ -126,7 +128,7 @@ def kill_worker_running(step: str, address: str, pids: list[int], postgres: Post
     with Client(address, timeout=60) as client:
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
-            if step_started(postgres, step):
+            if step_started(server, step):
                 for worker, keys in client.processing().items():
                     if any(f".{step}." in str(key) for key in keys):
                         pid = client.run(os.getpid, workers=[worker])[worker]  # answered by its event loop
@@ -139,7 +141,9 @@ def kill_worker_running(step: str, address: str, pids: list[int], postgres: Post
 
 @pytest.mark.slow
 def test_evaluation_on_two_dask_workers_resumes_after_a_killed_worker_and_matches_in_process(
-    postgres: PostgresServer, tiny_run: TinyRunFactory, tmp_path: Path
+    postgres: PostgresServer,  # noqa: F811 (the fixture of test_postgres.py)
+    tiny_run: TinyRunFactory,
+    tmp_path: Path,
 ):
     selection = {"chunk_configs": ["fixed-60-0"], "profiles": ["top2", "top4"]}
     reference = board_figures(read_current_leaderboard(tiny_run(**selection).resources()))

@@ -124,7 +124,9 @@ def execute_on_dask(address: str, plan_context: Any, execution_plan: Any) -> Ite
     with dask.distributed.Client(address) as client:
         for level in execution_plan.get_steps_to_execute_by_level():
             for step in level:
-                after = [futures[key] for step_input in step.step_inputs for key in step_input.dependency_keys]
+                after = [
+                    futures[key] for step_input in step.step_inputs for key in step_input.dependency_keys
+                ]
                 futures[step.key] = client.submit(
                     run_step,
                     after,

@@ -119,8 +119,8 @@ def _evaluate(
     resources: dict[str, object] | None,
 ) -> EvaluationOutcome:
     from ..core.progress import show_progress_bars
-    from .in_process import execute_plan, sync_configs
     from ..lib.executor import dask_scheduler
+    from .in_process import execute_plan, sync_configs
     from .launch import DagsterWebserver, launch_main_job
     from .outcome import EvaluationOutcome
     from .plan import EvaluationRequest, plan_main_job
