@@ -64,19 +64,19 @@ def dask_run_config(address: str) -> dict[str, Any]:
     requirements=dg.multiple_process_executor_requirements(),
 )
 def rag_eval_executor(init_context: dg.InitExecutorContext) -> dg.Executor:
-    config = dict(init_context.executor_config)
+    config: dict[str, Any] = dict(init_context.executor_config)
     if "in_process" in config and "dask" in config:
         raise dg.DagsterInvalidConfigError(
             "execution config names both in_process and dask: keep one", [], config
         )
-    address = (config.get("dask") or {}).get("address") if "dask" in config else None
+    address = dict(config["dask"] or {}).get("address") if "dask" in config else None
     if address is None and "in_process" not in config:
         address = dask_scheduler()
     if address is None:
         in_process = dg.InitExecutorContext(
             job=init_context.job,
             executor_def=dg.in_process_executor,
-            executor_config=config.get("in_process") or {"retries": {"enabled": {}}},
+            executor_config=dict(config.get("in_process") or {"retries": {"enabled": {}}}),
             instance=init_context.instance,
         )
         creation = dg.in_process_executor.executor_creation_fn
