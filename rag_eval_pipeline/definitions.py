@@ -6,6 +6,7 @@ nothing and reads no file.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import dagster as dg
@@ -32,6 +33,7 @@ from .defs.search.assets import search_outcome, search_race
 from .defs.search.search_job import search_job, search_sensor
 from .lib.code_versions import with_code_versions
 from .lib.evaluation_runs import EvaluationModeResource
+from .lib.executor import rag_eval_executor
 from .lib.io_managers import ParquetIOManagerFactory, WarehouseResource
 from .lib.resources import ProjectResource, default_resources
 from .lib.schedule_settings import schedule_settings
@@ -88,9 +90,9 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
             build_retention_schedule(settings.nightly.timezone),
         ],
         resources=dict(resources),
-        # a materialization from the asset graph (not one of the jobs) runs its steps in one process, as
-        # the jobs do: Dagster's default starts a process per step
-        executor=dg.in_process_executor,
+        # a materialization from the asset graph (not one of the jobs) runs its steps as the jobs do: in
+        # one process, or on Dask workers when configured (Dagster's default starts a process per step)
+        executor=rag_eval_executor,
     )
     built.append(definitions)
     return definitions
@@ -100,3 +102,10 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
 def defs() -> dg.Definitions:
     """What `dagster dev` and `dg check defs` load: the definitions with the default resources."""
     return build_definitions()
+
+
+@functools.cache
+def job_named(name: str) -> dg.JobDefinition:
+    """The job ``name`` of the default definitions, built once per process: what a Dask worker (and
+    `rag-eval run` handing its steps to one) reconstructs, by module and function name, to run a step."""
+    return build_definitions().resolve_job_def(name)

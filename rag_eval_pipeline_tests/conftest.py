@@ -43,6 +43,8 @@ LONGEST_FILES = (
     "faults/test_staleness_faults.py",
     "defs/ingestion/test_document_sensor.py",
     "test_end_to_end_benchmark.py",
+    "test_distributed.py",
+    "test_scale_out_benchmark.py",
 )
 
 

@@ -2,6 +2,7 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.definitions import defs as load_defs
+from rag_eval_pipeline.lib.executor import rag_eval_executor
 
 # the main job's four jobs, one per partitioning, with the checks that run with their assets
 JOB_NODES = {
@@ -145,6 +146,8 @@ def test_an_evaluation_partition_reads_its_chunk_configs_chunks(defs: dg.Definit
 
 
 def test_a_materialization_from_the_asset_graph_runs_in_one_process(defs: dg.Definitions):
-    """The UI's "Materialize" outside the jobs uses the definitions' executor: one process, not a
-    process per step (Dagster's default), as the jobs do."""
-    assert defs.executor is dg.in_process_executor
+    """The UI's "Materialize" outside the jobs uses the definitions' executor, the jobs' own: one process
+    (not a process per step, Dagster's default), or Dask workers when configured (lib/executor.py)."""
+    assert defs.executor is rag_eval_executor
+    for name in ("ingestion_job", "chunking_job", "evaluation_job", "leaderboard_job"):
+        assert defs.resolve_job_def(name).executor_def is rag_eval_executor

@@ -3,7 +3,9 @@
 One `rag-eval run` is one evaluation: a Dagster run per stage and partition (ingestion, chunking per
 chunk config, evaluation per chunk config x profile, leaderboard), all tagged with one evaluation id, so
 `status` and `list` (and the UI, filtered by the tag) see them as one. The runs execute here, in process
-(the default), or are submitted to a running `dagster dev` whose daemon executes them (`--launch`).
+(the default), or are submitted to a running `dagster dev` whose daemon executes them (`--launch`); with
+RAG_EVAL_DASK_SCHEDULER set, the runs executed here hand their steps to that Dask cluster's workers
+(lib/executor.py, docs/scaling.md).
 """
 
 from __future__ import annotations

@@ -119,6 +119,7 @@ def _evaluate(
     resources: dict[str, object] | None,
 ) -> EvaluationOutcome:
     from ..core.progress import show_progress_bars
+    from ..lib.executor import dask_scheduler
     from .in_process import execute_plan, sync_configs
     from .launch import DagsterWebserver, launch_main_job
     from .outcome import EvaluationOutcome
@@ -147,6 +148,8 @@ def _evaluate(
     if ingestion:  # a golden set asked for and missing (or a broken generation.yaml) stops here
         files.question_sources()
     where = f"submitted to {DagsterWebserver(order.launch_url).url}" if order.launch_url else "in process"
+    if not order.launch_url and (address := dask_scheduler()) is not None:
+        where = f"steps on the Dask workers of {address}"
     if events is not None:
         events.starting(EvaluationStart(request, tuple(plan), where, resume))
     if resume is not None and not plan:  # every planned run succeeded

@@ -18,6 +18,7 @@ import dagster as dg
 from ..core.runs.processes import ProcessIdentity
 from ..core.runs.run_tags import PROCESS_TAG
 from ..core.settings.configs import PipelineConfigs, RetrievalProfile
+from ..lib.executor import DASK_SCHEDULER_ENV, dask_run_config, dask_scheduler
 from ..lib.partition_sync import PartitionChanges, sync_partitions
 from ..lib.partitions import keys_fixed_per_run
 from ..lib.run_record import cli_trigger_tags, profile_snapshot
@@ -61,6 +62,35 @@ def execute_in_process(job: dg.JobDefinition, **kwargs: Any) -> dg.ExecuteInProc
         return job.execute_in_process(**kwargs)
 
 
+def execute_on_workers(
+    instance: dg.DagsterInstance,
+    planned: PlannedRun,
+    address: str,
+    run_config: dict[str, Any],
+    selection: Sequence[dg.AssetKey] | None,
+    tags: dict[str, str],
+) -> tuple[str, bool]:
+    """The planned run with its steps on the Dask cluster at ``address`` (lib/executor.py): this process
+    orchestrates, the workers load the job by name (``definitions.job_named``). Returns the run's id and
+    whether it succeeded."""
+    job = dg.build_reconstructable_job(
+        "rag_eval_pipeline.definitions", "job_named", reconstructable_args=(planned.job_name,)
+    )
+    with (
+        signal_handlers_kept(),
+        keys_fixed_per_run(),
+        dg.execute_job(
+            job,
+            instance,
+            run_config={**run_config, **dask_run_config(address)},
+            tags={**tags, **planned.partition_tags()},
+            asset_selection=selection,
+            raise_on_error=False,
+        ) as result,
+    ):
+        return result.run_id, result.success
+
+
 def process_tags() -> dict[str, str]:
     """Tags a run executed by this process carries: host, pid, boot id and process start time."""
     return {PROCESS_TAG: ProcessIdentity.current().to_text()}
@@ -88,6 +118,12 @@ def execute_plan(
     from .cancel import CancelWatch, evaluation_cancelled_since, mark_cancelled, record_not_started
     from .pools import pool_wait_notices, release_stale_slots
 
+    address = dask_scheduler()
+    if address is not None and resources is not None:
+        raise ValueError(
+            f"{DASK_SCHEDULER_ENV} is set: Dask workers load the default resources (from the environment), "
+            "so an evaluation with other resources cannot be handed to them"
+        )
     started_at = datetime.now(UTC)
     tags = {**request.tags(), **process_tags(), **cli_trigger_tags(), **profile_snapshot(profiles)}
     defs = build_definitions(resources)
@@ -127,6 +163,15 @@ def execute_plan(
         def say(line: str, label: str = planned.label) -> None:
             tqdm.write(f"{label}: {line}", file=sys.stderr)
 
+        if address is not None:  # each step on a Dask worker; this process orchestrates
+            run_id, succeeded = execute_on_workers(instance, planned, address, run_config, selection, tags)
+            if up_to_date is not None:
+                up_to_date.ran()
+            for line in run_warnings(instance, run_id):
+                tqdm.write(f"warning: {planned.label}: {line}", file=sys.stderr)
+            failure = None if succeeded else failure_of_run(instance, run_id)
+            outcomes.append(RunOutcome(planned, "succeeded" if succeeded else "failed", run_id, failure))
+            continue
         watch = CancelWatch(instance, run_id)
         result: dg.ExecuteInProcessResult | None = None
         try:

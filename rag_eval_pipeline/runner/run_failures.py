@@ -91,7 +91,7 @@ def chain_of(error: ErrorInfo | None) -> list[ErrorLink]:
 
 
 def failure_of_events(events: Iterable[dg.DagsterEvent]) -> RunFailure:
-    """The first failed step's cause, else the run failure's message."""
+    """The first failed step's cause, else the run failure's error (or message)."""
     run_message = ""
     for event in events:
         if event.is_step_failure and event.step_failure_data is not None:
@@ -104,7 +104,10 @@ def failure_of_events(events: Iterable[dg.DagsterEvent]) -> RunFailure:
             bad_input = _is_bad_input(metadata) or _holds_input_error(chain)
             return RunFailure(message or UNKNOWN_CAUSE, bad_input, event.step_key)
         if event.event_type == dg.DagsterEventType.RUN_FAILURE and not run_message:
-            run_message = event.message or ""
+            # an error the executor raised (a Dask worker that died) is the cause; Dagster's own
+            # message only says an exception was thrown
+            error = getattr(event.event_specific_data, "error", None)
+            run_message = (cause_text(chain_of(error)) if error is not None else "") or event.message or ""
     return RunFailure(run_message or UNKNOWN_CAUSE)
 
 

@@ -4,7 +4,9 @@ why; and so two processes that update one file take turns.
 
 Every writer of the project (Parquet tables, JSONL datasets, reports, ledgers, the BM25 index folder)
 goes through ``write_atomically`` / ``replace_folder_atomically`` here: one place picks the temporary
-name (``.<name>.<pid>.tmp`` next to the target, so the rename stays on one file system), flushes it to
+name (``.<name>.<host>.<pid>.<thread>.tmp`` next to the target, so the rename stays on one file system, and
+two writers never share one: threads of a process, or processes of two machines on a shared folder, which
+can have the same pid), flushes it to
 disk, renames it, removes it on failure, and turns an ``OSError`` into a ``StorageError`` that names the
 target, the operation and the OS error.
 """
@@ -16,6 +18,8 @@ import fcntl
 import os
 import re
 import shutil
+import socket
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -87,6 +91,12 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
     write_files_atomically([(path, write)])
 
 
+def writer_token() -> str:
+    """``<host>.<pid>.<thread>``: who writes a temporary file. The pid alone is shared by the threads of a
+    Dask worker and, on a folder shared by several machines or containers, by processes of other hosts."""
+    return f"{socket.gethostname()}.{os.getpid()}.{threading.get_ident()}"
+
+
 def write_files_atomically(writes: Sequence[tuple[Path, Callable[[Path], object]]]) -> None:
     """Several files replaced only when all were written (see ``write_atomically``): each ``write`` gets
     its own temporary path; the renames run last to first, so put the file readers look at first (a
@@ -96,7 +106,7 @@ def write_files_atomically(writes: Sequence[tuple[Path, Callable[[Path], object]
     try:
         for target, write in writes:
             make_folder(target.parent)
-            temporaries.append(target.with_name(f".{target.name}.{os.getpid()}.tmp"))
+            temporaries.append(target.with_name(f".{target.name}.{writer_token()}.tmp"))
             write(temporaries[-1])
             _fsync(temporaries[-1])
         for (target, _), temporary in reversed(list(zip(writes, temporaries, strict=True))):
@@ -118,10 +128,10 @@ def replace_folder_atomically(folder: Path, fill: Callable[[Path], object]) -> N
     folder or the new one, whole. On any failure the staging folder is removed, ``folder`` is left as it
     was, and an ``OSError`` is raised again as a ``StorageError`` naming ``folder``."""
     make_folder(folder.parent)
-    staging = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
-    retired = folder.with_name(f".{folder.name}.{os.getpid()}.old")
+    staging = folder.with_name(f".{folder.name}.{writer_token()}.tmp")
+    retired = folder.with_name(f".{folder.name}.{writer_token()}.old")
     try:
-        if os.path.lexists(staging):  # a leftover of a killed process that had our pid
+        if os.path.lexists(staging):  # a leftover of a killed process that had our host, pid and thread
             shutil.rmtree(staging)
         staging.mkdir()
         fill(staging)

@@ -399,8 +399,8 @@ def _remove(path: Path) -> None:
 
 
 def _finished(folder: Path, suffix: str) -> Iterator[Path]:
-    """Files under ``folder`` ending in ``suffix``, without the temporary ``.<name>.<pid>.tmp`` files of
-    writes in progress (or any other hidden file)."""
+    """Files under ``folder`` ending in ``suffix``, without the temporary files of writes in progress
+    (``.<name>.<host>.<pid>.<thread>.tmp``) or any other hidden file."""
     if not folder.is_dir():
         return iter(())
     return (p for p in folder.rglob(f"*{suffix}") if p.is_file() and not p.name.startswith("."))

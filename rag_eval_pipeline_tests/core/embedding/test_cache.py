@@ -74,3 +74,33 @@ def test_a_reply_of_the_wrong_length_is_refused(tmp_path: Path):
         CachedEmbedder(Short(), EmbeddingCache(tmp_path / "e.sqlite")).embed(["a", "b"])
     with pytest.raises(ValueError, match="texts_per_call"):
         CachedEmbedder(Short(), EmbeddingCache(tmp_path / "e.sqlite"), texts_per_call=0)
+
+
+_WRITER = """
+import sys
+import numpy as np
+from rag_eval_pipeline.core.embedding.cache import EmbeddingCache
+cache = EmbeddingCache(sys.argv[1])
+name = sys.argv[2]
+for batch in range(100):
+    digests = [f"{name}-{batch}-{i}" for i in range(10)]
+    cache.put_many("m", digests, np.full((10, 4), batch, dtype=np.float32))
+    assert len(cache.get_many("m", digests)) == 10
+"""
+
+
+def test_two_processes_write_one_cache_at_once(tmp_path: Path):
+    """Two Dask workers (or runs) on one machine share the cache file: WAL and the busy timeout make
+    their writes take turns instead of failing with "database is locked"."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "e.sqlite"
+    EmbeddingCache(path).close()  # the file and its WAL mode exist before the writers race
+    writers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), name], stderr=subprocess.PIPE, text=True)
+        for name in ("a", "b")
+    ]
+    results = [(writer.wait(120), writer.stderr.read() if writer.stderr else "") for writer in writers]
+    assert results == [(0, ""), (0, "")]
+    assert EmbeddingCache(path).count("m") == 2000

@@ -9,6 +9,8 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -191,3 +193,36 @@ def test_the_file_system_of_a_path_is_that_of_its_nearest_mount(tmp_path: Path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["tmpfs", str(file_system_type(tmp_path))]
+
+
+def test_two_threads_writing_one_file_at_once_each_replace_it_whole(tmp_path: Path):
+    """The threads of a Dask worker (and processes of two machines with one pid) write through their own
+    temporary file: with one name per pid, the second writer truncated the first one's file, the first
+    rename moved half of it in, and the second rename found nothing."""
+    target = tmp_path / "table.parquet"
+    start = threading.Barrier(2)
+    failures: list[BaseException] = []
+
+    def writer(letter: str) -> None:
+        def slowly(temporary: Path) -> None:
+            with open(temporary, "w", encoding="utf-8") as out:
+                out.write(letter * 500)
+                out.flush()
+                time.sleep(0.05)  # the other thread opens its temporary file meanwhile
+                out.write(letter * 500)
+
+        try:
+            start.wait()
+            write_atomically(target, slowly)
+        except BaseException as exc:
+            failures.append(exc)
+
+    for _ in range(5):
+        threads = [threading.Thread(target=writer, args=(letter,)) for letter in "AB"]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        assert target.read_text(encoding="utf-8") in ("A" * 1000, "B" * 1000)
+        assert os.listdir(tmp_path) == ["table.parquet"]
