@@ -2,7 +2,8 @@
 
 The real `openai` client talks to it; nothing leaves the machine. Routes: ``/embeddings`` and
 ``/chat/completions``. Faults are served in order before real replies: ``(status, headers)`` answers
-with that HTTP status, ``Slow(seconds)`` delays the next reply (past a client's timeout, say),
+with that HTTP status, ``Slow(seconds)`` answers the next request only after that long, past the client's timeout, and then
+with a 504 that consumes no scripted reply (it used to take one a later request was meant to get),
 ``RawReply(status, content_type, body)`` answers those bytes as they are (a truncated JSON body, a
 gateway's HTML page, an empty body), ``EchoKey()`` answers 401 quoting the request's bearer key, as
 some gateways do, and ``EchoKeyInReply()`` answers 200 with a completion that quotes the
@@ -116,7 +117,9 @@ def openai_server() -> Iterator[tuple[str, ScriptedOpenAI]]:
                 script.auth_headers.append(self.headers.get("Authorization", ""))
             fault = script.next_fault(body)
             if isinstance(fault, Slow):
-                time.sleep(fault.seconds)
+                time.sleep(fault.seconds)  # the client has given up: what is scripted is for its retry
+                self._reply(504, {"error": {"message": "the reply came too late", "type": "timeout"}})
+                return
             elif isinstance(fault, RawReply):
                 self._send(fault.status, fault.body, fault.content_type)
                 return
