@@ -10,7 +10,6 @@ import pickle
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -200,7 +199,7 @@ def test_two_threads_writing_one_file_at_once_each_replace_it_whole(tmp_path: Pa
     temporary file: with one name per pid, the second writer truncated the first one's file, the first
     rename moved half of it in, and the second rename found nothing."""
     target = tmp_path / "table.parquet"
-    start = threading.Barrier(2)
+    start, both_open = threading.Barrier(2), threading.Barrier(2, timeout=30)
     failures: list[BaseException] = []
 
     def writer(letter: str) -> None:
@@ -208,7 +207,7 @@ def test_two_threads_writing_one_file_at_once_each_replace_it_whole(tmp_path: Pa
             with open(temporary, "w", encoding="utf-8") as out:
                 out.write(letter * 500)
                 out.flush()
-                time.sleep(0.05)  # the other thread opens its temporary file meanwhile
+                both_open.wait()  # each writer holds its temporary file open, half written
                 out.write(letter * 500)
 
         try:
