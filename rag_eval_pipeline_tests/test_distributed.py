@@ -29,6 +29,7 @@ from rag_eval_pipeline.core.vector_store.base import collection_name
 from rag_eval_pipeline.lib.executor import DASK_SCHEDULER_ENV
 from rag_eval_pipeline.lib.io_managers import read_current_leaderboard
 from rag_eval_pipeline_tests.conftest import TinyRunFactory, write_tiny_project
+from rag_eval_pipeline_tests.dagster_dev import free_port, stop
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
 from rag_eval_pipeline_tests.test_postgres import (  # noqa: F401 (postgres: the fixture, reused)
     DATABASE,
@@ -36,7 +37,6 @@ from rag_eval_pipeline_tests.test_postgres import (  # noqa: F401 (postgres: the
     POSTGRES_YAML,
     USER,
     PostgresServer,
-    _free_port,
     postgres,
 )
 
@@ -51,18 +51,6 @@ def start(command: list[str], env: Mapping[str, str], log: Path) -> subprocess.P
         return subprocess.Popen(
             command, env=dict(env), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM to ``process`` by its PID, SIGKILL if it is still there after 20 s."""
-    if process.poll() is not None:
-        return
-    os.kill(process.pid, signal.SIGTERM)
-    try:
-        process.wait(20)
-    except subprocess.TimeoutExpired:
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(20)
 
 
 def start_worker(address: str, name: str, env: Mapping[str, str], logs: Path) -> subprocess.Popen[bytes]:
@@ -82,7 +70,7 @@ def wait_for_workers(address: str, workers: int) -> None:
 def dask_cluster(env: Mapping[str, str], logs: Path, workers: int = 2) -> Iterator[tuple[str, list[int]]]:
     """A Dask scheduler on a free localhost port and ``workers`` workers; yields the scheduler's address
     and the workers' PIDs."""
-    address = f"tcp://127.0.0.1:{_free_port()}"
+    address = f"tcp://127.0.0.1:{free_port()}"
     processes: list[subprocess.Popen[bytes]] = []
     try:
         host, port = address.removeprefix("tcp://").split(":")

@@ -20,6 +20,7 @@ _OUTSIDE = (
     "LANGSMITH_ENDPOINT",
     "RAG_EVAL_WAREHOUSE_DIR",
     "RAG_EVAL_GOLDEN_DATASET",
+    "RAG_EVAL_DASK_SCHEDULER",  # a cluster of the developer's: a test sets its own where it wants one
 )
 
 
