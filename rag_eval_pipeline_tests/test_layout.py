@@ -12,7 +12,7 @@
 - api/ (the HTTP API, `rag-eval serve`) is a layer like cli/ beside it: it imports runner/ and core/ only;
 - the package root holds only the entry points: definitions.py, __main__.py;
 - nothing, tests included, imports a private module of Dagster (``dagster._core``...): those change
-  without notice between releases;
+  without notice between releases; PRIVATE_DAGSTER_ALLOWED names the one exception and why;
 - a metric's name (retrieval or answer) is spelled only in core/metrics/names.py, its one owner:
   elsewhere the package uses names.py's constants (a string literal equal to a metric name is a second owner that can drift);
 - every Dagster tag key (``dagster/...``, and the project's own ``rag_eval/...``) is spelled in one module,
@@ -92,6 +92,13 @@ def stage_of(module: str, root: Path) -> str | None:
     return None
 
 
+# Modules that may import Dagster's private modules, and why.
+PRIVATE_DAGSTER_ALLOWED = {
+    "rag_eval_pipeline.lib.event_log_storage": "subclasses SqliteEventLogStorage, which exists only in dagster._core; dagster "
+    "is pinned and lib/test_event_log_storage.py fails when the class changes shape",
+}
+
+
 def private_dagster_imports(root: Path) -> list[str]:
     """Imports of a private module of Dagster or of its libraries (a name part starting with ``_``)."""
     return sorted(
@@ -100,6 +107,7 @@ def private_dagster_imports(root: Path) -> list[str]:
             for path in sorted(root.rglob("*.py"))
             for imp in imports_of(path, root)
             if imp.target.split(".")[0].startswith("dagster")
+            and imp.importer not in PRIVATE_DAGSTER_ALLOWED
             and any(part.startswith("_") and not part.startswith("__") for part in imp.target.split(".")[1:])
         }
     )

@@ -76,8 +76,9 @@ def _storage_errors(config_dir: Path, root: Path) -> Iterator[None]:
 
 
 def _sqlite_storage(config_dir: Path, root: Path) -> Path:
-    """The folder of the instance's SQLite storage: ``storage: sqlite: base_dir`` of its dagster.yaml
-    (relative to the project root, where `rag-eval` runs), else Dagster's default under the home."""
+    """The folder of the instance's SQLite storage: ``storage: sqlite: base_dir`` of its dagster.yaml, or
+    the folder holding the ``base_dir`` of its run, event log and schedule storages (relative to the
+    project root, where `rag-eval` runs), else Dagster's default under the home."""
     try:
         config = read_settings_file(config_dir / "dagster.yaml") or {}
     except (ConfigError, OSError):  # Dagster read it already; its own words stand for a broken file
@@ -87,4 +88,14 @@ def _sqlite_storage(config_dir: Path, root: Path) -> Path:
     base_dir = sqlite.get("base_dir") if isinstance(sqlite, dict) else None
     if isinstance(base_dir, str) and base_dir:
         return root / base_dir
+    folders = [
+        str(root / part["config"]["base_dir"])
+        for key in ("run_storage", "event_log_storage", "schedule_storage")
+        if isinstance(part := config.get(key), dict)
+        and isinstance(part.get("config"), dict)
+        and isinstance(part["config"].get("base_dir"), str)
+        and part["config"]["base_dir"]
+    ]
+    if folders:
+        return Path(os.path.commonpath(folders))
     return config_dir / "storage"

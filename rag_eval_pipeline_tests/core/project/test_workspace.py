@@ -19,6 +19,7 @@ from rag_eval_pipeline.core.project.workspace import (
 )
 from rag_eval_pipeline_tests.conftest import REPO
 
+STORAGES = ("run_storage", "event_log_storage", "schedule_storage")
 DOCS = {"guide.md": "# Guide\n\nInstall it first.\n", "notes/faq.md": "# FAQ\n\nAsk the team.\n"}
 
 
@@ -66,7 +67,12 @@ def test_init_writes_a_workspace_whose_corpus_is_the_documents_where_they_are(tm
     assert files.load_configs().chunk_configs and files.load_configs().profiles
     dagster = yaml.safe_load((root / "dagster.yaml").read_text(encoding="utf-8"))
     assert dagster["telemetry"] == {"enabled": False}
-    assert dagster["storage"]["sqlite"]["base_dir"] == ".dagster/storage"  # under the workspace
+    assert {key: dagster[key]["config"]["base_dir"] for key in STORAGES} == {  # under the workspace
+        "run_storage": ".dagster/storage/history",
+        "event_log_storage": ".dagster/storage/history/runs",
+        "schedule_storage": ".dagster/storage/schedules",
+    }
+    assert dagster["event_log_storage"]["class"] == "EngineKeepingSqliteEventLogStorage"
 
 
 def test_init_with_a_glob_keeps_it_and_odd_paths_read_back(tmp_path: Path) -> None:

@@ -1,0 +1,125 @@
+"""The instance's SQLite event log with one SQLAlchemy engine per database file, not one per connection.
+
+Dagster's ``SqliteEventLogStorage`` (1.13) creates an engine for every connection it opens and disposes
+of it after: about 220 connections in one evaluation partition's run (every event is written to the
+run's database, asset events to the index too, and every input's data version is read). An engine
+keeps SQLAlchemy's cache of compiled statements, so each of those connections compiled its statements
+again: 5,568 compilations in a cold demo run. Here each database file keeps its engine for the
+storage's life; connections are still opened per use and closed after (``NullPool``, as Dagster's:
+other processes, the daemon and the webserver, write the same files), under the same lock, and the
+files on disk are the ones Dagster's class writes, so a dagster.yaml naming either class reads the same
+history. A new run's database is also made cheaper: Dagster creates its tables and stamps its
+migration revision with alembic, which reads every migration script (about 0.1 CPU s a run); here the
+first new database of the process is made that way, in memory, and each later one is a copy of it
+(SQLite's backup), written beside the run's file and linked into place only if no other process made
+that file first (else Dagster's own initialisation checks it). benchmarks/end_to_end.py (the overhead
+section) measures what both save on a partition's run.
+
+This is the package's one use of a private Dagster module: the class exists only there, and the method
+replaced (``_connect``) is private. dagster is pinned in pyproject.toml and
+rag_eval_pipeline_tests/lib/test_event_log_storage.py fails if either changes shape.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+
+from dagster._core.storage.event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
+    INDEX_SHARD_NAME,
+    SQLITE_BUSY_TIMEOUT_SECONDS,
+)
+from dagster._core.storage.sql import create_engine
+from dagster._serdes import ConfigurableClassData
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import NullPool, StaticPool
+
+# Engines kept at once: a run's steps use its own database and the index; the webserver, which reads
+# any number of runs, keeps the most recently used ones only (an engine holds its compiled statements).
+KEPT_ENGINES = 16
+
+
+class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
+    """``SqliteEventLogStorage`` whose engine per shard (the run's database, the index) outlives a
+    connection. Named in dagster.yaml under ``event_log_storage`` with ``base_dir: <storage>/history/runs``
+    (where ``storage: sqlite: base_dir: <storage>`` puts Dagster's)."""
+
+    def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
+        self._engines: OrderedDict[str, Engine] = OrderedDict()
+        self._template: Engine | None = None  # an empty run database, as Dagster initialises one
+        super().__init__(base_dir, inst_data)
+
+    @classmethod
+    def from_config_value(
+        cls, inst_data: ConfigurableClassData | None, config_value: Any
+    ) -> EngineKeepingSqliteEventLogStorage:
+        return cls(inst_data=inst_data, **config_value)
+
+    def engine_for(self, shard: str) -> Engine:
+        """The shard's engine, made at its first use. Call with the storage's lock held."""
+        conn_string = self.conn_string_for_shard(shard)
+        engine = self._engines.get(conn_string)
+        if engine is not None:
+            self._engines.move_to_end(conn_string)
+            return engine
+        engine = create_engine(
+            conn_string,
+            poolclass=NullPool,
+            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
+        )
+        self._engines[conn_string] = engine
+        if len(self._engines) > KEPT_ENGINES:
+            _, oldest = self._engines.popitem(last=False)
+            oldest.dispose()
+        return engine
+
+    @contextmanager
+    def _connect(self, shard: str) -> Iterator[Connection]:
+        with self._db_lock:
+            engine = self.engine_for(shard)
+            if shard not in self._initialized_dbs:
+                if shard == INDEX_SHARD_NAME or not self.created_from_template(shard):
+                    self._initdb(engine)
+                self._initialized_dbs.add(shard)
+            with engine.connect() as conn, conn.begin():
+                yield conn
+
+    def created_from_template(self, shard: str) -> bool:
+        """Makes a run's database that does not exist yet as a copy of the template; False when the
+        file exists (made earlier, or by another process meanwhile). Call with the storage's lock held."""
+        path = Path(self.path_for_shard(shard))
+        if path.exists():
+            return False
+        if self._template is None:
+            template = create_engine("sqlite://", poolclass=StaticPool)
+            self._initdb(template)  # Dagster's own: tables, indexes, the alembic stamp
+            self._template = template
+        scratch = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with self._template.connect() as source, closing(sqlite3.connect(scratch)) as target:
+                source_db: Any = source.connection.driver_connection
+                source_db.backup(target)
+                target.execute("PRAGMA journal_mode=WAL")  # as Dagster's initialisation leaves a file
+            os.link(scratch, path)  # fails if the file appeared meanwhile: never overwrite a run's events
+        except FileExistsError:
+            return False
+        finally:
+            scratch.unlink(missing_ok=True)
+        return True
+
+    def dispose(self) -> None:
+        super().dispose()
+        with self._db_lock:
+            engines, self._engines = list(self._engines.values()), OrderedDict()
+            if self._template is not None:
+                engines.append(self._template)
+                self._template = None
+        for engine in engines:
+            engine.dispose()

@@ -1,0 +1,150 @@
+"""The instance's event log keeps one engine per database file (a bounded number of them), makes a new
+run's database as a copy of what Dagster initialises, and writes what Dagster's own class reads."""
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+
+from rag_eval_pipeline.lib.event_log_storage import KEPT_ENGINES, EngineKeepingSqliteEventLogStorage
+from rag_eval_pipeline_tests.conftest import REPO
+
+
+@dg.asset(partitions_def=dg.StaticPartitionsDefinition(["a", "b"]))
+def numbers(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata={"partition": context.partition_key})
+
+
+def project_instance_at(folder: Path) -> dg.DagsterInstance:
+    """An instance from the repository's dagster.yaml, its paths under ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text = (REPO / "dagster.yaml").read_text(encoding="utf-8").replace(".dagster/", f"{folder}/.dagster/")
+    (folder / "dagster.yaml").write_text(text, encoding="utf-8")
+    return dg.DagsterInstance.from_config(str(folder))
+
+
+def test_the_project_instance_writes_through_one_engine_per_file(tmp_path: Path) -> None:
+    with project_instance_at(tmp_path) as instance:
+        storage = instance.event_log_storage
+        assert isinstance(storage, EngineKeepingSqliteEventLogStorage)
+        result = dg.materialize([numbers], instance=instance, partition_key="a")
+        assert result.success
+
+        with storage.index_connection() as first:
+            index_engine = first.engine
+        with storage.index_connection() as second:
+            assert second.engine is index_engine
+        with storage.run_connection(result.run_id) as run:
+            run_engine = run.engine
+        with storage.run_connection(result.run_id) as run:
+            assert run.engine is run_engine and run_engine is not index_engine
+        # the run's writes compiled its statements once: the engine holds them
+        assert len(run_engine._compiled_cache) > 0  # type: ignore[attr-defined]
+
+
+def test_dagsters_own_sqlite_storage_reads_the_history_it_wrote(tmp_path: Path) -> None:
+    with project_instance_at(tmp_path) as instance:
+        runs = [dg.materialize([numbers], instance=instance, partition_key=key).run_id for key in "ab"]
+        events = {run_id: len(instance.all_logs(run_id)) for run_id in runs}
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "dagster.yaml").write_text(
+        yaml.safe_dump({"storage": {"sqlite": {"base_dir": str(tmp_path / ".dagster" / "storage")}}}),
+        encoding="utf-8",
+    )
+    with dg.DagsterInstance.from_config(str(plain)) as dagsters:
+        assert type(dagsters.event_log_storage) is not EngineKeepingSqliteEventLogStorage
+        assert {r.dagster_run.run_id for r in dagsters.get_run_records()} == set(runs)
+        assert {run_id: len(dagsters.all_logs(run_id)) for run_id in runs} == events
+        latest = dagsters.get_latest_materialization_event(dg.AssetKey("numbers"))
+        assert latest is not None and latest.run_id == runs[1]
+        materialized = dagsters.get_materialized_partitions(dg.AssetKey("numbers"))
+        assert materialized == {"a", "b"}
+
+
+def test_engines_are_kept_for_the_most_recent_files_only(tmp_path: Path) -> None:
+    storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
+    engines = []
+    for i in range(KEPT_ENGINES + 3):
+        with storage.run_connection(f"run-{i}") as conn:
+            engines.append(conn.engine)
+    with storage.run_connection(f"run-{KEPT_ENGINES + 2}") as conn:
+        assert conn.engine is engines[-1]
+    assert len(storage._engines) == KEPT_ENGINES
+    with storage.run_connection("run-0") as conn:  # the oldest was let go: a new engine, same file
+        assert conn.engine is not engines[0]
+    storage.dispose()
+    assert len(storage._engines) == 0
+
+
+@pytest.mark.parametrize(
+    "dagster_yaml", ["dagster.yaml", "rag_eval_pipeline/core/project/workspace_templates/dagster.yaml"]
+)
+def test_both_dagster_yamls_name_it_where_dagsters_sqlite_storage_keeps_its_files(dagster_yaml: str) -> None:
+    config = yaml.safe_load((REPO / dagster_yaml).read_text(encoding="utf-8"))
+    assert "storage" not in config  # the three storages are named one by one
+    assert config["event_log_storage"]["module"] == EngineKeepingSqliteEventLogStorage.__module__
+    assert config["event_log_storage"]["class"] == EngineKeepingSqliteEventLogStorage.__name__
+    # the layout of `storage: sqlite: base_dir: .dagster/storage`: history and schedules stay readable
+    assert {
+        key: config[key]["config"]["base_dir"]
+        for key in ("run_storage", "event_log_storage", "schedule_storage")
+    } == {
+        "run_storage": ".dagster/storage/history",
+        "event_log_storage": ".dagster/storage/history/runs",
+        "schedule_storage": ".dagster/storage/schedules",
+    }
+
+
+def schema(path: Path) -> list[tuple[str, str]]:
+    with closing(sqlite3.connect(path)) as db:
+        rows = db.execute("SELECT name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
+        return [(str(name), str(sql)) for name, sql in rows]
+
+
+def stamp(path: Path) -> list[tuple[str]]:
+    with closing(sqlite3.connect(path)) as db:
+        return list(db.execute("SELECT version_num FROM alembic_version"))
+
+
+def test_a_new_run_database_is_a_copy_of_what_dagster_initialises(tmp_path: Path) -> None:
+    ours = EngineKeepingSqliteEventLogStorage(str(tmp_path / "ours"))
+    plain_dir = tmp_path / "plain"
+    plain_dir.mkdir()
+    (plain_dir / "dagster.yaml").write_text(
+        yaml.safe_dump({"storage": {"sqlite": {"base_dir": str(plain_dir / "storage")}}}), encoding="utf-8"
+    )
+    with (
+        dg.DagsterInstance.from_config(str(plain_dir)) as plain,
+        plain.event_log_storage.run_connection("run-a"),  # type: ignore[attr-defined]
+    ):
+        pass
+    dagster_made = plain_dir / "storage" / "history" / "runs" / "run-a.db"
+    for run in ("run-a", "run-b"):  # the first makes the template, the second is a copy as well
+        with ours.run_connection(run):
+            pass
+        made = tmp_path / "ours" / f"{run}.db"
+        assert schema(made) == schema(dagster_made)
+        assert stamp(made) == stamp(dagster_made) and stamp(made)
+        with closing(sqlite3.connect(made)) as db:
+            assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    assert sorted(p.name for p in (tmp_path / "ours").iterdir()) == ["index.db", "run-a.db", "run-b.db"]
+    ours.dispose()
+
+
+def test_a_run_database_another_process_made_is_kept_with_its_events(tmp_path: Path) -> None:
+    with project_instance_at(tmp_path / "first") as instance:
+        run_id = dg.materialize([numbers], instance=instance, partition_key="a").run_id
+        events = len(instance.all_logs(run_id))
+    # a second process's storage (a step worker of the same run) finds the file there
+    other = EngineKeepingSqliteEventLogStorage(
+        str(tmp_path / "first" / ".dagster" / "storage" / "history" / "runs")
+    )
+    assert not other.created_from_template(run_id)
+    with other.run_connection(run_id):
+        pass
+    assert len(other.get_logs_for_run(run_id)) == events
+    other.dispose()
