@@ -53,6 +53,8 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
 
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
         self._engines: OrderedDict[str, Engine] = OrderedDict()
+        # its own lock: has_table runs inside connections that hold the storage's lock, and outside them
+        self._engines_lock = threading.Lock()
         self._template: Engine | None = None  # an empty run database, as Dagster initialises one
         super().__init__(base_dir, inst_data)
 
@@ -63,22 +65,23 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
         return cls(inst_data=inst_data, **config_value)
 
     def engine_for(self, shard: str) -> Engine:
-        """The shard's engine, made at its first use. Call with the storage's lock held."""
+        """The shard's engine, made at its first use."""
         conn_string = self.conn_string_for_shard(shard)
-        engine = self._engines.get(conn_string)
-        if engine is not None:
-            self._engines.move_to_end(conn_string)
+        with self._engines_lock:
+            engine = self._engines.get(conn_string)
+            if engine is not None:
+                self._engines.move_to_end(conn_string)
+                return engine
+            engine = create_engine(
+                conn_string,
+                poolclass=NullPool,
+                connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
+            )
+            self._engines[conn_string] = engine
+            if len(self._engines) > KEPT_ENGINES:
+                _, oldest = self._engines.popitem(last=False)
+                oldest.dispose()  # a NullPool engine holds no connection: one in use is not touched
             return engine
-        engine = create_engine(
-            conn_string,
-            poolclass=NullPool,
-            connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
-        )
-        self._engines[conn_string] = engine
-        if len(self._engines) > KEPT_ENGINES:
-            _, oldest = self._engines.popitem(last=False)
-            oldest.dispose()
-        return engine
 
     @contextmanager
     def _connect(self, shard: str) -> Iterator[Connection]:
@@ -90,6 +93,13 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
                 self._initialized_dbs.add(shard)
             with engine.connect() as conn, conn.begin():
                 yield conn
+
+    def has_table(self, table_name: str) -> bool:
+        """Dagster's, through the index's kept engine (Dagster made an engine for each of these
+        questions: about 10 a run)."""
+        engine = self.engine_for(INDEX_SHARD_NAME)
+        with engine.connect() as conn:
+            return bool(engine.dialect.has_table(conn, table_name))
 
     def created_from_template(self, shard: str) -> bool:
         """Makes a run's database that does not exist yet as a copy of the template; False when the
@@ -116,7 +126,7 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
 
     def dispose(self) -> None:
         super().dispose()
-        with self._db_lock:
+        with self._db_lock, self._engines_lock:
             engines, self._engines = list(self._engines.values()), OrderedDict()
             if self._template is not None:
                 engines.append(self._template)

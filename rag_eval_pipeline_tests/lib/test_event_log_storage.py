@@ -7,7 +7,9 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import sqlalchemy
 import yaml
+from sqlalchemy.pool import Pool
 
 from rag_eval_pipeline.lib.event_log_storage import KEPT_ENGINES, EngineKeepingSqliteEventLogStorage
 from rag_eval_pipeline_tests.conftest import REPO
@@ -148,3 +150,22 @@ def test_a_run_database_another_process_made_is_kept_with_its_events(tmp_path: P
         pass
     assert len(other.get_logs_for_run(run_id)) == events
     other.dispose()
+
+
+def test_has_table_asks_through_the_kept_index_engine(tmp_path: Path) -> None:
+    storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
+    # a pool connects "first" once (for a listener added later: once from then on): an entry per engine
+    pools: list[object] = []
+
+    def first_connect(dbapi_connection: object, record: object) -> None:
+        pools.append(dbapi_connection)
+
+    sqlalchemy.event.listen(Pool, "first_connect", first_connect)
+    try:
+        assert storage.has_table("event_logs")  # the index's engine connects "first" here
+        pools.clear()
+        assert not storage.has_table("no_such_table") and storage.has_table("asset_keys")
+    finally:
+        sqlalchemy.event.remove(Pool, "first_connect", first_connect)
+    assert pools == []  # Dagster's own has_table made (and connected) a new engine for each question
+    storage.dispose()
