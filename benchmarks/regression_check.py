@@ -7,7 +7,9 @@ of its partition (``core/baselines.choose_baseline``) and reads that run's per-q
 (``Warehouse.write_history``, the writer behind the IO manager) with the columns the asset writes. The
 history grows by partitions (more chunk configs x profiles, each with ``--runs-per-partition`` runs), so
 the checked partition's own history stays the same size. The first runs of every partition predate the
-evaluation columns (``evaluation_id``/``evaluation_mode``), as in an old warehouse.
+evaluation columns (``evaluation_id``/``evaluation_mode``), as in an old warehouse. Each file is dated
+a minute after its run started, as a materialization dates it (the partition store looks for the
+previous run in the newest files first).
 
 For each size it times, interleaved, medians of ``--repeats`` runs:
 
@@ -18,8 +20,8 @@ For each size it times, interleaved, medians of ``--repeats`` runs:
 
 checks that both choose the same baseline run and read the same rows, then prints the growth ratio of
 the largest history against the smallest (goal for the partition store: about 1x, flat). A last line
-grows the checked partition's own history instead (``--own-growth`` times as many runs), which is what
-the partition store's cost does follow.
+grows the checked partition's own history instead (``--own-growth`` times as many runs): the partition
+store reads its newest files first and stops at the previous run, so its cost stays about flat there too.
 
     python benchmarks/regression_check.py [--sizes 100,1000,4000] [--runs-per-partition 20]
         [--questions 100] [--repeats 5] [--own-growth 10] [--dir DIR]
@@ -108,7 +110,12 @@ class History:
     def write_partition(self, partition: PartitionKey, runs: range) -> None:
         for index in runs:
             frame = run_rows(partition, index, self.questions)
-            self.warehouse.write_history(frame, TABLE, partition.dimensions(), str(frame["run_id"].iloc[0]))
+            path = self.warehouse.write_history(
+                frame, TABLE, partition.dimensions(), str(frame["run_id"].iloc[0])
+            )
+            # dated as a materialization dates it: written when its run ends, a minute after it started
+            written = (pd.Timestamp(frame["created_at"].iloc[0]) + timedelta(minutes=1)).timestamp()
+            os.utime(path, (written, written))
             self.files += 1
 
     def grow_to(self, files: int) -> None:

@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, NewType, cast
 
@@ -31,12 +31,19 @@ from ..evaluation.comparability import BASIS_COLUMNS, series_breaks
 from ..settings.monitoring_settings import EvaluationMode
 from .table_upgrades import evaluation_defaults_sql
 from .warehouse import (
+    FILE_COLUMN,
     NO_PARTITION,
     RETRIEVAL_SUMMARY,
     SUMMARY_TABLES,
     Partition,
     Warehouse,
 )
+
+# A partition's previous run is looked for in its files newest first: this many, then four times as
+# many more each round (the check's own run and the one before it are usually the first two).
+RECENT_FILES_FIRST = 4
+# How far the clock that stamped a run's created_at may run ahead of the one that dated its file.
+CLOCK_MARGIN = timedelta(minutes=10)
 
 RunId = NewType("RunId", str)
 EvaluationId = NewType("EvaluationId", str)
@@ -129,6 +136,7 @@ class HistoryStore:
         self._connection = duckdb.connect()
         self._connection.execute("SET TimeZone = 'UTC'")
         self._views: dict[str, list[str]] = {}
+        self._run_files: dict[str, dict[str, list[Path]]] = {}  # table -> run id -> its files read
         self._tables: tuple[str, ...] | None = None
         self._locked = False  # ``_read_only`` was applied
 
@@ -269,9 +277,16 @@ class HistoryStore:
     def question_rows(self, table: str, runs: ResolvedRef | Iterable[RunRecord]) -> pd.DataFrame:
         """The per-question (or per-run) rows those runs wrote to ``table``, in file order."""
         records = runs.runs if isinstance(runs, ResolvedRef) else tuple(runs)
-        self._view(table)
+        known = self._run_files.get(table, {})
+        if records and all(str(r.run_id) in known for r in records):  # found by previous_full_run
+            view, _ = self._files_view(table, sorted({f for r in records for f in known[str(r.run_id)]}))
+            select = f'* EXCLUDE ("{FILE_COLUMN}")'
+        else:
+            self._view(table)
+            view, select = table, "*"
         return self._sql(
-            f'SELECT * FROM "{table}" WHERE list_contains($1, run_id)', [[str(r.run_id) for r in records]]
+            f'SELECT {select} FROM "{view}" WHERE list_contains($1, run_id)',
+            [[str(r.run_id) for r in records]],
         )
 
     def latest_run_of(self, table: str, evaluation_id: str, partition: PartitionKey) -> RunRecord | None:
@@ -301,19 +316,39 @@ class HistoryStore:
     ) -> RunRecord | None:
         """The most recent full-mode run of ``partition`` on the same dataset (and, for answer metrics,
         the same reference answers) that wrote ``table`` before ``before``: what a new run is compared
-        with when no baseline is pinned."""
-        found = self._runs_frame((table,))
-        if answers_sha256 is not None:
-            found = found[found["answers_sha256"] == answers_sha256]
-        found = found[
-            (found["chunk_config"] == partition.chunk_config)
-            & (found["profile"] == partition.profile)
-            & (found["evaluation_mode"] == "full")
-            & (found["dataset_sha256"] == dataset_sha256)
-            & (found["run_id"] != exclude_run_id)
-            & (found["created_at"] < pd.Timestamp(before))
-        ]
-        return _run_record(found.iloc[-1].to_dict()) if len(found) else None
+        with when no baseline is pinned.
+
+        A store of ``partition`` reads its files the most recently written first and stops once the
+        next file was written before the best run found was created (a file is written after its run
+        starts; ``CLOCK_MARGIN`` allows for clocks that disagree): one check reads a few files, not the
+        partition's whole history."""
+        criteria = (partition, dataset_sha256, before, exclude_run_id, answers_sha256)
+        if self.partition is None:
+            found = _previous_full(self._runs_frame((table,)), *criteria)
+            return _run_record(found.iloc[-1].to_dict()) if len(found) else None
+        files = self.warehouse.history_files_newest_first(table, self._dimensions)
+        candidates: list[pd.DataFrame] = []
+        read, batch = 0, RECENT_FILES_FIRST
+        while read < len(files):
+            chunk = [path for path, _ in files[read : read + batch]]
+            read, batch = read + len(chunk), batch * 4
+            found = _previous_full(self._runs_of_files(table, chunk), *criteria)
+            if len(found):
+                candidates.append(found)
+            if candidates and read < len(files):
+                best = max(pd.Timestamp(frame["created_at"].iloc[-1]) for frame in candidates)
+                if files[read][1] < (best - CLOCK_MARGIN).timestamp():
+                    break  # every file left was written before that run was created
+        if not candidates:
+            return None
+        # as over the whole history: the same run's rows in two files make one row (min created_at)
+        runs = (
+            pd.concat(candidates)
+            .groupby("run_id", as_index=False)
+            .agg({c: "min" if c == "created_at" else "first" for c in candidates[0].columns if c != "run_id"})
+        )
+        latest = runs.sort_values(["created_at", "run_id"]).iloc[-1]
+        return _run_record(latest.to_dict())
 
     # -- trends --------------------------------------------------------------------------------------
 
@@ -440,11 +475,46 @@ class HistoryStore:
     def _runs_frame(self, tables: Sequence[str] = RUN_TABLES) -> pd.DataFrame:
         """run_id, evaluation_id, evaluation_mode, chunk_config, profile, created_at (the run's first
         row), dataset_sha256; one row per run, oldest first."""
-        parts = []
+        views = []
         for table in tables:
-            if not self.has_table(table):
-                continue
-            columns = self.columns(table)
+            if self.has_table(table):
+                views.append((table, self.columns(table)))
+        return self._runs_of_views(views)
+
+    def _runs_of_files(self, table: str, files: Sequence[Path]) -> pd.DataFrame:
+        """``_runs_frame`` of ``table`` from these files alone; remembers which file holds each run."""
+        view, columns = self._files_view(table, files)
+        runs = self._runs_of_views([(view, columns)], with_files=True)
+        held = self._run_files.setdefault(table, {})
+        for run_id, found in zip(runs["run_id"], runs["files"], strict=True):
+            held[str(run_id)] = sorted({*held.get(str(run_id), []), *map(Path, found)})
+        return runs.drop(columns="files")
+
+    def _files_view(self, table: str, files: Sequence[Path]) -> tuple[str, list[str]]:
+        """A view over some history files of ``table`` as ``_view`` makes one over all of them, plus
+        ``FILE_COLUMN``; its name and columns (without that one)."""
+        view = f"{table} (some files)"
+        source = self.warehouse.history_files_source_sql(files)
+        try:
+            described = self._connection.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()
+        except duckdb.Error as exc:
+            self._raise_if_damaged(exc)
+            raise HistoryError(
+                f"cannot read the history of {table} in {', '.join(map(str, files))}: {exc}"
+            ) from None
+        select = evaluation_defaults_sql([str(row[0]) for row in described])
+        self._connection.execute(f'CREATE OR REPLACE VIEW "{view}" AS SELECT {select} FROM {source}')
+        columns = [str(row[0]) for row in self._connection.sql(f'DESCRIBE "{view}"').fetchall()]
+        return view, [c for c in columns if c != FILE_COLUMN]
+
+    def _runs_of_views(
+        self, views: Sequence[tuple[str, list[str]]], with_files: bool = False
+    ) -> pd.DataFrame:
+        """The runs in these views (name, columns), one row per run, oldest first; ``with_files``: also
+        ``files``, those its rows came from (views made by ``_files_view``)."""
+        file = f', "{FILE_COLUMN}"' if with_files else ""
+        parts = []
+        for table, columns in views:
             if not {"run_id", "chunk_config", "profile", "created_at"} <= set(columns):
                 continue
             sha = "CAST(dataset_sha256 AS VARCHAR)" if "dataset_sha256" in columns else "''"
@@ -452,7 +522,7 @@ class HistoryStore:
             parts.append(
                 f"""SELECT run_id, evaluation_id, evaluation_mode, chunk_config, profile,
                            CAST(created_at AS TIMESTAMPTZ) AS created_at, coalesce({sha}, '') AS dataset_sha256,
-                           coalesce({answers}, '') AS answers_sha256
+                           coalesce({answers}, '') AS answers_sha256{file}
                     FROM "{table}" """
             )
         columns = [
@@ -464,14 +534,15 @@ class HistoryStore:
             "created_at",
             "dataset_sha256",
             "answers_sha256",
-        ]
+        ] + (["files"] if with_files else [])
         if not parts:
             return pd.DataFrame(columns=columns)
+        files = f', list(DISTINCT "{FILE_COLUMN}") AS files' if with_files else ""
         return self._sql(
             f"""SELECT run_id, any_value(evaluation_id) AS evaluation_id,
                        any_value(evaluation_mode) AS evaluation_mode, chunk_config, profile,
                        min(created_at) AS created_at, max(dataset_sha256) AS dataset_sha256,
-                       max(answers_sha256) AS answers_sha256
+                       max(answers_sha256) AS answers_sha256{files}
                 FROM ({" UNION ALL ".join(parts)})
                 GROUP BY run_id, chunk_config, profile
                 ORDER BY created_at, run_id"""
@@ -487,6 +558,28 @@ class HistoryStore:
     def _run(self, ref: str, run_id: RunId, runs: list[RunRecord]) -> ResolvedRef:
         found = tuple(r for r in runs if r.run_id == run_id)
         return ResolvedRef(ref, "run", found[0].evaluation_id, found)
+
+
+def _previous_full(
+    runs: pd.DataFrame,
+    partition: PartitionKey,
+    dataset_sha256: str,
+    before: datetime,
+    exclude_run_id: str,
+    answers_sha256: str | None,
+) -> pd.DataFrame:
+    """The rows of ``runs`` (``_runs_frame``'s shape) that may be ``previous_full_run``'s answer,
+    oldest first: the last is the answer."""
+    if answers_sha256 is not None:
+        runs = runs[runs["answers_sha256"] == answers_sha256]
+    return runs[
+        (runs["chunk_config"] == partition.chunk_config)
+        & (runs["profile"] == partition.profile)
+        & (runs["evaluation_mode"] == "full")
+        & (runs["dataset_sha256"] == dataset_sha256)
+        & (runs["run_id"] != exclude_run_id)
+        & (runs["created_at"] < pd.Timestamp(before))
+    ]
 
 
 def _run_record(row: Mapping[Hashable, Any]) -> RunRecord:

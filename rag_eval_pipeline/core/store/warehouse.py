@@ -171,6 +171,17 @@ class Warehouse:
             _finished(self.history_dir if table is None else self.history_table_dir(table), ".parquet")
         )
 
+    def history_files_newest_first(
+        self, table: str, partition: Partition = NO_PARTITION
+    ) -> list[tuple[Path, float]]:
+        """The finished history files of ``table`` (of ``partition``) with their modification times,
+        the most recently written first."""
+        found = [
+            (p, p.stat().st_mtime)
+            for p in _finished(self.history_partition_dir(table, partition), ".parquet")
+        ]
+        return sorted(found, key=lambda pair: (-pair[1], str(pair[0])))
+
     def current_partitions(self, table: str) -> list[dict[str, str]]:
         """The partitions of ``table`` with a current version (dimension -> value), sorted."""
         folder = self.current_dir / table
@@ -194,6 +205,16 @@ class Warehouse:
         return (
             f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true, "
             "hive_types_autocast = false)"
+        )
+
+    @staticmethod
+    def history_files_source_sql(files: Sequence[Path]) -> str:
+        """``history_source_sql`` over these files only, with each row's file in the column
+        ``FILE_COLUMN``."""
+        listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+        return (
+            f"read_parquet([{listed}], hive_partitioning = true, union_by_name = true, "
+            f"hive_types_autocast = false, filename = '{FILE_COLUMN}')"
         )
 
     # -- writing -------------------------------------------------------------------------------------
@@ -396,6 +417,10 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
     except OSError as exc:
         raise storage_error(path, "remove", exc) from exc
+
+
+# The column ``history_files_source_sql`` names each row's file in.
+FILE_COLUMN = "__file"
 
 
 def _finished(folder: Path, suffix: str) -> Iterator[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -10,10 +11,11 @@ import pytest
 from rag_eval_pipeline.core.errors import StorageError
 from rag_eval_pipeline.core.metrics.aggregate import summarize_table, summary_columns
 from rag_eval_pipeline.core.metrics.reference_copies import ReferenceDuplication
+from rag_eval_pipeline.core.store import history as history_module
 from rag_eval_pipeline.core.store.history import HistoryError, HistoryStore, PartitionKey
 from rag_eval_pipeline.core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.core.tables import records
-from rag_eval_pipeline_tests.history_files import at, retrieval_rows, write_run
+from rag_eval_pipeline_tests.history_files import at, constant, retrieval_rows, write_run
 
 
 def values(recall: float, iou: float, n: int = 4) -> dict[str, dict[str, float]]:
@@ -321,3 +323,59 @@ def test_summary_columns_added_later_read_as_null_in_older_files(tmp_path: Path)
     by_run = dict(zip(read.frame["run_id"], read.frame["span_recall_std_pop"], strict=True))
     assert pd.isna(by_run["run-old"])
     assert by_run["run-new"] == pytest.approx(summaries["span_recall"].std_population)
+
+
+def dated_run(base: Path, run_id: str, created_hours: float, written_hours: float, **kwargs: object) -> None:
+    """A run of c|p created at ``at(created_hours)`` whose history file was written at ``written_hours``."""
+    rows = retrieval_rows(run_id, "c", "p", {"span_recall": constant(0.5)}, at(created_hours), **kwargs)  # type: ignore[arg-type]
+    path = write_run(base, rows, summary=False)
+    written = at(written_hours).timestamp()
+    os.utime(path, (written, written))
+
+
+def previous(base: Path, before_hours: float, *, scoped: bool) -> str | None:
+    partition = PartitionKey("c", "p")
+    with HistoryStore(base, partition=partition if scoped else None) as history:
+        run = history.previous_full_run("retrieval_metrics", partition, "data-1", at(before_hours), "now")
+        return None if run is None else run.run_id
+
+
+def test_a_partitions_previous_run_is_found_in_its_newest_files_without_reading_the_old_ones(
+    tmp_path: Path,
+) -> None:
+    base = tmp_path / "warehouse"
+    for i in range(40):  # a long history, each file written a minute after its run started
+        dated_run(base, f"old-{i:02d}", i, i + 1 / 60, evaluation_id=f"e{i}", mode="full")
+    dated_run(base, "quick", 40, 40.02, evaluation_id="eq", mode="quick")  # not a full run: skipped
+    dated_run(base, "other-data", 41, 41.02, evaluation_id="ed", mode="full", dataset="data-2")
+    dated_run(base, "now", 42, 42.02, evaluation_id="en", mode="full")
+    assert previous(base, 42, scoped=True) == previous(base, 42, scoped=False) == "old-39"
+    assert previous(base, 20.5, scoped=True) == previous(base, 20.5, scoped=False) == "old-20"
+    # the old files are not opened: damaged (their dates kept), they would fail the read
+    for i in range(30):
+        partition = {"chunk_config": "c", "profile": "p"}
+        path = Warehouse(base).history_path("retrieval_metrics", partition, f"old-{i:02d}")
+        dates = (path.stat().st_atime, path.stat().st_mtime)
+        path.write_bytes(b"not parquet")
+        os.utime(path, dates)
+    with HistoryStore(base, partition=PartitionKey("c", "p")) as history:
+        run = history.previous_full_run("retrieval_metrics", PartitionKey("c", "p"), "data-1", at(42), "now")
+        assert run is not None and run.run_id == "old-39"
+        rows = history.question_rows("retrieval_metrics", [run])  # that run's file alone
+        assert set(rows["run_id"]) == {"old-39"} and len(rows) == 10
+        assert "__file" not in rows.columns
+
+
+def test_a_file_dated_a_little_before_its_run_by_another_clock_is_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(history_module, "RECENT_FILES_FIRST", 1)  # rounds of 1, 4, 16 files
+    base = tmp_path / "warehouse"
+    for i in range(10):
+        dated_run(base, f"old-{i}", i, i + 0.01, evaluation_id=f"e{i}", mode="full")
+    for i in range(4):  # the newest files: quick runs, not candidates
+        dated_run(base, f"quick-{i}", 20 + i, 20 + i + 0.01, evaluation_id=f"q{i}", mode="quick")
+    dated_run(base, "earlier", 19.9, 19.95, evaluation_id="a", mode="full")
+    # created after "earlier" but dated by a clock 6 minutes behind: written "before" earlier was created
+    dated_run(base, "later", 19.92, 19.92 - 0.1, evaluation_id="b", mode="full")
+    assert previous(base, 30, scoped=True) == previous(base, 30, scoped=False) == "later"
