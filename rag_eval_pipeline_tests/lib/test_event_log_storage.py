@@ -119,12 +119,11 @@ def test_a_new_run_database_is_a_copy_of_what_dagster_initialises(tmp_path: Path
     (plain_dir / "dagster.yaml").write_text(
         yaml.safe_dump({"storage": {"sqlite": {"base_dir": str(plain_dir / "storage")}}}), encoding="utf-8"
     )
-    with (
-        dg.DagsterInstance.from_config(str(plain_dir)) as plain,
-        plain.event_log_storage.run_connection("run-a"),  # type: ignore[attr-defined]
-    ):
-        pass
-    dagster_made = plain_dir / "storage" / "history" / "runs" / "run-a.db"
+    with dg.DagsterInstance.from_config(str(plain_dir)) as plain:
+        storage = plain.event_log_storage
+        with storage.run_connection("run-a"):  # type: ignore[attr-defined]
+            pass
+        dagster_made = Path(storage.path_for_shard("run-a"))  # type: ignore[attr-defined]
     for run in ("run-a", "run-b"):  # the first makes the template, the second is a copy as well
         with ours.run_connection(run):
             pass
@@ -142,9 +141,8 @@ def test_a_run_database_another_process_made_is_kept_with_its_events(tmp_path: P
         run_id = dg.materialize([numbers], instance=instance, partition_key="a").run_id
         events = len(instance.all_logs(run_id))
     # a second process's storage (a step worker of the same run) finds the file there
-    other = EngineKeepingSqliteEventLogStorage(
-        str(tmp_path / "first" / ".dagster" / "storage" / "history" / "runs")
-    )
+    config = yaml.safe_load((tmp_path / "first" / "dagster.yaml").read_text(encoding="utf-8"))
+    other = EngineKeepingSqliteEventLogStorage(config["event_log_storage"]["config"]["base_dir"])
     assert not other.created_from_template(run_id)
     with other.run_connection(run_id):
         pass
