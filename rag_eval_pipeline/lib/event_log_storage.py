@@ -41,6 +41,8 @@ from dagster._serdes import ConfigurableClassData
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool, StaticPool
 
+from ..core.store.files import writer_token
+
 # Engines kept at once: a run's steps use its own database and the index; the webserver, which reads
 # any number of runs, keeps the most recently used ones only (an engine holds its compiled statements).
 KEPT_ENGINES = 16
@@ -111,14 +113,14 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
             template = create_engine("sqlite://", poolclass=StaticPool)
             self._initdb(template)  # Dagster's own: tables, indexes, the alembic stamp
             self._template = template
-        scratch = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        scratch = path.with_name(f".{path.name}.{writer_token()}.tmp")
         try:
             with self._template.connect() as source, closing(sqlite3.connect(scratch)) as target:
                 source_db: Any = source.connection.driver_connection
                 source_db.backup(target)
                 target.execute("PRAGMA journal_mode=WAL")  # as Dagster's initialisation leaves a file
             os.link(scratch, path)  # fails if the file appeared meanwhile: never overwrite a run's events
-        except FileExistsError:
+        except OSError:  # it exists, or the file system makes no hard links: Dagster's own way
             return False
         finally:
             scratch.unlink(missing_ok=True)

@@ -1,6 +1,7 @@
 """The instance's event log keeps one engine per database file (a bounded number of them), makes a new
 run's database as a copy of what Dagster initialises, and writes what Dagster's own class reads."""
 
+import os
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -166,4 +167,23 @@ def test_has_table_asks_through_the_kept_index_engine(tmp_path: Path) -> None:
     finally:
         sqlalchemy.event.remove(Pool, "first_connect", first_connect)
     assert pools == []  # Dagster's own has_table made (and connected) a new engine for each question
+    storage.dispose()
+
+
+def test_without_hard_links_a_new_run_database_is_made_the_way_dagster_makes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_links(source: object, target: object) -> None:
+        raise PermissionError(1, "Operation not permitted")  # what some network file systems answer
+
+    monkeypatch.setattr(os, "link", no_links)
+    storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
+    assert not storage.created_from_template("run-a")
+    with storage.run_connection("run-a"):  # Dagster's initialisation made it instead
+        pass
+    assert stamp(tmp_path / "runs" / "run-a.db")
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
+        "index.db",
+        "run-a.db",
+    ]  # no scratch left
     storage.dispose()
