@@ -447,17 +447,8 @@ class HistoryStore:
                 f"{', '.join(self.tables) or 'none yet'}"
             )
         source = self.warehouse.history_source_sql(table, self._dimensions)
-        try:
-            described = self._connection.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()
-        except duckdb.Error as exc:
-            self._raise_if_damaged(exc)
-            raise HistoryError(
-                f"cannot read the history of {table} under "
-                f"{self.warehouse.history_partition_dir(table, self._dimensions)}: {exc}"
-            ) from None
-        select = evaluation_defaults_sql([str(row[0]) for row in described])
-        self._connection.execute(f'CREATE OR REPLACE VIEW "{table}" AS SELECT {select} FROM {source}')
-        self._views[table] = [str(row[0]) for row in self._connection.sql(f'DESCRIBE "{table}"').fetchall()]
+        where = f"under {self.warehouse.history_partition_dir(table, self._dimensions)}"
+        self._views[table] = self._create_view(table, table, source, where)
 
     def _raise_if_damaged(self, exc: duckdb.Error) -> None:
         """A warehouse file DuckDB could not read (cut short, overwritten): a ``StorageError`` naming it
@@ -495,17 +486,20 @@ class HistoryStore:
         ``FILE_COLUMN``; its name and columns (without that one)."""
         view = f"{table} (some files)"
         source = self.warehouse.history_files_source_sql(files)
+        columns = self._create_view(view, table, source, f"in {', '.join(map(str, files))}")
+        return view, [c for c in columns if c != FILE_COLUMN]
+
+    def _create_view(self, view: str, table: str, source: str, where: str) -> list[str]:
+        """View ``view`` over ``source`` (history files of ``table``), old shapes upgraded as they are read;
+        its columns. ``where`` says in an error which files those are."""
         try:
             described = self._connection.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()
         except duckdb.Error as exc:
             self._raise_if_damaged(exc)
-            raise HistoryError(
-                f"cannot read the history of {table} in {', '.join(map(str, files))}: {exc}"
-            ) from None
+            raise HistoryError(f"cannot read the history of {table} {where}: {exc}") from None
         select = evaluation_defaults_sql([str(row[0]) for row in described])
         self._connection.execute(f'CREATE OR REPLACE VIEW "{view}" AS SELECT {select} FROM {source}')
-        columns = [str(row[0]) for row in self._connection.sql(f'DESCRIBE "{view}"').fetchall()]
-        return view, [c for c in columns if c != FILE_COLUMN]
+        return [str(row[0]) for row in self._connection.sql(f'DESCRIBE "{view}"').fetchall()]
 
     def _runs_of_views(
         self, views: Sequence[tuple[str, list[str]]], with_files: bool = False
