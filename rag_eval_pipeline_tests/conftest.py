@@ -241,10 +241,10 @@ class TinyRun:
     @contextmanager
     def instance(self) -> Iterator[dg.DagsterInstance]:
         """The instance the evaluation ran on (its runs, events and partitions), opened as
-        ``dg.instance_for_test`` opens one."""
-        import dagster as dg
+        the tests open theirs (``instances.instance_for_tests``)."""
+        from rag_eval_pipeline_tests.instances import instance_for_tests
 
-        with dg.instance_for_test(temp_dir=str(self.home)) as instance:
+        with instance_for_tests(temp_dir=str(self.home)) as instance:
             yield instance
 
 

@@ -20,7 +20,9 @@
 - every `rag-eval` command is listed in cli/registry.py alone: a module adds its parser with
   ``add_command(commands, NAME)`` for a registered NAME, never ``commands.add_parser``; ``run_command``
   dispatches through the registry with no if-chain; only cli/__init__.py's ``main`` turns bad input into
-  "error: ..." and exit 2 (handlers raise InputError).
+  "error: ..." and exit 2 (handlers raise InputError);
+- the tests open a Dagster test instance only through rag_eval_pipeline_tests/instances.py (the event log
+  storage users get), never ``dg.instance_for_test`` directly.
 """
 
 import ast
@@ -275,6 +277,47 @@ def test_the_metric_name_check_sees_a_hand_written_name(tmp_path: Path) -> None:
 
 def test_the_tests_use_only_dagsters_public_api() -> None:
     assert private_dagster_imports(TESTS) == []
+
+
+INSTANCES_OWNER = "instances.py"
+
+
+def direct_test_instances(root: Path) -> list[str]:
+    """Calls of Dagster's ``instance_for_test`` in the tests outside ``INSTANCES_OWNER`` (code in strings,
+    run by a subprocess, is not a call)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        if relative == INSTANCES_OWNER:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                called = (
+                    node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                )
+                if called == "instance_for_test":
+                    found.append(f"{relative}:{node.lineno} calls instance_for_test: use {INSTANCES_OWNER}")
+    return found
+
+
+def test_the_tests_open_dagster_instances_through_instances_py() -> None:
+    assert direct_test_instances(TESTS) == []
+
+
+def test_the_instance_check_sees_a_direct_call(tmp_path: Path) -> None:
+    files = {
+        "instances.py": "import dagster as dg\nwith dg.instance_for_test() as i:\n    pass\n",
+        "defs/test_a.py": "import dagster as dg\n\nwith dg.instance_for_test(temp_dir='x') as i:\n    pass\n",
+        "test_b.py": "from dagster import instance_for_test\ninstance_for_test()\n",
+        "test_c.py": 'SCRIPT = """with dg.instance_for_test() as i: pass"""\ninstance_for_tests()\n',
+    }
+    for relative, text in files.items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(text, encoding="utf-8")
+    assert direct_test_instances(tmp_path) == [
+        "defs/test_a.py:3 calls instance_for_test: use instances.py",
+        "test_b.py:2 calls instance_for_test: use instances.py",
+    ]
 
 
 def test_the_check_sees_each_kind_of_violation(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.io_managers import read_current_leaderboard
 from rag_eval_pipeline_tests.conftest import TinyRunFactory, latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 pytestmark = pytest.mark.slow
 
@@ -105,7 +106,7 @@ def test_bad_dataset_fails_clearly_and_keeps_what_was_computed(tiny_run: TinyRun
 
 def test_a_partition_without_a_config_fails_with_the_known_names(tiny_project: Path, tmp_path: Path):
     defs = build_definitions(tiny_resources(tiny_project, tmp_path))
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["ghost"])
         defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
         result = defs.resolve_job_def("chunking_job").execute_in_process(

@@ -22,6 +22,7 @@ from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline.runner.in_process import sync_configs
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 INGESTION = ("corpus", "synthetic_questions", "eval_questions", "answer_calibration")
 EVALUATION = ("retrieval_results", "retrieval_metrics", "answers", "answer_metrics", "retrieval_diagnostics")
@@ -62,7 +63,7 @@ def materialized(
 
 def test_a_corpus_update_flows_down_to_the_leaderboard_one_layer_at_a_time():
     defs = build_definitions()
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["a", "b"])
         instance.add_dynamic_partitions("profile", ["p"])
         first = evaluate_tick(defs, instance)
@@ -94,7 +95,7 @@ def test_a_corpus_update_flows_down_to_the_leaderboard_one_layer_at_a_time():
 
 def test_a_new_profile_runs_only_its_own_partitions():
     defs = build_definitions()
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["a", "b"])
         instance.add_dynamic_partitions("profile", ["p"])
         materialized(instance, INGESTION, [None])
@@ -119,7 +120,7 @@ def test_a_new_profile_runs_only_its_own_partitions():
 
 def test_summaries_wait_while_a_partition_is_running():
     defs = build_definitions()
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["a"])
         instance.add_dynamic_partitions("profile", ["p", "q"])
         materialized(instance, INGESTION, [None])
@@ -188,7 +189,7 @@ def test_a_planned_evaluation_sets_off_no_automation():
     """`rag-eval run -c a -p p` while the daemon runs: it re-ingests, re-chunks a, evaluates a|p and
     builds the leaderboard itself; automation requests nothing (not chunks b, not a|q, b|p, b|q)."""
     defs = build_definitions()
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         settled(instance)
         first = evaluate_tick(defs, instance)
         materialized_by_run(instance, INGESTION, [None], PLANNED)
@@ -206,7 +207,7 @@ def test_a_document_update_still_flows_down_during_a_planned_evaluation():
     evaluation's ingestion: the update is not the evaluation's, so every partition follows it (the
     evaluation partitions in the same tick as the chunk sets they read, which will be requested)."""
     defs = build_definitions()
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         settled(instance)
         first = evaluate_tick(defs, instance)
         materialized_by_run(instance, INGESTION, [None], {f"{DOCUMENTS_TAG_PREFIX}changed": "a.md"})
@@ -222,7 +223,7 @@ def test_a_document_update_still_flows_down_during_a_planned_evaluation():
 def test_the_leaderboard_follows_the_nightly_evaluation():
     """The nightly schedule's runs carry an evaluation id but plan no leaderboard: automation builds it."""
     defs = build_definitions()
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         settled(instance)
         first = evaluate_tick(defs, instance)
         nightly = {EVALUATION_ID_TAG: "nightly-20250101", MODE_TAG: "quick"}
@@ -240,7 +241,7 @@ def test_a_cli_run_while_the_daemon_runs_requests_nothing_it_did_not_ask_for(
     edit afterwards still flows down to every chunk config."""
     resources = tiny_resources(tiny_project, tmp_path)
     defs = build_definitions(resources)
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         sync_configs(instance, ProjectResource(root=str(tiny_project)).load_configs())  # the sync sensor's
         # `dagster dev` has run a while: the document sensor's first ingestion (Dagster's run-tag
         # conditions read updates after the event the previous tick saw: with no event at all, every

@@ -15,6 +15,7 @@ import pytest
 from rag_eval_pipeline.defs.ingestion.assets import corpus as corpus_asset
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 pytestmark = pytest.mark.slow
 
@@ -77,7 +78,7 @@ def test_a_corpus_link_leading_outside_is_refused_and_its_content_reaches_nothin
 
     # the corpus asset (materialized from the UI or by the document sensor's runs) refuses it too
     work = tmp_path / "work"
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         result = dg.materialize(
             [corpus_asset],
             instance=instance,
@@ -196,7 +197,7 @@ def test_a_large_document_is_announced_with_its_size_and_estimate_before_any_emb
 def test_the_corpus_asset_logs_the_warning_and_records_the_estimate(tiny_project: Path, tmp_path: Path):
     big = tiny_project / "data" / "corpus" / "beta" / "handbook.md"
     big.write_text("# Manual\n\n" + "Valve V-12 feeds the cooling loop. " * 40_000, encoding="utf-8")
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         result = dg.materialize(
             [corpus_asset], instance=instance, resources=tiny_resources(tiny_project, tmp_path / "work")
         )

@@ -24,6 +24,7 @@ from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.defs.answers.test_answer_assets import current, llm_project, scripted
 from rag_eval_pipeline_tests.evaluations import evaluate_board
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval
+from rag_eval_pipeline_tests.instances import instance_for_tests
 from rag_eval_pipeline_tests.openai_server import (
     EMPTY_BODY,
     HTML_PAGE,
@@ -67,7 +68,7 @@ def test_broken_replies_are_retried_and_always_broken_ones_keep_failed_rows(
     tiny_project: Path, tmp_path: Path
 ):
     llm_project(tiny_project)
-    with openai_server() as (url, script), dg.instance_for_test() as instance:
+    with openai_server() as (url, script), instance_for_tests() as instance:
         script.responder = scripted
         script.fault_for = BrokenGateway()
         resources = {

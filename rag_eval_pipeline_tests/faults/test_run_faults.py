@@ -23,6 +23,7 @@ from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
 from rag_eval_pipeline_tests.conftest import CliRunFactory
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 GOLDEN = Path("data/datasets/golden_token_level.jsonl")
 
@@ -124,7 +125,7 @@ def test_a_failure_in_an_io_manager_shows_its_root_cause(tmp_path: Path) -> None
     def table() -> int:
         return 1
 
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         result = dg.materialize(
             [table], instance=instance, resources={"unwritable": Unwritable()}, raise_on_error=False
         )

@@ -20,6 +20,7 @@ from rag_eval_pipeline.defs.ingestion.assets import corpus as corpus_asset
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
 from rag_eval_pipeline_tests.history_files import at, retrieval_rows, write_run
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 pytestmark = pytest.mark.slow
 
@@ -161,7 +162,7 @@ def test_a_workspace_inside_its_corpus_folder_is_refused_at_init_and_after_an_ed
     assert "evaluation " not in run.stdout and "Traceback" not in run.stderr
     assert not (workspace / "data" / "warehouse").exists()
     # the corpus asset (the UI, the document sensor's runs) refuses it the same way
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         result = dg.materialize(
             [corpus_asset],
             instance=instance,
@@ -248,7 +249,7 @@ def test_links_that_lead_to_no_document_are_listed_with_their_reasons(tiny_proje
     assert init.returncode == 0, init.stderr
     assert f"workspace {tmp_path / 'ws'}: 3 documents" in init.stdout and listed in init.stdout
 
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         result = dg.materialize(
             [corpus_asset], instance=instance, resources=tiny_resources(tiny_project, tmp_path / "work")
         )

@@ -11,6 +11,7 @@ from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.evaluation_runs import evaluation_id_of, evaluation_run_config, evaluation_tags
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +24,7 @@ def test_quick_mode_evaluates_the_same_seeded_sample_in_every_asset(tiny_project
     (tiny_project / "data/monitoring.yaml").write_text("quick: {sample_size: 2, seed: 5}\n")
     resources = tiny_resources(tiny_project, tmp_path)
     warehouse = Warehouse(tmp_path / "warehouse")
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         _, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],

@@ -12,6 +12,7 @@ import dagster as dg
 import pytest
 
 from rag_eval_pipeline.lib.executor import DASK_SCHEDULER_ENV, dask_run_config, rag_eval_executor
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 MAIN_THREAD = threading.main_thread().ident
 
@@ -42,7 +43,7 @@ def two_steps_job() -> dg.JobDefinition:
 @pytest.fixture
 def instance(tmp_path: Any) -> Iterator[dg.DagsterInstance]:
     overrides = {"concurrency": {"pools": {"default_limit": 1}}}
-    with dg.instance_for_test(temp_dir=str(tmp_path), overrides=overrides) as instance:
+    with instance_for_tests(temp_dir=str(tmp_path), overrides=overrides) as instance:
         yield instance
 
 

@@ -25,13 +25,14 @@ from rag_eval_pipeline.lib.partitions import (
 )
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 
 def test_only_changed_sources_are_observed_again(tiny_project: Path) -> None:
     versions = source_versions(ProjectResource(root=str(tiny_project)).files())
     assert versions.documents and versions.project_settings
     assert sorted(versions.chunk_configs) == ["fixed-60-0", "recursive-120-20"]
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         first = record_source_versions(instance, versions)
         # documents, settings, 2 chunk configs, 2 profiles, setups, the leaderboard's objective
         assert len(first) == 2 + 2 + 2 + 1 + 1
@@ -72,7 +73,7 @@ def test_an_input_partition_is_the_one_dagster_maps() -> None:
 
 def test_never_materialized_is_stale_and_so_is_what_follows_it(tiny_project: Path, tmp_path: Path) -> None:
     defs = build_definitions(tiny_resources(tiny_project, tmp_path / "work"))
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         stale = stale_assets(instance, defs, ["chunks", "chunk_index"], "fixed-60-0")
     assert stale == {"chunks": "never materialized", "chunk_index": "chunks runs first"}
 
@@ -98,7 +99,7 @@ def test_a_source_that_cannot_be_read_is_never_taken_as_unchanged(tiny_project: 
     """A broken settings file gets the version "unreadable": what reads it runs, and fails naming the
     file, instead of being skipped as up to date."""
     files = ProjectResource(root=str(tiny_project)).files()
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         record_source_versions(instance, source_versions(files))
         (tiny_project / "data/answer_evaluation.yaml").write_text(
             "semantic: [not, a, mapping]\n", encoding="utf-8"

@@ -10,6 +10,7 @@ import pytest
 
 from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, read_current_leaderboard
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 configs = dg.DynamicPartitionsDefinition(name="chunk_config")
 profiles = dg.DynamicPartitionsDefinition(name="profile")
@@ -43,7 +44,7 @@ def test_each_output_is_the_warehouse_s_current_file_and_the_run_s_history_file(
     w = Warehouse(tmp_path / "warehouse")
     resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(w.base_dir))}
     cell = {"chunk_config": "fixed-60-0", "profile": "top2"}
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
         instance.add_dynamic_partitions("profile", ["top2"])
         first = dg.materialize([leaderboard], instance=instance, resources=resources)
@@ -78,7 +79,7 @@ def test_an_output_that_is_not_a_frame_fails_before_anything_is_written(tmp_path
         return [1]
 
     resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(tmp_path))}
-    with dg.instance_for_test() as instance, pytest.raises(TypeError, match="must return a pandas DataFrame"):
+    with instance_for_tests() as instance, pytest.raises(TypeError, match="must return a pandas DataFrame"):
         dg.materialize([not_a_frame], instance=instance, resources=resources)
     assert read_current_leaderboard(resources) is None
 
@@ -95,7 +96,7 @@ def test_a_run_s_log_holds_no_debug_line_of_the_io_manager_only_its_events(tmp_p
 
     resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(tmp_path / "warehouse"))}
     key = dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top2"})
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
         instance.add_dynamic_partitions("profile", ["top2"])
         dg.materialize([chunks], instance=instance, resources=resources, partition_key="fixed-60-0")
@@ -130,7 +131,7 @@ def test_an_input_over_every_partition_is_a_mapping_for_any_number_of_them(
     """Dagster's UPathIOManager hands one partition over as a bare frame and none as None: a
     ``dict[str, DataFrame]`` input then fails its type check in a 1 x 1 workspace."""
     resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(tmp_path / "warehouse"))}
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", chunk_configs)
         instance.add_dynamic_partitions("profile", profile_names)
         keys = [
@@ -163,7 +164,7 @@ def test_a_partition_written_again_in_its_evaluation_replaces_its_history_file(t
     w = Warehouse(tmp_path / "warehouse")
     resources = {"io_manager": ParquetIOManagerFactory(base_dir=str(w.base_dir))}
     runs = []
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
         for evaluation in ("eval-a", "eval-a", "eval-b", None):
             tags = {EVALUATION_ID_TAG: evaluation} if evaluation else {}

@@ -4,12 +4,12 @@ their metadata, and LangSmith being down never fails the evaluation."""
 
 from pathlib import Path
 
-import dagster as dg
 import pytest
 
 from rag_eval_pipeline.lib.resources import LangSmithResource
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
+from rag_eval_pipeline_tests.instances import instance_for_tests
 from rag_eval_pipeline_tests.langsmith_server import API_KEY, Fault, langsmith_server
 
 pytestmark = pytest.mark.slow
@@ -19,7 +19,7 @@ def test_evaluations_become_experiments_on_the_uploaded_dataset(tiny_project: Pa
     with langsmith_server() as (url, state):
         resources = tiny_resources(tiny_project, tmp_path)
         resources["langsmith"] = LangSmithResource(api_key=API_KEY, endpoint=url, timeout_s=2.0)
-        with dg.instance_for_test() as instance:
+        with instance_for_tests() as instance:
             board, failures = evaluate_board(
                 instance,
                 chunk_configs=["fixed-60-0"],
@@ -64,7 +64,7 @@ def test_langsmith_down_is_reported_and_the_evaluation_still_lands(
         state.faults = [Fault(status=500, times=1000)]
         resources = tiny_resources(tiny_project, tmp_path)
         resources["langsmith"] = LangSmithResource(api_key=API_KEY, endpoint=url, timeout_s=1.0)
-        with dg.instance_for_test() as instance:
+        with instance_for_tests() as instance:
             board, failures = evaluate_board(
                 instance,
                 chunk_configs=["fixed-60-0"],

@@ -7,10 +7,11 @@ from rag_eval_pipeline.lib.partitions import (
     evaluation_partitions,
     keys_fixed_per_run,
 )
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 
 def test_inside_a_run_the_keys_are_read_once_and_outside_every_lookup_asks_the_instance():
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions(CHUNK_CONFIG, ["fixed-60-0", "recursive-120-20"])
         instance.add_dynamic_partitions(PROFILE, ["top2"])
         key = dg.MultiPartitionKey({CHUNK_CONFIG: "fixed-60-0", PROFILE: "top2"})

@@ -26,6 +26,7 @@ from rag_eval_pipeline.lib.partitions import evaluation_partitions
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.history_files import at, retrieval_rows, write_run
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 KEY = dg.MultiPartitionKey({"chunk_config": "c", "profile": "p"})
 QUESTIONS = [f"q{i:02d}" for i in range(12)]
@@ -292,7 +293,7 @@ def test_two_real_evaluations_the_second_checked_against_the_first(
     key = dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top4"})
     project = resources["project"]
     assert isinstance(project, ProjectResource)
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         sync_partitions(instance, project.load_configs())
         assert defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance).success
         chunking = defs.resolve_job_def("chunking_job")

@@ -18,6 +18,7 @@ from rag_eval_pipeline.core.runs.run_tags import (
 from rag_eval_pipeline.core.settings.configs import RetrievalProfile
 from rag_eval_pipeline.core.types import ProfileName
 from rag_eval_pipeline.lib.run_record import RunFacts, cli_trigger_tags, profile_snapshot, trigger_of
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 
 def test_the_trigger_and_who_come_from_rag_evals_tag_or_dagsters() -> None:
@@ -66,7 +67,7 @@ def test_an_evaluation_step_tags_the_run_it_executes_in() -> None:
     def evaluation() -> None:
         step()
 
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         result = evaluation.execute_in_process(instance=instance)
         tags = instance.get_run_by_id(result.run_id).tags  # type: ignore[union-attr]
     facts = RunFacts.of(tags)

@@ -14,6 +14,7 @@ from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
 from rag_eval_pipeline.definitions import defs
 from rag_eval_pipeline.lib.step_redaction import redacts_secrets, step_redacts_secrets
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 KEY = "sk-proj-Tq7Wm2Xc9Vb4Nz1Lk8Jh5Gf3Ds6Ap0"
 MARK = "[redacted OPENAI_API_KEY]"
@@ -67,7 +68,7 @@ def test_metadata_check_results_failures_and_log_lines_reach_the_event_log_redac
     monkeypatch: pytest.MonkeyPatch,
 ):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         done = dg.materialize([leaky, leaky_check], instance=instance)
         broken = dg.materialize([failing], instance=instance, raise_on_error=False)
         assert done.success and not broken.success
@@ -106,7 +107,7 @@ def yielding_then_failing() -> Iterator[dg.MaterializeResult]:
 
 def test_a_yielding_body_has_each_result_and_its_failure_redacted(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         done = dg.materialize([yielding], instance=instance)
         broken = dg.materialize([yielding_then_failing], instance=instance, raise_on_error=False)
     materializations = [e.materialization for e in done.get_asset_materialization_events()]

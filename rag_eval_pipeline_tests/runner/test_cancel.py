@@ -25,6 +25,7 @@ from rag_eval_pipeline.runner.cancel import (
     wait_until_ended,
 )
 from rag_eval_pipeline.runner.in_process import process_tags
+from rag_eval_pipeline_tests.instances import instance_for_tests
 from rag_eval_pipeline_tests.runner.runs import partition, started_run
 
 POOLS = {"concurrency": {"pools": {"default_limit": 1}}}
@@ -56,7 +57,7 @@ def test_a_run_executed_here_is_interrupted_mid_step_and_ends_cancelled_with_its
     STEP_STARTED.clear()
     STEP_FINISHED.clear()
     run_id = str(uuid.uuid4())
-    with dg.instance_for_test(overrides=POOLS) as instance:
+    with instance_for_tests(overrides=POOLS) as instance:
         requests = []
 
         def cancel_once_the_step_runs() -> None:
@@ -87,7 +88,7 @@ def test_a_run_executed_here_is_interrupted_mid_step_and_ends_cancelled_with_its
 def test_a_run_whose_process_is_gone_is_cancelled_on_the_spot() -> None:
     me = ProcessIdentity.current()
     gone = dataclasses.replace(me, start_ticks=str(int(me.start_ticks) - 1)).to_text()
-    with dg.instance_for_test(overrides=POOLS) as instance:
+    with instance_for_tests(overrides=POOLS) as instance:
         run = started_run(instance, "evaluation_job", {PROCESS_TAG: gone, **partition("a|p")})
         instance.event_log_storage.set_concurrency_slots("llm", 1)
         assert instance.event_log_storage.claim_concurrency_slot("llm", run.run_id, "answers").is_claimed
@@ -98,7 +99,7 @@ def test_a_run_whose_process_is_gone_is_cancelled_on_the_spot() -> None:
 
 
 def test_a_process_between_two_runs_sees_its_evaluations_request_but_not_an_older_one() -> None:
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         run = started_run(instance, "chunking_job", {EVALUATION_ID_TAG: EVALUATION, **process_tags()})
         assert evaluation_cancelled_since(instance, EVALUATION, datetime.now(UTC)) == ""
         before_request = datetime.now(UTC) - timedelta(seconds=1)
@@ -129,7 +130,7 @@ def test_a_cancelling_run_whose_process_died_is_marked_cancelled_not_failed() ->
 
     me = ProcessIdentity.current()
     gone = dataclasses.replace(me, start_ticks=str(int(me.start_ticks) - 1)).to_text()
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         run = started_run(instance, "evaluation_job", {PROCESS_TAG: gone, **partition("a|p")})
         instance.report_run_canceling(run, message="rag-eval cancel")
         (orphan,) = fail_orphaned_runs(instance)

@@ -18,6 +18,7 @@ from rag_eval_pipeline.runner.in_process import execute_plan
 from rag_eval_pipeline.runner.plan import EvaluationRequest
 from rag_eval_pipeline.runner.pools import pool_wait_notices, release_stale_slots
 from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.instances import instance_for_tests
 from rag_eval_pipeline_tests.runner.runs import partition, started_run
 
 POOLS = {"concurrency": {"pools": {"default_limit": 1}}}
@@ -55,7 +56,7 @@ def holders(instance: dg.DagsterInstance) -> set[str]:
     "status", [dg.DagsterRunStatus.CANCELED, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.SUCCESS]
 )
 def test_an_ended_run_loses_its_slot_a_live_one_keeps_it(status: dg.DagsterRunStatus) -> None:
-    with dg.instance_for_test(overrides=POOLS) as instance:
+    with instance_for_tests(overrides=POOLS) as instance:
         instance.event_log_storage.set_concurrency_slots("llm", 2)
         ended = holding(instance, status)
         live = holding(instance, dg.DagsterRunStatus.STARTED)  # launched to the daemon: no process tag
@@ -75,7 +76,7 @@ def test_an_ended_run_loses_its_slot_a_live_one_keeps_it(status: dg.DagsterRunSt
 def test_a_run_whose_process_is_gone_is_marked_failed_and_loses_its_slot() -> None:
     me = ProcessIdentity.current()
     dead = dataclasses.replace(me, start_ticks=str(int(me.start_ticks) - 1)).to_text()
-    with dg.instance_for_test(overrides=POOLS) as instance:
+    with instance_for_tests(overrides=POOLS) as instance:
         orphan = holding(instance, dg.DagsterRunStatus.STARTED, {PROCESS_TAG: dead})
 
         lines = release_stale_slots(instance)
@@ -91,7 +92,7 @@ def test_rag_eval_run_frees_an_ended_runs_slot_before_executing(
     tiny_project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """What `rag-eval run` executes with (an empty plan here: only the check before the runs)."""
-    with dg.instance_for_test(overrides=POOLS) as instance:
+    with instance_for_tests(overrides=POOLS) as instance:
         canceled = holding(instance, dg.DagsterRunStatus.CANCELED)
         request = EvaluationRequest("20250101-000000-abcd", "full", (), ())
         execute_plan(instance, request, [], tiny_resources(tiny_project, tmp_path), show_progress=False)
@@ -146,7 +147,7 @@ def waiting_run(instance: dg.DagsterInstance) -> Iterator[WaitingRun]:
 
 
 def test_a_step_waiting_for_a_pool_says_who_holds_it_and_goes_on_once_freed() -> None:
-    with dg.instance_for_test(overrides=POOLS) as instance, waiting_run(instance) as waiting:
+    with instance_for_tests(overrides=POOLS) as instance, waiting_run(instance) as waiting:
         holder = waiting.holder
         assert not waiting.results  # still waiting for the slot
         assert waiting.lines == [
@@ -162,7 +163,7 @@ def test_a_step_waiting_for_a_pool_says_who_holds_it_and_goes_on_once_freed() ->
 
 
 def test_a_slot_held_by_a_run_that_ended_meanwhile_is_freed_and_the_step_goes_on() -> None:
-    with dg.instance_for_test(overrides=POOLS) as instance, waiting_run(instance) as waiting:
+    with instance_for_tests(overrides=POOLS) as instance, waiting_run(instance) as waiting:
         held = instance.get_run_by_id(waiting.holder)
         assert held is not None
         # canceled mid-step: the run ends, its slot stays claimed

@@ -15,6 +15,7 @@ from rag_eval_pipeline.runner.plan import EvaluationRequest
 from rag_eval_pipeline.runner.resume import plan_resume
 from rag_eval_pipeline.runner.run_failures import failure_of_run
 from rag_eval_pipeline.runner.run_status import UnknownReference
+from rag_eval_pipeline_tests.instances import instance_for_tests
 from rag_eval_pipeline_tests.runner.runs import partition, run, started_run
 
 
@@ -23,7 +24,7 @@ def test_resume_marks_dead_runs_failed_refuses_live_ones_and_replans_untagged_ev
 ) -> None:
     configs = ProjectFiles(tiny_project).load_configs()
     me = ProcessIdentity.current()
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         # the nightly schedule's evaluations carry no selection: they resume the runs they made
         nightly = {EVALUATION_ID_TAG: "nightly-1", MODE_TAG: "quick"}
         run(instance, "evaluation_job", nightly | partition("fixed-60-0|top2"))

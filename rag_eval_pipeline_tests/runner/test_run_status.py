@@ -3,7 +3,6 @@ evaluation id are one of their own), failures with their cause, the metrics each
 
 from pathlib import Path
 
-import dagster as dg
 import pytest
 
 from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG, MODE_TAG
@@ -14,13 +13,14 @@ from rag_eval_pipeline.runner.run_status import (
     format_evaluations,
     recent_evaluations,
 )
+from rag_eval_pipeline_tests.instances import instance_for_tests
 from rag_eval_pipeline_tests.runner.runs import partition, run, summary_row
 
 
 def test_status_and_list_group_runs_by_evaluation(tmp_path: Path) -> None:
     warehouse = tmp_path / "warehouse"
     quick = {EVALUATION_ID_TAG: "eval-a", MODE_TAG: "quick"}
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         run(instance, "ingestion_job", quick)
         good = run(instance, "evaluation_job", quick | partition("c1|p1"))
         summary_row(warehouse, good, "c1", "p1", evaluation_id="eval-a", evaluation_mode="quick")
@@ -67,7 +67,7 @@ def test_an_evaluation_whose_failed_run_succeeded_on_resume_has_succeeded(tmp_pa
     """`run --resume` runs a failed partition again under the same evaluation id: once it succeeded, the
     evaluation has succeeded (the failed run is still counted, and shown as succeeded later)."""
     tags = {EVALUATION_ID_TAG: "eval-r", MODE_TAG: "full"}
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         run(instance, "ingestion_job", tags)
         run(instance, "evaluation_job", tags | partition("c1|p1"))
         failed = run(instance, "evaluation_job", tags | partition("c1|p2"), ok=False)

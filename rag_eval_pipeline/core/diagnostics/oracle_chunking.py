@@ -19,8 +19,8 @@ there. Query vectors come from the cache (the evaluation embedded them).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
@@ -183,7 +183,7 @@ def reference_chunks_recall(
     recalls: dict[QuestionId, float] = {}
     stage = f"oracle chunking ({profile.name})"
     progress(stage, 0, len(examples))
-    with _session(indexes):
+    with indexes.held_open():  # each question's run would open the collection again
         for done, e in enumerate(examples, start=1):
             extra = references.by_question[e.question_id]
             without = frozenset(c.chunk_id for c in chunk_index.overlapping(e.relevant_spans))
@@ -201,13 +201,3 @@ def reference_chunks_recall(
             recalls[e.question_id] = span_metrics(e.relevant_spans, hits).span_recall
             progress(stage, done, len(examples))
     return recalls
-
-
-@contextmanager
-def _session(indexes: ChunkIndexes) -> Iterator[None]:
-    """The collection held open across the questions (each question's run would open it again)."""
-    if indexes.dense is None:
-        yield
-        return
-    with indexes.dense.store.session(indexes.dense.collection):
-        yield

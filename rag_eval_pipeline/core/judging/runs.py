@@ -95,18 +95,21 @@ def retrieval_runs(
         documents = DocumentScope.of(config).corpus(corpus)
         chunk_set = cut_corpus(build_chunker(config, embedder=embedder, root=root), documents, config.name)
         indexes = build_indexes(chunk_set, embedder, store, retrievers=retrievers, progress=progress)
-        for profile, reranker, rewriter in usable:
-            name = setup_name(config.name, profile.name)
-            found = retrieve(profile, indexes, asked, reranker=reranker, rewriter=rewriter, progress=progress)
-            hits = found.hits
-            if depth > profile.top_k:
-                deeper = replace(profile, top_k=depth, rerank_depth=max(profile.rerank_depth, depth))
-                more = retrieve(
-                    deeper, indexes, asked, reranker=reranker, rewriter=rewriter, progress=progress
+        with indexes.held_open():  # every profile searches this collection: opened once
+            for profile, reranker, rewriter in usable:
+                name = setup_name(config.name, profile.name)
+                found = retrieve(
+                    profile, indexes, asked, reranker=reranker, rewriter=rewriter, progress=progress
                 )
-                hits = {q: _continued(hits.get(q, []), more.hits.get(q, [])) for q in more.hits}
-            runs.append(PoolRun(name, _by_query(hits)))
-            evaluated_k[name] = profile.top_k
+                hits = found.hits
+                if depth > profile.top_k:
+                    deeper = replace(profile, top_k=depth, rerank_depth=max(profile.rerank_depth, depth))
+                    more = retrieve(
+                        deeper, indexes, asked, reranker=reranker, rewriter=rewriter, progress=progress
+                    )
+                    hits = {q: _continued(hits.get(q, []), more.hits.get(q, [])) for q in more.hits}
+                runs.append(PoolRun(name, _by_query(hits)))
+                evaluated_k[name] = profile.top_k
     windows = cut_corpus(FixedSizeChunker(WINDOW_SIZE, WINDOW_OVERLAP), corpus, WINDOWS)
     indexes = build_indexes(windows, embedder, store, progress=progress)
     for name, profile in (

@@ -107,29 +107,30 @@ class PipelineScorer:
         examples = [self.examples[q] for q in questions]
         queries = [Query(e.question_id, e.query) for e in examples]
         scores: dict[ProfileName, pd.DataFrame] = {}
-        for candidate in candidates:
-            profile = candidate.profile
-            run = retrieve(
-                profile,
-                indexes,
-                queries,
-                reranker=self.reranker_for(profile) if profile.reranker is not None else None,
-                rewriter=self.rewriter if profile.query_rewrite_enabled else None,
-                progress=self.progress,
-            )
-            self.spend.texts_embedded += run.query_embedding.texts_embedded
-            result = token_level_result(
-                examples, run.hits, kept, profile.top_k, self.corpus, [self.objective, CONTEXT_TOKENS]
-            )
-            scores[profile.name] = pd.DataFrame(
-                {
-                    "question_id": [r.question_id for r in result.raw_results],
-                    VALUE: [float(r.metrics[self.objective]) for r in result.raw_results],
-                    CONTEXT_TOKENS: [float(r.metrics[CONTEXT_TOKENS]) for r in result.raw_results],
-                    LATENCY_MS: [float(run.traces[r.question_id].search_ms) for r in result.raw_results],
-                    FULL_CORPUS: round.full_corpus,
-                }
-            )
+        with indexes.held_open():  # every candidate searches this collection: opened once
+            for candidate in candidates:
+                profile = candidate.profile
+                run = retrieve(
+                    profile,
+                    indexes,
+                    queries,
+                    reranker=self.reranker_for(profile) if profile.reranker is not None else None,
+                    rewriter=self.rewriter if profile.query_rewrite_enabled else None,
+                    progress=self.progress,
+                )
+                self.spend.texts_embedded += run.query_embedding.texts_embedded
+                result = token_level_result(
+                    examples, run.hits, kept, profile.top_k, self.corpus, [self.objective, CONTEXT_TOKENS]
+                )
+                scores[profile.name] = pd.DataFrame(
+                    {
+                        "question_id": [r.question_id for r in result.raw_results],
+                        VALUE: [float(r.metrics[self.objective]) for r in result.raw_results],
+                        CONTEXT_TOKENS: [float(r.metrics[CONTEXT_TOKENS]) for r in result.raw_results],
+                        LATENCY_MS: [float(run.traces[r.question_id].search_ms) for r in result.raw_results],
+                        FULL_CORPUS: round.full_corpus,
+                    }
+                )
         if self.rewriter is not None:
             self.spend.llm_usd = float(self.rewriter.client.usage_snapshot().cost_usd or 0.0)
         return scores

@@ -28,6 +28,7 @@ from rag_eval_pipeline.core.retrieval.profile_retriever import retrieve
 from rag_eval_pipeline.core.settings.configs import RetrievalProfile
 from rag_eval_pipeline.core.spans import intersection_length, merge_intervals
 from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, QuestionId
+from rag_eval_pipeline.core.vector_store import edge
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, TINY_QUESTIONS, tiny_corpus
 
@@ -175,6 +176,21 @@ def test_oracle_chunking_embeds_each_reference_text_once(setup: Any):
     keyword = run(setup, RetrievalProfile("kw", top_k=1, vector_weight=0, keyword_weight=1), fresh)
     assert keyword.reference_embedding.texts_embedded == keyword.reference_embedding.cache_hits == 0
     assert embedder.cache.count(embedder.model_id) - before <= 5 + len(fresh)  # the questions, the texts
+
+
+def test_the_three_replays_open_the_collection_once(setup: Any, monkeypatch: pytest.MonkeyPatch):
+    """The replay, the oracle k's deeper one and oracle chunking's search one collection, which
+    qdrant-edge reads whole on each opening: diagnose holds it open across all three."""
+    cut, indexes, _ = setup
+    profile = RetrievalProfile("dense", top_k=2)
+    recorded = retrieve(profile, indexes, [Query(e.question_id, e.query) for e in TINY]).hits
+    opened: list[Path] = []
+    load = edge._load
+    monkeypatch.setattr(edge, "_load", lambda folder: opened.append(folder) or load(folder))
+    diagnosis = diagnose(TINY, cut.chunks, CORPUS, profile, indexes, recorded=recorded)
+    assert len(opened) == 1
+    again = run(setup, profile, TINY)  # the same questions, oracles and losses as before
+    assert (diagnosis.questions, diagnosis.reference_texts) == (again.questions, again.reference_texts)
 
 
 def test_a_replay_that_differs_from_the_recorded_result_is_refused(setup: Any):

@@ -22,6 +22,7 @@ from rag_eval_pipeline.lib.io_managers import read_current_leaderboard
 from rag_eval_pipeline.lib.resources import LLMResource
 from rag_eval_pipeline_tests.conftest import TinyRunFactory, latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
+from rag_eval_pipeline_tests.instances import instance_for_tests
 from rag_eval_pipeline_tests.openai_server import openai_server
 
 pytestmark = pytest.mark.slow
@@ -98,7 +99,7 @@ def test_a_metric_that_breaks_on_one_row_fails_only_that_row(tiny_project: Path,
     lines = [json.loads(line) for line in dataset.read_text(encoding="utf-8").splitlines()]
     lines[0]["outputs"]["expected_keywords"] = ["%"]  # no letter or digit: the keyword matcher refuses it
     dataset.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", encoding="utf-8")
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         _, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
@@ -174,7 +175,7 @@ def test_an_llm_answers_judges_the_top_pair_only_and_checks_recall_only_when_esc
 ):
     llm_project(tiny_project)
     warehouse = tmp_path / "warehouse"
-    with openai_server() as (url, script), dg.instance_for_test() as instance:
+    with openai_server() as (url, script), instance_for_tests() as instance:
         script.responder = scripted
         resources = {
             **tiny_resources(tiny_project, tmp_path),
@@ -237,7 +238,7 @@ def test_an_llm_answers_judges_the_top_pair_only_and_checks_recall_only_when_esc
 
 def test_the_budget_cap_refuses_before_any_request(tiny_project: Path, tmp_path: Path):
     llm_project(tiny_project, budget=1e-7)
-    with openai_server() as (url, script), dg.instance_for_test() as instance:
+    with openai_server() as (url, script), instance_for_tests() as instance:
         resources = {
             **tiny_resources(tiny_project, tmp_path),
             "llm": LLMResource(

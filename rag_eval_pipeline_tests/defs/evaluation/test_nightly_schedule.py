@@ -12,6 +12,7 @@ from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.defs.evaluation.nightly_schedule import build_nightly_schedule
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline_tests.conftest import TinyRunFactory, tiny_resources
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 # the schedule as a project without data/monitoring.yaml has it; each tick reads the file itself
 NIGHTLY = build_nightly_schedule(MonitoringSettings(), build_definitions)
@@ -33,7 +34,7 @@ def evaluate(
 def test_the_nightly_schedule_evaluates_every_configured_partition(tiny_project: Path):
     (tiny_project / "data/monitoring.yaml").write_text("nightly:\n  mode: quick\n")
     night = datetime(2026, 11, 23, 2, 0, tzinfo=UTC)
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         skipped = evaluate(instance, tiny_project, night)
         assert isinstance(skipped, dg.SkipReason) and "partition_sync_sensor" in str(skipped.skip_message)
 
@@ -95,7 +96,7 @@ def test_a_broken_file_does_not_stop_the_code_location_but_fails_every_tick(
         defs = build_definitions(tiny_resources(tiny_project, tmp_path / "work"))
     nightly = defs.resolve_schedule_def("nightly_evaluation_schedule")
     assert (nightly.cron_schedule, nightly.execution_timezone) == ("0 2 * * *", "UTC")
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
         instance.add_dynamic_partitions("profile", ["top2"])
         with pytest.raises(ConfigError, match="monitoring.yaml: nightly.timezone"):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import dagster as dg
 import pytest
 
 from rag_eval_pipeline.core.chunking import build_chunker
@@ -24,6 +23,7 @@ from rag_eval_pipeline.core.vector_store.engines import open_vector_store
 from rag_eval_pipeline.lib.resources import EmbedderResource
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,7 @@ def test_a_notebook_and_the_pipeline_agree_row_by_row(tiny_project: Path, tmp_pa
     profiles_file = tiny_project / "data/retrieval_profiles.yaml"
     profiles_file.write_text(profiles_file.read_text(encoding="utf-8") + HYBRID, encoding="utf-8")
     resources = tiny_resources(tiny_project, tmp_path)
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         _, failures = evaluate_board(
             instance,
             chunk_configs=[PARTITION["chunk_config"]],

@@ -16,6 +16,7 @@ from rag_eval_pipeline_tests.conftest import TINY_QUESTIONS, latest_metadata, ti
 from rag_eval_pipeline_tests.cross_encoder import build_minilm_cross_encoder
 from rag_eval_pipeline_tests.evaluations import evaluate_board
 from rag_eval_pipeline_tests.fakes import CountingEmbedder
+from rag_eval_pipeline_tests.instances import instance_for_tests
 from rag_eval_pipeline_tests.openai_server import openai_server
 
 pytestmark = pytest.mark.slow
@@ -71,7 +72,7 @@ def test_new_profiles_embed_nothing_and_every_row_says_who_found_it(tiny_project
     }
     warehouse = tmp_path / "warehouse"
     EMBED_CALLS.clear()
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         _, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
@@ -170,7 +171,7 @@ def test_a_cross_encoder_from_a_local_folder_reranks_the_candidates(tiny_project
         f"  - name: reranked\n    top_k: 2\n    reranker: {model_path}\n    rerank_depth: 4\n",
     )
     resources = tiny_resources(tiny_project, tmp_path)
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         _, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],
@@ -214,7 +215,7 @@ def test_rewritten_queries_are_searched_and_cached_across_partitions(tiny_projec
                 cache_path=str(tmp_path / "cache/llm_responses.sqlite"),
             ),
         }
-        with dg.instance_for_test() as instance:
+        with instance_for_tests() as instance:
             _, failures = evaluate_board(
                 instance, profiles=["rewritten"], resources=resources, show_progress=False
             )

@@ -17,6 +17,7 @@ from rag_eval_pipeline.core.store.warehouse import DIAGNOSTICS_SUMMARY, Warehous
 from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +52,7 @@ def test_every_evaluation_diagnoses_its_partition_and_the_leaderboard_shows_it(
     profiles.write_text(profiles.read_text(encoding="utf-8") + HYBRID, encoding="utf-8")
     resources = tiny_resources(tiny_project, tmp_path)
     warehouse = Warehouse(tmp_path / "warehouse")
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         board, failures = evaluate_board(
             instance,
             chunk_configs=["fixed-60-0"],

@@ -10,6 +10,7 @@ from rag_eval_pipeline.defs.ingestion.assets import corpus as corpus_asset
 from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline_tests.conftest import latest_metadata
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 
 def test_the_corpus_counts_formats_and_warns_of_skipped_files(tiny_project: Path, tmp_path: Path):
@@ -24,7 +25,7 @@ def test_the_corpus_counts_formats_and_warns_of_skipped_files(tiny_project: Path
         "project": ProjectResource(root=str(tiny_project)),
         "io_manager": ParquetIOManagerFactory(base_dir=str(tmp_path / "warehouse")),
     }
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         result = dg.materialize([corpus_asset], instance=instance, resources=resources)
         assert result.success
         metadata = latest_metadata(instance, "corpus")

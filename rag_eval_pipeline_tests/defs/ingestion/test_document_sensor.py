@@ -22,6 +22,7 @@ from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 PUMPS = "alpha/pumps.md"
 
@@ -69,7 +70,7 @@ def test_sensor_targets_the_ingestion_job_and_is_on_by_default():
 def test_first_tick_requests_a_run_only_when_the_corpus_is_not_materialized_as_it_is(
     tiny_project: Path, tmp_path: Path
 ):
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         never = tick(instance, tiny_project, None)
         assert only_request(never).tags == {f"{DOCUMENTS_TAG_PREFIX}initial": "3"}
 
@@ -89,7 +90,7 @@ def test_edits_adds_and_removals_request_one_run_each_and_a_touch_does_not(
     tiny_project: Path, tmp_path: Path
 ):
     folder = tiny_project / "data/corpus"
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         materialize_corpus(instance, tiny_project, tmp_path)
         cursor = tick(instance, tiny_project, None).cursor
 
@@ -143,7 +144,7 @@ def test_an_html_edit_requests_ingestion_and_an_unknown_extension_does_not(tiny_
     folder = tiny_project / "data/corpus"
     page = folder / "beta/rota.html"
     page.write_text("<h1>Rota</h1><ul><li>Mon: Zoë</li><li>Tue: Amélie</li></ul>", encoding="utf-8")
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         cursor = tick(instance, tiny_project, None).cursor
         assert skipped(tick(instance, tiny_project, cursor)) == "no document changed (4 watched, 0 re-hashed)"
 
@@ -160,7 +161,7 @@ def test_an_html_edit_requests_ingestion_and_an_unknown_extension_does_not(tiny_
 
 def test_many_changes_are_named_briefly(tiny_project: Path, tmp_path: Path):
     folder = tiny_project / "data/corpus"
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         cursor = tick(instance, tiny_project, None).cursor
         for i in range(5):
             (folder / f"gamma/doc{i}.md").parent.mkdir(exist_ok=True)
@@ -206,7 +207,7 @@ def test_an_edited_document_reembeds_its_new_chunks_and_reanchors_its_ground_tru
     defs = build_definitions(resources)
     ingestion = defs.resolve_job_def("ingestion_job")
     chunking = defs.resolve_job_def("chunking_job")
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["fixed-60-0"])
         assert ingestion.execute_in_process(instance=instance).success
         assert chunking.execute_in_process(
@@ -301,7 +302,7 @@ def test_the_documents_version_is_reported_when_it_changes(tiny_project: Path):
             instance.report_runless_asset_event(event)  # as the daemon stores a tick's events
         return [str(e.tags.get(DATA_VERSION_TAG)) for e in events]
 
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         first = tick(instance, tiny_project, None)
         assert observed(first) == [source_versions(ProjectResource(root=str(tiny_project)).files()).documents]
         assert observed(tick(instance, tiny_project, first.cursor)) == []

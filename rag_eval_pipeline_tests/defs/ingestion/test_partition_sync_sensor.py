@@ -6,6 +6,7 @@ import pytest
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.defs.ingestion.partition_sync_sensor import partition_sync_sensor
 from rag_eval_pipeline.lib.resources import ProjectResource
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 
 def tick(instance: dg.DagsterInstance, project: Path, cursor: str | None) -> dg.SensorResult:
@@ -21,7 +22,7 @@ def tick(instance: dg.DagsterInstance, project: Path, cursor: str | None) -> dg.
 
 
 def test_sensor_adds_partitions_then_only_new_ones(tiny_project: Path):
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         first = tick(instance, tiny_project, None)
         assert instance.get_dynamic_partitions("chunk_config") == ["fixed-60-0", "recursive-120-20"]
         assert instance.get_dynamic_partitions("profile") == ["top2", "top4"]
@@ -43,14 +44,14 @@ def test_sensor_refuses_invalid_names_with_the_file(tiny_project: Path):
     configs = tiny_project / "data/chunk_configs.yaml"
     configs.write_text("chunk_configs:\n  - {name: 'bad|name', chunker: fixed, chunk_size: 30}\n")
     with (
-        dg.instance_for_test() as instance,
+        instance_for_tests() as instance,
         pytest.raises(ConfigError, match="chunk_configs.yaml.*rename it"),
     ):
         tick(instance, tiny_project, None)
 
 
 def test_a_changed_config_reruns_its_partitions_and_nothing_else(tiny_project: Path):
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         first = tick(instance, tiny_project, None)
         assert not first.run_requests  # the first tick only records what the files say
 
@@ -84,7 +85,7 @@ def test_a_changed_config_reruns_its_partitions_and_nothing_else(tiny_project: P
 
 
 def test_a_cursor_from_before_per_config_hashes_is_read_as_no_history(tiny_project: Path):
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         old = tick(instance, tiny_project, "0" * 64)  # the old cursor: one hash of the files
         assert not old.run_requests and old.cursor and old.cursor.startswith("{")
 
@@ -92,7 +93,7 @@ def test_a_cursor_from_before_per_config_hashes_is_read_as_no_history(tiny_proje
 def test_a_partition_already_made_with_the_new_settings_is_not_made_again(tiny_project: Path):
     """`rag-eval chunk-configs apply --run` re-chunks a changed config itself; the sensor then sees the
     file change, and must not run the same partition a second time."""
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         first = tick(instance, tiny_project, None)
         configs = tiny_project / "data/chunk_configs.yaml"
         configs.write_text(configs.read_text().replace("chunk_size: 120", "chunk_size: 140"))
@@ -133,7 +134,7 @@ def test_the_sensor_reports_what_changed_as_observations_so_the_ui_shows_it_stal
             instance.report_runless_asset_event(event)  # as the daemon stores a tick's events
         return sorted((e.asset_key.to_user_string(), e.partition) for e in events)
 
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         first = tick(instance, tiny_project, None)
         assert observed(first) == [
             ("chunk_config_settings", "fixed-60-0"),

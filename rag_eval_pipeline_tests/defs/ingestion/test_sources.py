@@ -10,6 +10,7 @@ from rag_eval_pipeline.core.runs.run_tags import DATA_VERSION_TAG
 from rag_eval_pipeline.defs.ingestion.sources import SOURCE_ASSETS
 from rag_eval_pipeline.lib.freshness import SOURCES, source_observations
 from rag_eval_pipeline.lib.resources import ProjectResource
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 
 def test_observing_the_sources_records_the_versions_rag_eval_run_records(tiny_project: Path) -> None:
@@ -17,7 +18,7 @@ def test_observing_the_sources_records_the_versions_rag_eval_run_records(tiny_pr
     defs = dg.Definitions(assets=SOURCE_ASSETS, resources={"project": project})
     graph = defs.resolve_asset_graph()
     assert all(graph.get(key).is_observable for key in SOURCES)
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["fixed-60-0", "recursive-120-20"])
         instance.add_dynamic_partitions("profile", ["top2", "top4"])
         job = defs.resolve_implicit_global_asset_job_def()

@@ -15,6 +15,7 @@ from rag_eval_pipeline.defs.maintenance.retention import build_retention_schedul
 from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, WarehouseResource
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline_tests.core.store.test_retention import snapshot, write_warehouse
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 MONITORING = """\
 retention:
@@ -45,7 +46,7 @@ def defs(tmp_path: Path) -> dg.Definitions:
 
 def run(defs: dg.Definitions, **config: Any) -> tuple[dg.ExecuteInProcessResult, dict[str, Any], list[str]]:
     """The run, its output metadata and its log messages."""
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         result = defs.resolve_job_def("retention_job").execute_in_process(
             run_config={"ops": {"apply_history_retention": {"config": config}}} if config else None,
             instance=instance,
@@ -103,7 +104,7 @@ def test_an_impossible_override_fails_naming_the_key(defs: dg.Definitions, tmp_p
 
 def test_the_schedule_applies_retention_daily_and_starts_stopped(defs: dg.Definitions, tmp_path: Path):
     paths = write_warehouse(tmp_path / "warehouse", datetime.now(UTC))
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         # resolved while a test instance is current: Dagster's definitions loading looks one up
         schedule = defs.resolve_schedule_def("retention_schedule")
         assert schedule.cron_schedule == "0 3 * * *"

@@ -15,6 +15,7 @@ from rag_eval_pipeline.definitions import build_definitions
 from rag_eval_pipeline.lib.resources import LLMResource
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.core.generation.scripted_llm import token_level_reply
+from rag_eval_pipeline_tests.instances import instance_for_tests
 from rag_eval_pipeline_tests.openai_server import openai_server
 
 pytestmark = pytest.mark.slow
@@ -36,7 +37,7 @@ def test_offline_default_makes_paraphrase_questions_and_evaluation_can_use_them(
         tiny_project, "evaluate_on: both\ntoken_level: {n_questions: 6, passage_min_chars: 40}\n"
     )
     defs = build_definitions(tiny_resources(tiny_project, tmp_path))
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         result = defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
         generated = metadata_of(result, "synthetic_questions")
         evaluated = metadata_of(result, "eval_questions")
@@ -73,7 +74,7 @@ def test_the_default_number_of_questions_follows_the_corpus_and_says_why(
         "evaluate_on: synthetic\ntoken_level: {passage_min_chars: 40, retrievability_top_n: 0}\n",
     )
     defs = build_definitions(tiny_resources(tiny_project, tmp_path))
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         result = defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
         generated = metadata_of(result, "synthetic_questions")
         logged = [
@@ -107,7 +108,7 @@ def test_llm_generation_counts_usage_hits_the_cache_on_rerun_and_respects_the_bu
             openai_api_key="sk-test-secret", openai_base_url=url, cache_path=str(tmp_path / "llm.sqlite")
         )
         defs = build_definitions(resources)
-        with dg.instance_for_test() as instance:
+        with instance_for_tests() as instance:
             first = defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
             sent = len(script.chat_requests)
             again = defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
@@ -147,7 +148,7 @@ def test_llm_generation_counts_usage_hits_the_cache_on_rerun_and_respects_the_bu
 def test_chunk_level_questions_are_made_per_chunk_config(tiny_project: Path, tmp_path: Path) -> None:
     write_generation(tiny_project, "chunk_level: {max_chunks: 5}\n")
     defs = build_definitions(tiny_resources(tiny_project, tmp_path))
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["recursive-120-20"])
         defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
         result = defs.resolve_job_def("chunking_job").execute_in_process(
@@ -181,7 +182,7 @@ def test_the_probe_embeds_chunks_its_chunk_index_finds_cached_and_long_embedding
         cache_path=str(tmp_path / "cache" / "embeddings.sqlite"), announce_after_s=0
     )
     defs = build_definitions(resources)
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions("chunk_config", ["recursive-120-20"])
         ingestion = defs.resolve_job_def("ingestion_job").execute_in_process(instance=instance)
         chunking = defs.resolve_job_def("chunking_job").execute_in_process(

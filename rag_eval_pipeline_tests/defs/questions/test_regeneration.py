@@ -6,7 +6,6 @@ matches its edited document is refused with the remedy."""
 
 from pathlib import Path
 
-import dagster as dg
 import pandas as pd
 import pytest
 
@@ -23,6 +22,7 @@ from rag_eval_pipeline_tests.core.generation.scripted_llm import (
     first_user_message,
     token_level_reply,
 )
+from rag_eval_pipeline_tests.instances import instance_for_tests
 from rag_eval_pipeline_tests.openai_server import openai_server
 
 pytestmark = pytest.mark.slow
@@ -53,7 +53,7 @@ def test_one_documents_questions_are_regenerated_and_every_other_question_is_kep
         resources = tiny_resources(tiny_project, tmp_path)
         resources["llm"] = LLMResource(openai_api_key="sk-test", openai_base_url=url, cache_path=str(cache))
         job = build_definitions(resources).resolve_job_def("ingestion_job")
-        with dg.instance_for_test() as instance:
+        with instance_for_tests() as instance:
             first = job.execute_in_process(instance=instance, tags=regenerate_tags())
             before = first.output_for_node("synthetic_questions")
             asked_first = len(script.chat_requests)
@@ -119,7 +119,7 @@ def test_a_kept_question_whose_document_changed_or_an_unknown_document_is_refuse
         encoding="utf-8",
     )
     job = build_definitions(tiny_resources(tiny_project, tmp_path)).resolve_job_def("ingestion_job")
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         nothing_yet = job.execute_in_process(
             instance=instance, tags=regenerate_tags([STAFF]), raise_on_error=False
         )

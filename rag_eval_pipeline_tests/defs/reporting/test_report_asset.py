@@ -13,6 +13,7 @@ from rag_eval_pipeline.core.store.warehouse import RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline_tests.chromium import rendered_dom
 from rag_eval_pipeline_tests.conftest import latest_metadata, tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +39,7 @@ def test_leaderboard_writes_the_report_and_links_it(tiny_project: Path, tmp_path
         old_run,
         "old-run",
     )
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         board, failures = evaluate_board(
             instance, resources=tiny_resources(tiny_project, tmp_path), show_progress=False
         )

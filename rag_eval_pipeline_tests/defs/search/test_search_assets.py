@@ -19,6 +19,7 @@ from rag_eval_pipeline.defs.search.assets import search_outcome, search_race
 from rag_eval_pipeline.lib.partitions import SEARCH_CANDIDATE
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.defs.frames import FramesIOManager
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 pytestmark = pytest.mark.slow  # the real embedding model
 
@@ -46,7 +47,7 @@ def test_the_race_is_partitions_that_leave_when_eliminated(tmp_path: Path) -> No
     (project / "data/monitoring.yaml").write_text(OBJECTIVE, encoding="utf-8")
     resources = tiny_resources(project, tmp_path)
     io_manager = FramesIOManager(demo_inputs())
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         instance.add_dynamic_partitions(SEARCH_CANDIDATE, ["an-older-search--k3"])  # a last search's winner
         result = dg.materialize(
             [search_outcome, search_race, dg.AssetSpec("corpus"), dg.AssetSpec("eval_questions")],

@@ -8,6 +8,7 @@ import dagster as dg
 
 from rag_eval_pipeline.defs.search.search_job import search_sensor
 from rag_eval_pipeline_tests.conftest import tiny_resources
+from rag_eval_pipeline_tests.instances import instance_for_tests
 
 SPACE = "retrieval: {top_k: [3, 5]}\n"
 
@@ -16,7 +17,7 @@ def test_the_sensor_searches_again_when_the_space_changes(tmp_path: Path) -> Non
     project = tmp_path / "project"
     (project / "data").mkdir(parents=True)
     resources = tiny_resources(project, tmp_path)
-    with dg.instance_for_test() as instance:
+    with instance_for_tests() as instance:
         first = search_sensor(dg.build_sensor_context(instance=instance, resources=resources))
         assert not first.run_requests and "launch search_job" in str(first.skip_reason)
         same = search_sensor(
