@@ -10,9 +10,9 @@ other processes, the daemon and the webserver, write the same files), under the 
 files on disk are the ones Dagster's class writes, so a dagster.yaml naming either class reads the same
 history. A new run's database is also made cheaper: Dagster creates its tables and stamps its
 migration revision with alembic, which reads every migration script (about 0.1 CPU s a run); here the
-first new database of the process is made that way, in memory, and each later one is a copy of it
-(SQLite's backup), written beside the run's file and linked into place only if no other process made
-that file first (else Dagster's own initialisation checks it). benchmarks/end_to_end.py (the overhead
+first new database of the process is made that way, in memory, and each later one, of any storage of
+the process, is a copy of it (SQLite's backup), written beside the run's file and linked into place only
+if no other process made that file first (else Dagster's own initialisation checks it). benchmarks/end_to_end.py (the overhead
 section) measures what both save on a partition's run.
 
 This is the package's one use of a private Dagster module: the class exists only there, and the method
@@ -47,6 +47,11 @@ from ..core.store.files import writer_token
 # any number of runs, keeps the most recently used ones only (an engine holds its compiled statements).
 KEPT_ENGINES = 16
 
+# An empty run database as Dagster initialises one, in memory, made once a process: its schema is
+# Dagster's (the pinned release), the same for every storage (the tests open hundreds of instances).
+_template: Engine | None = None
+_template_lock = threading.Lock()
+
 
 class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
     """``SqliteEventLogStorage`` whose engine per shard (the run's database, the index) outlives a
@@ -57,7 +62,6 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
         self._engines: OrderedDict[str, Engine] = OrderedDict()
         # its own lock: has_table runs inside connections that hold the storage's lock, and outside them
         self._engines_lock = threading.Lock()
-        self._template: Engine | None = None  # an empty run database, as Dagster initialises one
         super().__init__(base_dir, inst_data)
 
     @classmethod
@@ -109,13 +113,14 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
         path = Path(self.path_for_shard(shard))
         if path.exists():
             return False
-        if self._template is None:
-            template = create_engine("sqlite://", poolclass=StaticPool)
-            self._initdb(template)  # Dagster's own: tables, indexes, the alembic stamp
-            self._template = template
         scratch = path.with_name(f".{path.name}.{writer_token()}.tmp")
         try:
-            with self._template.connect() as source, closing(sqlite3.connect(scratch)) as target:
+            # entered in order: the template is made (once) and read with its lock held
+            with (
+                _template_lock,
+                self._template().connect() as source,
+                closing(sqlite3.connect(scratch)) as target,
+            ):
                 source_db: Any = source.connection.driver_connection
                 source_db.backup(target)
                 target.execute("PRAGMA journal_mode=WAL")  # as Dagster's initialisation leaves a file
@@ -126,12 +131,21 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
             scratch.unlink(missing_ok=True)
         return True
 
+    def _template(self) -> Engine:
+        """The process's template database, made by Dagster's own initialisation at its first use. Call
+        with ``_template_lock`` held (one in-memory connection, shared by the storages' threads)."""
+        global _template
+        if _template is None:
+            template = create_engine(
+                "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+            )
+            self._initdb(template)  # Dagster's own: tables, indexes, the alembic stamp
+            _template = template
+        return _template
+
     def dispose(self) -> None:
         super().dispose()
         with self._db_lock, self._engines_lock:
             engines, self._engines = list(self._engines.values()), OrderedDict()
-            if self._template is not None:
-                engines.append(self._template)
-                self._template = None
         for engine in engines:
             engine.dispose()

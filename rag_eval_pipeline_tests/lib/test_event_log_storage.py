@@ -12,6 +12,7 @@ import sqlalchemy
 import yaml
 from sqlalchemy.pool import Pool
 
+from rag_eval_pipeline.lib import event_log_storage
 from rag_eval_pipeline.lib.event_log_storage import KEPT_ENGINES, EngineKeepingSqliteEventLogStorage
 from rag_eval_pipeline_tests.conftest import REPO
 
@@ -135,6 +136,32 @@ def test_a_new_run_database_is_a_copy_of_what_dagster_initialises(tmp_path: Path
             assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert sorted(p.name for p in (tmp_path / "ours").iterdir()) == ["index.db", "run-a.db", "run-b.db"]
     ours.dispose()
+
+
+def test_dagster_initialises_one_template_a_process_for_every_storage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each instance has its own storage (the tests open hundreds): the in-memory template is made once
+    by Dagster's initialisation, then only copied; each storage's index is still Dagster's own."""
+    monkeypatch.setattr(event_log_storage, "_template", None)
+    initialised: list[str] = []
+    initdb = EngineKeepingSqliteEventLogStorage._initdb
+
+    def counted(self: EngineKeepingSqliteEventLogStorage, engine: sqlalchemy.Engine, **kwargs: bool) -> None:
+        initialised.append(str(engine.url))
+        initdb(self, engine, **kwargs)
+
+    monkeypatch.setattr(EngineKeepingSqliteEventLogStorage, "_initdb", counted)
+    for name in ("first", "second"):
+        storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / name))
+        with storage.run_connection("run-a"):
+            pass
+        assert storage.created_from_template("run-b") and stamp(tmp_path / name / "run-b.db")
+        storage.dispose()
+    assert initialised.count("sqlite://") == 1
+    assert {u for u in initialised if u != "sqlite://"} == {
+        f"sqlite:///{tmp_path / name / 'index.db'}" for name in ("first", "second")
+    }  # no run database: those are copies
 
 
 def test_a_run_database_another_process_made_is_kept_with_its_events(tmp_path: Path) -> None:
