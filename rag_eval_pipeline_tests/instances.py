@@ -1,14 +1,15 @@
 """The tests' Dagster instance: ``dg.instance_for_test`` with the event log storage users get.
 
 The project's dagster.yaml (and the one `rag-eval init` writes) names
-``lib/event_log_storage.EngineKeepingSqliteEventLogStorage``; Dagster's test instance would use Dagster's
-own ``SqliteEventLogStorage``, which makes an engine per connection and each run's database through
-alembic. Measured on the tiny project, one evaluation of every partition in one process: 17.1 CPU s on
+``lib/event_log_storage.EngineKeepingSqliteEventLogStorage`` (read from that file here); Dagster's test
+instance would use Dagster's own ``SqliteEventLogStorage``, which makes an engine per connection and
+each run's database through alembic. Measured on the tiny project, one evaluation of every partition in one process: 17.1 CPU s on
 Dagster's class, 13.0 on the project's (medians of 4, interleaved). So the tests run on what users run,
 and cheaper; ``test_layout`` keeps ``dg.instance_for_test`` out of the other test modules."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
@@ -16,18 +17,23 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import yaml
 
-from rag_eval_pipeline.lib.event_log_storage import EngineKeepingSqliteEventLogStorage
+from rag_eval_pipeline_tests.conftest import REPO
+
+STORAGES = ("run_storage", "event_log_storage", "schedule_storage")
 
 
 def event_log_storage(home: Path) -> dict[str, Any]:
-    """dagster.yaml's ``event_log_storage`` as the project's names it, for an instance in ``home``: run
-    databases where ``storage: sqlite`` puts Dagster's (``<home>/history/runs``)."""
-    return {
-        "module": EngineKeepingSqliteEventLogStorage.__module__,
-        "class": EngineKeepingSqliteEventLogStorage.__name__,
-        "config": {"base_dir": str(home / "history" / "runs")},
-    }
+    """The project's dagster.yaml ``event_log_storage`` (its module and class) for an instance in
+    ``home``, its folder where that file puts it relative to its three storages' common folder (where
+    ``storage: sqlite: base_dir: HOME`` puts Dagster's)."""
+    config = yaml.safe_load((REPO / "dagster.yaml").read_text(encoding="utf-8"))
+    folders = {name: config[name]["config"]["base_dir"] for name in STORAGES}
+    root = os.path.commonpath(list(folders.values()))
+    named = config["event_log_storage"]
+    folder = home / os.path.relpath(folders["event_log_storage"], root)
+    return {"module": named["module"], "class": named["class"], "config": {"base_dir": str(folder)}}
 
 
 @contextmanager
