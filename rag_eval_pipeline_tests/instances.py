@@ -5,7 +5,8 @@ The project's dagster.yaml (and the one `rag-eval init` writes) names
 instance would use Dagster's own ``SqliteEventLogStorage``, which makes an engine per connection and
 each run's database through alembic. Measured on the tiny project, one evaluation of every partition in
 one process: 17.1 CPU s on Dagster's class, 13.0 on the project's (medians of 4, interleaved). So the
-tests run on what users run, and cheaper; ``test_layout`` keeps ``dg.instance_for_test`` out of the other test modules."""
+tests run on what users run, and cheaper; ``test_layout`` keeps ``dg.instance_for_test`` out of the
+other test modules."""
 
 from __future__ import annotations
 
