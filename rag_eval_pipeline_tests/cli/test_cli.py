@@ -127,3 +127,39 @@ def test_a_reader_that_stops_early_gets_no_traceback(tiny_project: Path):
     errors = process.stderr.read().decode()
     assert process.wait(timeout=120) == 1
     assert "Traceback" not in errors and "BrokenPipeError" not in errors, errors
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["run", "--mode", "quick"], "run"),
+        (["--workspace", "w", "status", "eval-1"], "status"),
+        (["--workspace=w", "query", "SELECT 1"], "query"),
+        (["--help"], None),
+        (["--work", "w", "run"], None),  # argparse's abbreviation: the whole parser reads it
+        (["no-such-command"], None),
+        ([], None),
+    ],
+)
+def test_the_command_is_found_before_parsing(argv: list[str], named: str | None) -> None:
+    from rag_eval_pipeline.cli import command_named
+
+    assert command_named(argv) == named
+
+
+def test_a_command_imports_the_parsers_of_its_own_module_only() -> None:
+    """`rag-eval query ...` builds the parsers of cli/history.py alone: the other command modules'
+    imports (pandas, DuckDB, bs4, Dagster...) are not paid by a process that does not use them."""
+    code = (
+        "import sys\n"
+        "from rag_eval_pipeline.cli import build_parser, command_named\n"
+        "args = build_parser(command_named(['--workspace', 'w', 'query', 'SELECT 1'])).parse_args(\n"
+        "    ['--workspace', 'w', 'query', 'SELECT 1'])\n"
+        "print(args.command, sorted(m for m in sys.modules if m.startswith('rag_eval_pipeline.cli.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    command, modules = done.stdout.split(" ", 1)
+    assert command == "query"
+    assert "rag_eval_pipeline.cli.history" in modules
+    for other in ("runs", "leaderboard", "search", "judgements", "explain", "serve", "annotate"):
+        assert f"rag_eval_pipeline.cli.{other}'" not in modules, other
