@@ -236,6 +236,13 @@ def tag_keys_outside_owner(root: Path) -> list[str]:
     return found
 
 
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """A check's test tree: each file (path under ``root``: source text)."""
+    for relative, text in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+
+
 def test_the_package_keeps_its_layering() -> None:
     assert violations(ROOT) == []
 
@@ -255,9 +262,7 @@ def test_the_metric_name_check_sees_a_hand_written_name(tmp_path: Path) -> None:
         "core/answers/production.py": 'FIELDS = ("aggregated_confidence", "semantic_validation")\n',
         "core/diagnostics/answers.py": 'METHODS = ("hybrid", KEYWORD)\n',
     }
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
+    write_files(root, files)
     found = "\n".join(metric_name_literals(root))
     assert "core/leaderboard/board.py:1: 'span_recall' is a metric name" in found
     assert "core/leaderboard/board.py:2: 'mrr' is a metric name" in found
@@ -311,9 +316,7 @@ def test_the_instance_check_sees_a_direct_call(tmp_path: Path) -> None:
         "test_b.py": "from dagster import instance_for_test\ninstance_for_test()\n",
         "test_c.py": 'SCRIPT = """with dg.instance_for_test() as i: pass"""\ninstance_for_tests()\n',
     }
-    for relative, text in files.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(text, encoding="utf-8")
+    write_files(tmp_path, files)
     assert direct_test_instances(tmp_path) == [
         "defs/test_a.py:3 calls instance_for_test: use instances.py",
         "test_b.py:2 calls instance_for_test: use instances.py",
@@ -334,9 +337,7 @@ def test_the_check_sees_each_kind_of_violation(tmp_path: Path) -> None:
         "cli/configs.py": "from ..lib.resources import ProjectResource\nfrom ..core import project_files\n",
         "flat.py": "",
     }
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
+    write_files(root, files)
     found = "\n".join(violations(root))
     assert "core.metrics imports dagster" in found
     assert "core.metrics imports rag_eval_pipeline.lib" in found
@@ -371,9 +372,7 @@ def test_the_tag_check_sees_a_key_spelled_outside_its_owner(tmp_path: Path) -> N
         "lib/jobs.py": 'TAGS = {"rag_eval/brand_new": "1"}\n',
         "lib/io_managers.py": 'ROWS = "dagster/row_count"  # metadata\nNOTE = "see rag_eval/process"\n',
     }
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
+    write_files(root, files)
     found = "\n".join(tag_keys_outside_owner(root))
     assert "rag_eval_pipeline.runner.run_status:1 spells the tag key 'dagster/sensor_name'" in found
     assert "rag_eval_pipeline.defs.sensor:2 spells the tag key 'rag_eval/documents_'" in found
@@ -477,9 +476,7 @@ def test_the_command_check_sees_each_kind_of_listing(tmp_path: Path) -> None:
         '    print("error: no such run", file=sys.stderr)\n    print(f"error: {args.ref}")\n'
         "    return 2\n\ndef code(failure):\n    return 2 if failure.bad_input else 1\n",
     }
-    for relative, text in files.items():
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_text(text, encoding="utf-8")
+    write_files(root, files)
     found = "\n".join(command_listings(root))
     assert "cli/runs.py:3: add_command of 'stats', not in cli/registry.py" in found
     assert "cli/runs.py:4: commands.add_parser outside cli/registry.py" in found
