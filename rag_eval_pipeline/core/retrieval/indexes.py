@@ -59,7 +59,7 @@ class ChunkIndexes:
     @contextmanager
     def held_open(self) -> Iterator[None]:
         """The dense collection kept open across a block of profile runs, each of which would open it
-        again (qdrant-edge reads a collection's vector files whole on opening: about 0.1 CPU s)."""
+        again (qdrant-edge reads a collection's vector files on opening: tens of milliseconds each)."""
         if self.dense is None:
             yield
             return
