@@ -14,6 +14,7 @@ import os
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +26,22 @@ from rag_eval_pipeline_tests.conftest import REPO
 STORAGES = ("run_storage", "event_log_storage", "schedule_storage")
 
 
-def event_log_storage(home: Path) -> dict[str, Any]:
-    """The project's dagster.yaml ``event_log_storage`` (its module and class) for an instance in
-    ``home``, its folder where that file puts it relative to its three storages' common folder (where
-    ``storage: sqlite: base_dir: HOME`` puts Dagster's)."""
+@cache
+def _named_event_log() -> tuple[str, str, str]:
+    """The module, class and folder of the project's dagster.yaml ``event_log_storage``, the folder
+    relative to its three storages' common folder (where ``storage: sqlite: base_dir: HOME`` puts
+    Dagster's). Read once a process: the tests open hundreds of instances."""
     config = yaml.safe_load((REPO / "dagster.yaml").read_text(encoding="utf-8"))
     folders = {name: config[name]["config"]["base_dir"] for name in STORAGES}
-    root = os.path.commonpath(list(folders.values()))
     named = config["event_log_storage"]
-    folder = home / os.path.relpath(folders["event_log_storage"], root)
-    return {"module": named["module"], "class": named["class"], "config": {"base_dir": str(folder)}}
+    relative = os.path.relpath(folders["event_log_storage"], os.path.commonpath(list(folders.values())))
+    return named["module"], named["class"], relative
+
+
+def event_log_storage(home: Path) -> dict[str, Any]:
+    """dagster.yaml's ``event_log_storage`` as the project's names it, for an instance in ``home``."""
+    module, name, relative = _named_event_log()
+    return {"module": module, "class": name, "config": {"base_dir": str(home / relative)}}
 
 
 @contextmanager

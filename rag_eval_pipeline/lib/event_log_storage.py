@@ -12,8 +12,8 @@ history. A new run's database is also made cheaper: Dagster creates its tables a
 migration revision with alembic, which reads every migration script (about 0.1 CPU s a run); here the
 first new database of the process is made that way, in memory, and each later one, of any storage of
 the process, is a copy of it (SQLite's backup), written beside the run's file and linked into place only
-if no other process made that file first (else Dagster's own initialisation checks it). benchmarks/end_to_end.py (the overhead
-section) measures what both save on a partition's run.
+if no other process made that file first (else Dagster's own initialisation checks it).
+benchmarks/end_to_end.py (the overhead section) measures what both save on a partition's run.
 
 This is the package's one use of a private Dagster module: the class exists only there, and the method
 replaced (``_connect``) is private. dagster is pinned in pyproject.toml and
@@ -118,7 +118,7 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
             # entered in order: the template is made (once) and read with its lock held
             with (
                 _template_lock,
-                self._template().connect() as source,
+                self._template_engine().connect() as source,
                 closing(sqlite3.connect(scratch)) as target,
             ):
                 source_db: Any = source.connection.driver_connection
@@ -131,7 +131,7 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
             scratch.unlink(missing_ok=True)
         return True
 
-    def _template(self) -> Engine:
+    def _template_engine(self) -> Engine:
         """The process's template database, made by Dagster's own initialisation at its first use. Call
         with ``_template_lock`` held (one in-memory connection, shared by the storages' threads)."""
         global _template
