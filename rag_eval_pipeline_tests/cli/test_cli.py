@@ -11,6 +11,7 @@ import pytest
 from rag_eval_pipeline.core.runs.run_tags import EVALUATION_ID_TAG
 from rag_eval_pipeline.core.store.warehouse import LEADERBOARD, Warehouse
 from rag_eval_pipeline.runner.instance import project_instance
+from rag_eval_pipeline_tests import forked_cli
 
 pytestmark = pytest.mark.slow
 
@@ -18,13 +19,7 @@ pytestmark = pytest.mark.slow
 def rag_eval(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL")}
     env["RAG_EVAL_PROJECT_DIR"] = str(project)
-    return subprocess.run(
-        [sys.executable, "-m", "rag_eval_pipeline", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return forked_cli.run(args, env)
 
 
 def test_run_prints_the_leaderboard_and_stores_everything_in_the_project(

@@ -9,7 +9,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from rag_eval_pipeline.core.search.store import SEARCH_SCORES
 from rag_eval_pipeline.core.store.warehouse import Warehouse
+from rag_eval_pipeline_tests import forked_cli
 from rag_eval_pipeline_tests.conftest import write_tiny_project
 
 pytestmark = pytest.mark.slow
@@ -52,7 +52,7 @@ def workspace(tmp_path: Path) -> Path:
 def command(root: Path) -> tuple[list[str], dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "OPENAI_API_KEY", "QDRANT_URL")}
     env["RAG_EVAL_PROJECT_DIR"] = str(root)
-    return [sys.executable, "-m", "rag_eval_pipeline", "search"], env
+    return forked_cli.command("search"), env
 
 
 def score_files(root: Path) -> dict[Path, int]:
@@ -77,7 +77,7 @@ def test_a_killed_search_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> N
     before = score_files(root)
     assert before and len(before) < 6 * 5  # killed in the race, not after it
 
-    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    done = forked_cli.run(args[3:], env)
     assert done.returncode == 0, done.stderr
     after = score_files(root)
     assert {p: after[p] for p in before} == before  # not one stored score written again
@@ -86,16 +86,14 @@ def test_a_killed_search_resumes_and_pays_for_nothing_twice(tmp_path: Path) -> N
     assert out.startswith("search search-") and "12 candidates" in out
     assert f"resumed: {len(before)} stored scores reused" in out
     assert "winning tier: " in out and "Pareto front" in out and "  queries: " in out
-    listed = subprocess.run(
-        [*args[:-1], "list", "--limit", "1", "--format", "json"], env=env, capture_output=True, text=True
-    )
+    listed = forked_cli.run(["list", "--limit", "1", "--format", "json"], env)
     (record,) = json.loads(listed.stdout)  # the run record: the search, from the command line
     assert (record["partitions"], record["trigger"], record["status"]) == ("search_job", "cli", "succeeded")
     eliminated = [line for line in out.splitlines() if "eliminated in round" in line]
     assert eliminated and all("corrected p" in line for line in eliminated)
 
     # finished: the third run scores nothing, and --apply writes the winning tier into the config files
-    again = subprocess.run([*args, "--apply"], env=env, capture_output=True, text=True, timeout=600)
+    again = forked_cli.run([*args[3:], "--apply"], env)
     assert again.returncode == 0 and score_files(root) == after, again.stderr
     tier = out.split("winning tier: ", 1)[1].split(": ", 1)[1].splitlines()[0].split(", ")
     best = out.split("confirmed on every question over the whole corpus: ", 1)[1].split(" (")[0]
@@ -115,7 +113,7 @@ def test_a_broken_space_exits_2_naming_the_key(tmp_path: Path) -> None:
     root = workspace(tmp_path)
     (root / "data/search.yaml").write_text("racing: {growth: 0.5}\n", encoding="utf-8")
     args, env = command(root)
-    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    done = forked_cli.run(args[3:], env, timeout=300)
     assert done.returncode == 2 and "search.yaml: racing.growth must be > 1" in done.stderr
 
 
@@ -127,7 +125,7 @@ def test_the_output_keeps_the_two_bases_apart_and_says_when_the_search_paid_more
     root = write_tiny_project(tmp_path / "tiny")
     (root / "data/search.yaml").write_text(TINY_SPACE, encoding="utf-8")
     args, env = command(root)
-    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    done = forked_cli.run(args[3:], env)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     lines = out.splitlines()

@@ -17,6 +17,7 @@ import pytest
 from rag_eval_pipeline.core.project.project_files import ProjectFiles
 from rag_eval_pipeline.core.project.workspace import WORKSPACE_FILE
 from rag_eval_pipeline.core.store.warehouse import Warehouse
+from rag_eval_pipeline_tests import forked_cli
 from rag_eval_pipeline_tests.conftest import REPO
 from rag_eval_pipeline_tests.dagster_dev import free_port, graphql, wait_until_served
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval_command, rag_eval_env
@@ -76,9 +77,7 @@ def user_env() -> dict[str, str]:
 
 
 def rag_eval_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        rag_eval_command(*args), cwd=cwd, env=user_env(), capture_output=True, text=True, timeout=900
-    )
+    return forked_cli.run(args, user_env(), cwd=cwd, timeout=900)
 
 
 def demo_state() -> dict[str, float]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+from rag_eval_pipeline_tests import forked_cli
 
 # Variables of the developer's shell that would point a run at another instance, LLM or server.
 _OUTSIDE = (
@@ -32,17 +33,12 @@ def rag_eval_env(project: Path, extra: Mapping[str, str] | None = None) -> dict[
 
 
 def rag_eval_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "rag_eval_pipeline", *args]
+    return forked_cli.command(*args)
 
 
 def rag_eval(
     project: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    """`rag-eval ARGS` on ``project`` (RAG_EVAL_PROJECT_DIR), with ``env`` added to a clean environment."""
-    return subprocess.run(
-        rag_eval_command(*args),
-        env=rag_eval_env(project, env),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    """`rag-eval ARGS` on ``project`` (RAG_EVAL_PROJECT_DIR), with ``env`` added to a clean environment:
+    a process of its own, forked from one that has imported the package (forked_cli.py)."""
+    return forked_cli.run(args, rag_eval_env(project, env), timeout=timeout)
