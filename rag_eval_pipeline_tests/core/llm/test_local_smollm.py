@@ -103,5 +103,8 @@ def test_the_model_loads_once_per_process(smollm: SmolLM2ChatModel) -> None:
 def test_a_file_that_is_not_a_model_is_a_permanent_error(tmp_path: Path) -> None:
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"not a gguf file")
-    with pytest.raises(PermanentLLMError, match="could not load"):
+    with (
+        pytest.warns(UserWarning, match="conversion .* is of another file"),
+        pytest.raises(PermanentLLMError, match="could not load"),
+    ):
         SmolLM2ChatModel(broken).complete(ASK, GREEDY)

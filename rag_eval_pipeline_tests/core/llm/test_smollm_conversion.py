@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -103,3 +104,30 @@ def test_install_writes_the_manifest_last_and_nothing_when_the_check_fails(
     }
     assert all(p.stat().st_mode & 0o044 == 0o044 for p in target.iterdir())  # readable by every user
     assert list(target.parent.iterdir()) == [target]
+
+
+def test_a_damaged_conversion_is_passed_over_for_the_gguf_file_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag_eval_pipeline.core.llm import local_smollm
+
+    installed = default_gguf_path()
+    assert installed is not None
+    gguf = Path(shutil.copy(installed, tmp_path / installed.name))  # the same bytes: its conversion is ready
+    damaged = tmp_path / "conversion"
+    shutil.copytree(default_conversion_dir(), damaged, ignore=shutil.ignore_patterns("model.safetensors"))
+    (damaged / "model.safetensors").write_bytes(b"not safetensors")
+    assert conversion_state(damaged, gguf) == "ready"
+    monkeypatch.setattr(local_smollm, "default_conversion_dir", lambda: damaged)
+    monkeypatch.setattr(local_smollm, "_loaded", {})  # this process's loaded model stays as it is
+    read: list[Path] = []
+    gguf_model = SimpleNamespace(eval=lambda: None, config=SimpleNamespace(max_position_embeddings=2048))
+
+    def load(source: Path) -> tuple[object, object]:  # the GGUF file's ~40 CPU s left out
+        read.append(source)
+        return load_files(source) if source == damaged else ("tokenizer", gguf_model)
+
+    monkeypatch.setattr(local_smollm, "load_files", load)
+    with pytest.warns(UserWarning, match=r"conversion in .* is unreadable \(.*\): loading the GGUF file"):
+        loaded = _load(gguf)
+    assert read == [damaged, gguf] and loaded.source == gguf and loaded.model is gguf_model
