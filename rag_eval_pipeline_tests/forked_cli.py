@@ -69,7 +69,7 @@ def run(
     ``subprocess.run(command(*args), env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)``,
     forked from the zygote when that is the same thing."""
     zygote = _zygote() if NO_FORK not in env and NO_FORK not in os.environ else None
-    if zygote is None or not zygote.forks_alike(env):
+    if zygote is None or zygote.process.poll() is not None or not zygote.forks_alike(env):
         return subprocess.run(
             command(*args), env=dict(env), cwd=cwd, capture_output=True, text=True, timeout=timeout
         )
@@ -146,16 +146,26 @@ def _start_env() -> dict[str, str]:
     return dict(os.environ)
 
 
+def _can_fork() -> bool:
+    """fork, fd passing and pidfds (Linux 5.3+): what the zygote needs; otherwise real subprocesses."""
+    if not (hasattr(os, "fork") and hasattr(os, "pidfd_open") and hasattr(socket, "send_fds")):
+        return False
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return False
+    return True
+
+
 _started: list[_Zygote | None] = []
 _start_lock = threading.Lock()
 
 
 def _zygote() -> _Zygote | None:
-    """This process's zygote, started on first use; None where fork or pidfd is missing."""
+    """This process's zygote, started on first use; None where it cannot work (``_can_fork``)."""
     with _start_lock:
         if not _started:
-            usable = hasattr(os, "fork") and hasattr(os, "pidfd_open") and hasattr(socket, "send_fds")
-            _started.append(_Zygote() if usable else None)
+            _started.append(_Zygote() if _can_fork() else None)
             zygote = _started[0]
             if zygote is not None:
                 atexit.register(zygote.close)

@@ -58,3 +58,13 @@ def test_a_timeout_kills_the_fork_and_the_zygote_serves_on(tmp_path: Path) -> No
     with pytest.raises(subprocess.TimeoutExpired):
         forked_cli.run(["serve", "--port", "0"], env, timeout=3)  # serves until killed
     assert forked_cli.run(["--help"], env).returncode == 0
+
+
+def test_a_zygote_that_is_gone_leaves_real_subprocesses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = forked_cli._Zygote()
+    gone.close()
+    monkeypatch.setattr(forked_cli, "_started", [gone])  # this process's own zygote is left as it is
+    done = forked_cli.run(["--help"], rag_eval_env(tmp_path))
+    assert done.returncode == 0 and "rag-eval" in done.stdout and gone.forked == 0
