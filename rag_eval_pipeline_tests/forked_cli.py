@@ -128,8 +128,15 @@ class _Zygote:
         return subprocess.CompletedProcess(command(*args), int(status), out, err)
 
     def close(self) -> None:
-        self.process.kill()
-        self.process.wait()
+        """Ends the zygote (its stdin closes: it returns) and removes its socket."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
         for name in os.listdir(self._folder):
             os.unlink(os.path.join(self._folder, name))
         os.rmdir(self._folder)
