@@ -5,10 +5,13 @@ of it after: about 220 connections in one evaluation partition's run (every even
 run's database, asset events to the index too, and every input's data version is read). An engine
 keeps SQLAlchemy's cache of compiled statements, so each of those connections compiled its statements
 again: 5,568 compilations in a cold demo run. Here each database file keeps its engine for the
-storage's life; connections are still opened per use and closed after (``NullPool``, as Dagster's:
-other processes, the daemon and the webserver, write the same files), under the same lock, and the
-files on disk are the ones Dagster's class writes, so a dagster.yaml naming either class reads the same
-history. A new run's database is also made cheaper: Dagster creates its tables and stamps its
+storage's life, and the engine keeps its connection between uses (a pool of one, more only while
+``has_table`` asks inside a connection): opening a SQLite file and closing it again, which checkpoints
+and removes its write-ahead log each time, was a tenth of an in-process evaluation's CPU. Other
+processes (the daemon, the webserver, `rag-eval`) still read and write the same files: an idle
+connection holds no lock, and in WAL mode each transaction sees what others committed. Connections are
+used under the same lock as Dagster's, and the files on disk are the ones Dagster's class writes, so a
+dagster.yaml naming either class reads the same history. A new run's database is also made cheaper: Dagster creates its tables and stamps its
 migration revision with alembic, which reads every migration script (about 0.1 CPU s a run); here the
 first new database of the process is made that way, in memory, and each later one, of any storage of
 the process, is a copy of it (SQLite's backup), written beside the run's file and linked into place only
@@ -39,7 +42,7 @@ from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
 from dagster._core.storage.sql import create_engine
 from dagster._serdes import ConfigurableClassData
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.pool import NullPool, StaticPool
+from sqlalchemy.pool import QueuePool, StaticPool
 
 from ..core.store.files import writer_token
 
@@ -80,13 +83,15 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
                 return engine
             engine = create_engine(
                 conn_string,
-                poolclass=NullPool,
-                connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
+                poolclass=QueuePool,
+                pool_size=1,
+                max_overflow=4,
+                connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
             )
             self._engines[conn_string] = engine
             if len(self._engines) > KEPT_ENGINES:
                 _, oldest = self._engines.popitem(last=False)
-                oldest.dispose()  # a NullPool engine holds no connection: one in use is not touched
+                oldest.dispose()  # closes its kept connection; one in use is closed when it is returned
             return engine
 
     @contextmanager
@@ -145,6 +150,15 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
 
     def dispose(self) -> None:
         super().dispose()
+        self._dispose_engines()
+
+    def wipe(self) -> None:
+        """Dagster's, once every kept connection is closed: it deletes the run databases' files, and a
+        connection kept open would go on writing to the deleted file."""
+        self._dispose_engines()
+        super().wipe()
+
+    def _dispose_engines(self) -> None:
         with self._db_lock, self._engines_lock:
             engines, self._engines = list(self._engines.values()), OrderedDict()
         for engine in engines:

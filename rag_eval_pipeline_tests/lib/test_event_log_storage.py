@@ -134,8 +134,8 @@ def test_a_new_run_database_is_a_copy_of_what_dagster_initialises(tmp_path: Path
         assert stamp(made) == stamp(dagster_made) and stamp(made)
         with closing(sqlite3.connect(made)) as db:
             assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    ours.dispose()  # its kept connections closed: their write-ahead logs are gone
     assert sorted(p.name for p in (tmp_path / "ours").iterdir()) == ["index.db", "run-a.db", "run-b.db"]
-    ours.dispose()
 
 
 def test_dagster_initialises_one_template_a_process_for_every_storage(
@@ -209,8 +209,43 @@ def test_without_hard_links_a_new_run_database_is_made_the_way_dagster_makes_it(
     with storage.run_connection("run-a"):  # Dagster's initialisation made it instead
         pass
     assert stamp(tmp_path / "runs" / "run-a.db")
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [
-        "index.db",
-        "run-a.db",
-    ]  # no scratch left
+    storage.dispose()  # its kept connections closed: their write-ahead logs are gone
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["index.db", "run-a.db"]  # no scratch
+
+
+def test_a_file_is_opened_once_for_a_runs_events_not_once_an_event(tmp_path: Path) -> None:
+    opened: list[object] = []
+
+    def connect(dbapi_connection: object, record: object) -> None:
+        opened.append(dbapi_connection)
+
+    storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
+    sqlalchemy.event.listen(Pool, "connect", connect)
+    try:
+        for _ in range(20):
+            with storage.run_connection("run-1") as conn:
+                conn.execute(sqlalchemy.text("select 1"))
+            with storage.index_connection() as conn:
+                conn.execute(sqlalchemy.text("select 1"))
+    finally:
+        sqlalchemy.event.remove(Pool, "connect", connect)
+    assert len(opened) <= 2  # one for the run's file, one for the index (Dagster's: 40)
+    storage.dispose()
+
+
+def test_a_wipe_closes_the_kept_connections_so_new_events_reach_the_new_files(tmp_path: Path) -> None:
+    """Dagster's wipe deletes the run databases' files: a kept connection would write into the deleted
+    file, and the events of a run made again after the wipe would be found nowhere."""
+    storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
+    insert = sqlalchemy.text(
+        "insert into event_logs (run_id, event, dagster_event_type) values ('run-1', '{}', 'X')"
+    )
+    with storage.run_connection("run-1") as conn:
+        conn.execute(insert)
+    storage.wipe()
+    with storage.run_connection("run-1") as conn:  # a new file for the same run
+        conn.execute(insert)
+        conn.execute(insert)
+    with closing(sqlite3.connect(tmp_path / "runs" / "run-1.db")) as db:
+        assert db.execute("select count(*) from event_logs").fetchone() == (2,)
     storage.dispose()
