@@ -11,11 +11,12 @@ and removes its write-ahead log each time, was a tenth of an in-process evaluati
 processes (the daemon, the webserver, `rag-eval`) still read and write the same files: an idle
 connection holds no lock, and in WAL mode each transaction sees what others committed. Connections are
 used under the same lock as Dagster's, and the files on disk are the ones Dagster's class writes, so a
-dagster.yaml naming either class reads the same history. A new run's database is also made cheaper: Dagster creates its tables and stamps its
-migration revision with alembic, which reads every migration script (about 0.1 CPU s a run); here the
-first new database of the process is made that way, in memory, and each later one, of any storage of
-the process, is a copy of it (SQLite's backup), written beside the run's file and linked into place only
-if no other process made that file first (else Dagster's own initialisation checks it).
+dagster.yaml naming either class reads the same history. A new run's database is also made cheaper:
+Dagster creates its tables and stamps its migration revision with alembic, which reads every migration
+script (about 0.1 CPU s a run); here the first new database of the process is made that way, in memory,
+and each later one, of any storage of the process, is a copy of it (SQLite's backup), written beside
+the run's file and linked into place only if no other process made that file first (else Dagster's own
+initialisation checks it).
 benchmarks/end_to_end.py (the overhead section) measures what both save on a partition's run.
 
 This is the package's one use of a private Dagster module: the class exists only there, and the method
@@ -84,8 +85,8 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
             engine = create_engine(
                 conn_string,
                 poolclass=QueuePool,
-                pool_size=1,
-                max_overflow=4,
+                pool_size=1,  # kept; more are opened (and closed after) only while one is in use
+                max_overflow=-1,
                 connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
             )
             self._engines[conn_string] = engine
