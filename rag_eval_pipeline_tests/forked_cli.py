@@ -82,7 +82,7 @@ class _Zygote:
     def __init__(self) -> None:
         self._folder = tempfile.mkdtemp(prefix="rag_eval_zygote_")
         self.socket_path = os.path.join(self._folder, "socket")
-        self.env = _start_env()
+        self.env = dict(os.environ)  # the interpreter's variables in it are what a request must match
         self.process = subprocess.Popen(
             [sys.executable, "-m", "rag_eval_pipeline_tests.forked_cli", self.socket_path],
             env=self.env,
@@ -148,11 +148,6 @@ def _read(stdout: IO[bytes], stderr: IO[bytes]) -> tuple[str, str]:
     return stdout.read().decode(errors="replace"), stderr.read().decode(errors="replace")
 
 
-def _start_env() -> dict[str, str]:
-    """The zygote's environment: this process's (the interpreter's variables are what matter)."""
-    return dict(os.environ)
-
-
 def _can_fork() -> bool:
     """fork, fd passing and pidfds (Linux 5.3+): what the zygote needs; otherwise real subprocesses."""
     if not (hasattr(os, "fork") and hasattr(os, "pidfd_open") and hasattr(socket, "send_fds")):
@@ -208,7 +203,8 @@ def serve(socket_path: str) -> None:
                 pid = os.fork()
                 if pid == 0:
                     listener.close()
-                    for _, other in children.values():
+                    for pidfd, (_, other) in children.items():  # the other requests' ends
+                        os.close(pidfd)
                         other.close()
                     _become_rag_eval(json.loads(message), fds, channel)  # exits
                 for fd in fds:

@@ -162,21 +162,19 @@ def _load(gguf_path: Path | None) -> _Loaded:
         started = time.perf_counter()
         converted = default_conversion_dir()
         state: str = conversion_state(converted, key)
-        source: Path = key
-        tokenizer: Any = None
-        model: Any = None
+        files, source = None, key
         if state == "ready":
             try:
-                tokenizer, model = load_files(converted)
-                source = converted
+                files, source = load_files(converted), converted
             except Exception as exc:  # damaged since: the GGUF file still holds the model
                 state = f"unreadable ({type(exc).__name__}: {exc})"
-        if source == key:
+        if files is None:
             _say_no_conversion(state, converted)
             try:
-                tokenizer, model = load_files(key)
+                files = load_files(key)
             except Exception as exc:  # a corrupt or unsupported file: retrying cannot help
                 raise PermanentLLMError(f"could not load the local model {key}: {exc}") from exc
+        tokenizer, model = files
         model.eval()
         loaded = _Loaded(
             tokenizer,
