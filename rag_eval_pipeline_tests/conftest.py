@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -69,6 +70,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _working_directory_kept() -> Iterator[None]:
+    """Each test ends in the directory it started in: an in-process `rag-eval` (``main()``) changes to its
+    workspace, and a test that forgot ``monkeypatch.chdir`` would leave the next tests of its worker
+    there (relative paths, ``python -m`` of the tests' package)."""
+    started = os.getcwd()
+    yield
+    os.chdir(started)
+
 
 TINY_DOCS = {
     "alpha/pumps.md": (

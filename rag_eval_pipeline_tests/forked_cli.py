@@ -86,6 +86,7 @@ class _Zygote:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "rag_eval_pipeline_tests.forked_cli", self.socket_path],
             env=self.env,
+            cwd=Path(__file__).resolve().parents[1],  # `-m` finds the tests' package from any test's cwd
             stdin=subprocess.PIPE,  # closed when this process ends: the zygote then ends too
             stdout=subprocess.PIPE,
             text=True,

@@ -68,3 +68,14 @@ def test_a_zygote_that_is_gone_leaves_real_subprocesses(
     monkeypatch.setattr(forked_cli, "_started", [gone])  # this process's own zygote is left as it is
     done = forked_cli.run(["--help"], rag_eval_env(tmp_path))
     assert done.returncode == 0 and "rag-eval" in done.stdout and gone.forked == 0
+
+
+def test_a_zygote_starts_from_any_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # as an in-process `main()` leaves it: the tests' package is not there
+    elsewhere = forked_cli._Zygote()
+    try:
+        monkeypatch.setattr(forked_cli, "_started", [elsewhere])
+        done = forked_cli.run(["--help"], rag_eval_env(tmp_path))
+        assert done.returncode == 0 and elsewhere.forked == 1
+    finally:
+        elsewhere.close()
