@@ -41,6 +41,7 @@ from ..errors import StorageError
 from ..questions.datasets import ChunkLevelDataset, TokenLevelDataset, write_jsonl
 from ..redaction import redact_frame
 from .files import os_reason, storage_error, write_files_atomically
+from .frame_cache import PROCESS_FRAMES
 from .paths import child_path
 from .table_upgrades import upgraded, with_evaluation_defaults
 
@@ -310,7 +311,16 @@ class Warehouse:
         """One Parquet file of the warehouse, in its table's current shape (``upgraded``). A damaged file
         (cut short by a crash or a full disk, overwritten) raises ``StorageError`` naming it and what to
         do; a missing one stays ``FileNotFoundError`` (a partition not materialized yet, which an input
-        over every partition skips)."""
+        over every partition skips). Decoded once per process while the file is unchanged
+        (core/store/frame_cache.py)."""
+        try:
+            return PROCESS_FRAMES.read(path, self._decode)
+        except (FileNotFoundError, StorageError):
+            raise
+        except OSError as exc:  # of os.stat
+            raise self.unreadable(path, exc) from exc
+
+    def _decode(self, path: Path) -> pd.DataFrame:
         try:
             frame = pd.read_parquet(path)
         except FileNotFoundError:

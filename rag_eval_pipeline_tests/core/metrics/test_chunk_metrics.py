@@ -6,8 +6,8 @@ import math
 import random
 from collections import defaultdict
 
+import numba
 import pytest
-from ranx import Qrels, Run, evaluate
 
 from rag_eval_pipeline.core.metrics import ChunkMetrics, chunk_metrics
 from rag_eval_pipeline.core.types import ChunkId
@@ -70,7 +70,13 @@ RANX_PAIRS = {
 }
 
 
-def test_matches_ranx_on_random_runs() -> None:
+def test_matches_ranx_on_random_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ranx's metrics as the plain Python they are written in: numba would compile each first (about 80
+    # CPU s on a machine without numba's cache, e.g. CI) to compare 600 small runs. ranx is imported
+    # here, so its functions are decorated while numba is off; nothing else of the process uses numba.
+    monkeypatch.setattr(numba.config, "DISABLE_JIT", True)
+    from ranx import Qrels, Run, evaluate
+
     rng = random.Random(1234)
     pool = [f"d{i}" for i in range(30)]
     by_k: dict[int, list[tuple[str, list[str], list[str]]]] = defaultdict(list)
