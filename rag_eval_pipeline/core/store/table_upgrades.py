@@ -86,20 +86,29 @@ def with_evaluation_defaults(frame: pd.DataFrame) -> pd.DataFrame:
 def evaluation_defaults_sql(columns: Collection[str]) -> str:
     """The select list of a DuckDB view over history files whose union has ``columns``: every column,
     with the evaluation columns as ``with_evaluation_defaults`` makes them."""
+    return evaluation_defaults_view(columns)[0]
+
+
+def evaluation_defaults_view(columns: Collection[str]) -> tuple[str, list[str]]:
+    """``evaluation_defaults_sql(columns)`` and the columns of a view selecting it, in DuckDB's order
+    (a column it replaces keeps its place, one it adds comes last): no query needed to learn them."""
     if "run_id" not in columns:
-        return "*"
+        return "*", list(columns)
     replace, extra = [], []
     if "evaluation_id" in columns:
         replace.append("coalesce(nullif(CAST(evaluation_id AS VARCHAR), ''), run_id) AS evaluation_id")
     else:
-        extra.append("run_id AS evaluation_id")
+        extra.append(("run_id AS evaluation_id", "evaluation_id"))
     if "evaluation_mode" in columns:
         replace.append(
             f"coalesce(nullif(CAST(evaluation_mode AS VARCHAR), ''), '{DEFAULT_MODE}') AS evaluation_mode"
         )
     else:
-        extra.append(f"'{DEFAULT_MODE}' AS evaluation_mode")
-    return "*" + (f" REPLACE ({', '.join(replace)})" if replace else "") + "".join(f", {e}" for e in extra)
+        extra.append((f"'{DEFAULT_MODE}' AS evaluation_mode", "evaluation_mode"))
+    select = (
+        "*" + (f" REPLACE ({', '.join(replace)})" if replace else "") + "".join(f", {e}" for e, _ in extra)
+    )
+    return select, [*columns, *(name for _, name in extra)]
 
 
 def upgrade_retrieval_metrics(frame: pd.DataFrame) -> pd.DataFrame:

@@ -15,7 +15,11 @@ import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError, StorageError
 from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset, TokenLevelExample, read_jsonl_objects
-from rag_eval_pipeline.core.store.table_upgrades import evaluation_defaults_sql, with_evaluation_defaults
+from rag_eval_pipeline.core.store.table_upgrades import (
+    evaluation_defaults_sql,
+    evaluation_defaults_view,
+    with_evaluation_defaults,
+)
 from rag_eval_pipeline.core.store.warehouse import WAREHOUSE_ENV, Warehouse, partition_folders
 from rag_eval_pipeline.core.types import CharacterSpan, DocumentId, QuestionId
 
@@ -327,6 +331,24 @@ def test_old_files_read_as_their_run_s_own_full_evaluation_in_every_reader(tmp_p
     by_run = w.read_runs(SUMMARY, runs)
     assert {tuple(r) for r in by_run[list(columns)].itertuples(index=False)} == EXPECTED
     assert w.read_runs(SUMMARY, runs[3:]).empty
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        ["doc_id", "text"],  # not a run's table: as it is
+        ["run_id", "recall"],  # before the evaluation columns: both added
+        ["evaluation_mode", "run_id", "recall"],  # one of them: the other added
+        ["run_id", "evaluation_id", "recall", "evaluation_mode"],  # both: replaced in place
+    ],
+)
+def test_a_view_s_columns_are_known_without_asking_duckdb(columns: list[str]):
+    select, derived = evaluation_defaults_view(columns)
+    assert select == evaluation_defaults_sql(columns)
+    frame = pd.DataFrame({c: ["x"] for c in columns})  # noqa: F841 (read by DuckDB below)
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW v AS SELECT {select} FROM frame")
+    assert derived == [str(row[0]) for row in con.sql("DESCRIBE v").fetchall()]
 
 
 def test_the_rule_leaves_frames_without_runs_alone_and_the_caller_s_frame_unchanged():
