@@ -66,20 +66,19 @@ class FrameCache:
                 self._frames.move_to_end(key)
                 return kept[1].copy(deep=False)
         frame = read(path)
-        self.reads += 1
-        if before.size <= self.max_bytes and FileSignature.of(path) == before:  # not replaced meanwhile
-            with self._lock:
+        try:  # a file replaced or removed while it was read is not kept
+            keep = before.size <= self.max_bytes and FileSignature.of(path) == before
+        except FileNotFoundError:
+            keep = False
+        with self._lock:
+            self.reads += 1
+            if keep:
                 self._forget(key)
                 self._frames[key] = (before, frame)
                 self._bytes += before.size
                 while self._bytes > self.max_bytes:
                     self._forget(next(iter(self._frames)))
         return frame.copy(deep=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._frames.clear()
-            self._bytes = 0
 
     def _forget(self, key: str) -> None:
         kept = self._frames.pop(key, None)
