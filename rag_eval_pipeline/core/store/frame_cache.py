@@ -5,7 +5,8 @@ of its config, the questions and the corpus, and the four steps after ``retrieva
 back through the IO manager. Decoding a file is most of the cost of reading it (``read_parquet`` then
 ``to_pandas``: about 0.2 CPU s of a demo partition's run). A file is known unchanged by its
 ``os.stat`` signature: the warehouse replaces a file by renaming a new one over it (a new inode), and
-any write in place changes its size or modification time.
+any write in place changes its size or modification time; the warehouse's own writes also drop the
+frame (``forget``), since file times are coarse.
 
 Readers get a shallow copy: pandas' copy-on-write (the default since pandas 3) copies a column only when
 either side changes it, so no reader sees another's changes and none pays a copy it does not need.
@@ -79,6 +80,12 @@ class FrameCache:
                 while self._bytes > self.max_bytes:
                     self._forget(next(iter(self._frames)))
         return frame.copy(deep=False)
+
+    def forget(self, path: Path) -> None:
+        """Drops ``path``'s frame: its writer in this process calls it, as file times are coarse (a few
+        ms) and a freed inode may be the next file's, so a rewrite can keep the signature."""
+        with self._lock:
+            self._forget(os.path.abspath(path))
 
     def _forget(self, key: str) -> None:
         kept = self._frames.pop(key, None)

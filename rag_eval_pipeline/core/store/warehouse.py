@@ -387,6 +387,8 @@ def write_parquet_files(frame: pd.DataFrame, path: Path, *copies: Path) -> None:
         written.append(temporary)
 
     write_files_atomically([(target, write) for target in (path, *copies)])
+    for target in (path, *copies):
+        PROCESS_FRAMES.forget(target)
 
 
 def _read_history_folder(warehouse: Warehouse, folder: Path, columns: Sequence[str]) -> HistoryRead:

@@ -10,7 +10,7 @@ import pytest
 
 from rag_eval_pipeline.core.errors import StorageError
 from rag_eval_pipeline.core.store import warehouse
-from rag_eval_pipeline.core.store.frame_cache import FrameCache
+from rag_eval_pipeline.core.store.frame_cache import FileSignature, FrameCache
 from rag_eval_pipeline.core.store.warehouse import Warehouse
 
 PARTITION = {"chunk_config": "fixed-200-0"}
@@ -91,3 +91,15 @@ def test_the_least_recently_used_files_go_past_the_byte_limit(tmp_path: Path):
     huge.read(paths[0], pd.read_parquet)
     huge.read(paths[0], pd.read_parquet)
     assert huge.reads == 2
+
+
+def test_the_warehouse_s_own_write_is_seen_even_with_the_same_signature(
+    tmp_path: Path, cache: FrameCache, monkeypatch: pytest.MonkeyPatch
+):
+    w = Warehouse(tmp_path)
+    path = w.write_table(chunks("a"), "chunks", PARTITION, "run-1")
+    same = FileSignature(1, 2, 3, 4, 5)  # a rewrite in the same clock tick into a reused inode
+    monkeypatch.setattr(FileSignature, "of", classmethod(lambda cls, path: same))
+    w.read_file(path)
+    w.write_table(chunks("b"), "chunks", PARTITION, "run-2")
+    assert list(w.read_file(path)["text"]) == ["b"] and cache.reads == 2
