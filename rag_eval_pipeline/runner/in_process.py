@@ -198,8 +198,10 @@ def execute_plan(
         finished = ended is not None and ended.status == dg.DagsterRunStatus.SUCCESS
         if finished and result is not None and result.success:  # it ended before the request reached it
             outcomes.append(RunOutcome(planned, "succeeded", run_id))
-        elif watch.fired or (ended is not None and ended.status == dg.DagsterRunStatus.CANCELED):
-            # interrupted before Dagster could record the end: it ends here, its slots freed
+        elif watch.fired or (ended is not None and ended.status in _CANCEL_SEEN):
+            # interrupted before Dagster could record the end, or the request marked it CANCELING just
+            # after it ended (nothing else would end it then: this process executed it): it ends here,
+            # CANCELED, its slots freed; what it wrote stays, so a resume finds it up to date
             mark_cancelled(instance, run_id, "cancelled by `rag-eval cancel`")
             outcomes.append(
                 RunOutcome(planned, "cancelled", run_id, RunFailure("cancelled (rag-eval cancel)"))
@@ -209,6 +211,9 @@ def execute_plan(
             failure = failure_of_result(result) if result is not None else failure_of_run(instance, run_id)
             outcomes.append(RunOutcome(planned, "failed", run_id, failure))
     return EvaluationOutcome(request, tuple(outcomes))
+
+
+_CANCEL_SEEN = (dg.DagsterRunStatus.CANCELED, dg.DagsterRunStatus.CANCELING)
 
 
 def run_warnings(instance: dg.DagsterInstance, run_id: str) -> list[str]:

@@ -136,3 +136,40 @@ def test_a_cancelling_run_whose_process_died_is_marked_cancelled_not_failed() ->
         (orphan,) = fail_orphaned_runs(instance)
         assert "marked the run cancelled" in orphan.message
         assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.CANCELED  # type: ignore[union-attr]
+
+
+def test_a_request_that_marks_a_run_cancelling_just_after_it_ended_still_ends_it(
+    tiny_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race an HTTP cancel met: the request read the run unfinished, the run succeeded, then the
+    request marked it CANCELING. The process that executed it ends it CANCELED and stops the evaluation;
+    no run stays CANCELING."""
+    from rag_eval_pipeline.core.runs.run_tags import CANCEL_TAG
+    from rag_eval_pipeline.runner import in_process
+    from rag_eval_pipeline_tests.conftest import tiny_resources
+    from rag_eval_pipeline_tests.evaluations import evaluate_here
+
+    real = in_process.execute_in_process
+    late: list[str] = []
+
+    def then_a_late_request(job: dg.JobDefinition, **kwargs: object) -> dg.ExecuteInProcessResult:
+        result = real(job, **kwargs)
+        if not late:  # the first run: it ended, then the request arrives
+            instance = kwargs["instance"]
+            assert isinstance(instance, dg.DagsterInstance) and result.success
+            run = instance.get_run_by_id(result.run_id)
+            assert run is not None and run.status == dg.DagsterRunStatus.SUCCESS
+            instance.report_run_canceling(run, message="cancelled by `rag-eval cancel` (late)")
+            instance.add_run_tags(result.run_id, {CANCEL_TAG: f"{datetime.now(UTC).isoformat()} by test"})
+            late.append(result.run_id)
+        return result
+
+    monkeypatch.setattr(in_process, "execute_in_process", then_a_late_request)
+    with instance_for_tests() as instance:
+        outcome = evaluate_here(instance, resources=tiny_resources(tiny_project, tmp_path / "work"))
+        (first,) = late
+        assert instance.get_run_by_id(first).status == dg.DagsterRunStatus.CANCELED  # type: ignore[union-attr]
+        statuses = {r.status for r in instance.get_runs()}
+        assert dg.DagsterRunStatus.CANCELING not in statuses, statuses
+        states = [o.state for o in outcome.runs]
+        assert states[0] == "cancelled" and "succeeded" not in states, states  # the evaluation stopped
