@@ -37,6 +37,10 @@ QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 _DAGSTER_NOTES = ("Couldn't load partition ",)
 
 
+# A run found in one of these after this process executed it was cancelled (execute_plan).
+_CANCEL_SEEN = (dg.DagsterRunStatus.CANCELED, dg.DagsterRunStatus.CANCELING)
+
+
 @contextmanager
 def signal_handlers_kept() -> Iterator[None]:
     """SIGINT's and SIGTERM's handlers as they were before, whatever Dagster left. Its in-process
@@ -211,9 +215,6 @@ def execute_plan(
             failure = failure_of_result(result) if result is not None else failure_of_run(instance, run_id)
             outcomes.append(RunOutcome(planned, "failed", run_id, failure))
     return EvaluationOutcome(request, tuple(outcomes))
-
-
-_CANCEL_SEEN = (dg.DagsterRunStatus.CANCELED, dg.DagsterRunStatus.CANCELING)
 
 
 def run_warnings(instance: dg.DagsterInstance, run_id: str) -> list[str]:

@@ -83,15 +83,11 @@ def with_evaluation_defaults(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def evaluation_defaults_sql(columns: Collection[str]) -> str:
-    """The select list of a DuckDB view over history files whose union has ``columns``: every column,
-    with the evaluation columns as ``with_evaluation_defaults`` makes them."""
-    return evaluation_defaults_view(columns)[0]
-
-
 def evaluation_defaults_view(columns: Collection[str]) -> tuple[str, list[str]]:
-    """``evaluation_defaults_sql(columns)`` and the columns of a view selecting it, in DuckDB's order
-    (a column it replaces keeps its place, one it adds comes last): no query needed to learn them."""
+    """The select list of a DuckDB view over history files whose union has ``columns`` (every column,
+    with the evaluation columns as ``with_evaluation_defaults`` makes them), and the view's columns in
+    DuckDB's order (a column it replaces keeps its place, one it adds comes last): no query needed to
+    learn them."""
     if "run_id" not in columns:
         return "*", list(columns)
     replace, extra = [], []

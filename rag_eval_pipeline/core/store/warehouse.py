@@ -21,7 +21,7 @@ partition key), so DuckDB, pyarrow.dataset and pandas read a table's history as 
 dimensions as columns. Names users chose pass through ``core/paths.child_path``.
 
 A table written before some of its columns existed is read in its current shape: every reader here
-upgrades what it reads (core/store/table_upgrades.py; ``evaluation_defaults_sql`` there for the DuckDB views),
+upgrades what it reads (core/store/table_upgrades.py; ``evaluation_defaults_view`` there for the DuckDB views),
 so no caller sees an old shape.
 """
 

@@ -16,7 +16,6 @@ import pytest
 from rag_eval_pipeline.core.errors import ConfigError, StorageError
 from rag_eval_pipeline.core.questions.datasets import TokenLevelDataset, TokenLevelExample, read_jsonl_objects
 from rag_eval_pipeline.core.store.table_upgrades import (
-    evaluation_defaults_sql,
     evaluation_defaults_view,
     with_evaluation_defaults,
 )
@@ -319,7 +318,7 @@ def test_old_files_read_as_their_run_s_own_full_evaluation_in_every_reader(tmp_p
 
     source = w.history_source_sql(SUMMARY)
     union = [str(row[0]) for row in duckdb.sql(f"DESCRIBE SELECT * FROM {source}").fetchall()]
-    by_sql = duckdb.sql(f"SELECT {evaluation_defaults_sql(union)} FROM {source}").df()
+    by_sql = duckdb.sql(f"SELECT {evaluation_defaults_view(union)[0]} FROM {source}").df()
     assert {tuple(r) for r in by_sql[list(columns)].itertuples(index=False)} == EXPECTED
 
     runs = [
@@ -344,7 +343,6 @@ def test_old_files_read_as_their_run_s_own_full_evaluation_in_every_reader(tmp_p
 )
 def test_a_view_s_columns_are_known_without_asking_duckdb(columns: list[str]):
     select, derived = evaluation_defaults_view(columns)
-    assert select == evaluation_defaults_sql(columns)
     frame = pd.DataFrame({c: ["x"] for c in columns})  # noqa: F841 (read by DuckDB below)
     con = duckdb.connect()
     con.execute(f"CREATE VIEW v AS SELECT {select} FROM frame")
@@ -353,7 +351,7 @@ def test_a_view_s_columns_are_known_without_asking_duckdb(columns: list[str]):
 
 def test_the_rule_leaves_frames_without_runs_alone_and_the_caller_s_frame_unchanged():
     assert list(with_evaluation_defaults(pd.DataFrame({"doc_id": ["a"]})).columns) == ["doc_id"]
-    assert evaluation_defaults_sql(["doc_id", "text"]) == "*"
+    assert evaluation_defaults_view(["doc_id", "text"])[0] == "*"
     old = pd.DataFrame({"run_id": ["r1", "r2"], "evaluation_id": [None, "e"]})
     new = with_evaluation_defaults(old)
     assert new.to_dict("list") == {
