@@ -9,7 +9,6 @@ stopped by its PID.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import subprocess
@@ -23,14 +22,13 @@ import pandas as pd
 import psycopg2
 import pytest
 
-from rag_eval_pipeline.core.embedding.onnx_embedder import MINILM_MODEL_ID
 from rag_eval_pipeline.core.store.warehouse import LEADERBOARD, Warehouse
-from rag_eval_pipeline.core.vector_store.base import collection_name
 from rag_eval_pipeline.lib.executor import DASK_SCHEDULER_ENV
 from rag_eval_pipeline.lib.io_managers import read_current_leaderboard
 from rag_eval_pipeline_tests.conftest import TinyRunFactory, write_tiny_project
 from rag_eval_pipeline_tests.dagster_dev import free_port, stop
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
+from rag_eval_pipeline_tests.held_collection import held_collection
 from rag_eval_pipeline_tests.test_postgres import (  # noqa: F401 (postgres: the fixture, reused)
     DATABASE,
     PASSWORD,
@@ -94,17 +92,6 @@ def distributed_board(project: Path) -> pd.DataFrame:
     return board_figures(Warehouse(project / "data" / "warehouse").read_current(LEADERBOARD))
 
 
-@contextmanager
-def held(lock: Path) -> Iterator[None]:
-    """``lock`` held as another process would hold it (flock, exclusive)."""
-    with open(lock, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def step_started(server: PostgresServer, step: str) -> bool:
     try:
         return server.query(
@@ -156,13 +143,11 @@ def test_evaluation_on_two_dask_workers_resumes_after_a_killed_worker_and_matche
     }
     logs = tmp_path / "logs"
     logs.mkdir()
-    # the collection's lock, held here: the step that writes the index waits for it, on a worker
-    collection = project / "data" / "qdrant" / collection_name("fixed-60-0", MINILM_MODEL_ID)
-    collection.mkdir(parents=True)
     with ExitStack() as stack:
         address, workers = stack.enter_context(dask_cluster(rag_eval_env(project, instance_env), logs))
         env = {**instance_env, DASK_SCHEDULER_ENV: address}
-        with held(collection / "edge.lock"):
+        # the collection's lock, held here: the step that writes the index waits for it, on a worker
+        with held_collection(project, "fixed-60-0"):
             command = rag_eval_command("run", "--chunk-configs", "fixed-60-0", "--profiles", "top2,top4")
             first = start(command, rag_eval_env(project, env), logs / "first.log")
             stack.callback(stop, first)

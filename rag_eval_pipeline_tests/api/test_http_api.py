@@ -26,6 +26,7 @@ from rag_eval_pipeline.api.app import MAX_BODY, PREFIX, create_app
 from rag_eval_pipeline.api.tokens import TokenStore
 from rag_eval_pipeline_tests.conftest import CliRun
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
+from rag_eval_pipeline_tests.held_collection import held_collection
 
 
 @dataclass
@@ -364,12 +365,14 @@ def test_cancelling_a_run_over_http(served: Served) -> None:
         "sample_size": 2,
         "force": True,
     }
-    status, started = served.call("POST", "/runs", body)
-    assert status == 202
-    ref = started["id"]
-    _wait_for(served, ref, lambda d: d["status"] == "running" and len(d["runs"]) >= 1)
-    assert served.call("DELETE", f"/runs/{ref}", token="viewer")[0] == 403
-    status, cancel = served.call("DELETE", f"/runs/{ref}")
+    # held, the first step that opens the collection waits: the cancel cannot come after the end
+    with held_collection(served.project, "fixed-60-0"):
+        status, started = served.call("POST", "/runs", body)
+        assert status == 202
+        ref = started["id"]
+        _wait_for(served, ref, lambda d: d["status"] == "running" and len(d["runs"]) >= 1)
+        assert served.call("DELETE", f"/runs/{ref}", token="viewer")[0] == 403
+        status, cancel = served.call("DELETE", f"/runs/{ref}")
     assert status == 202 and cancel["status"] in ("cancelling", "cancelled"), cancel
     seen = _wait_for(served, ref, lambda d: d["status"] not in ("running", "cancelling"))
     final = seen[-1]
@@ -381,8 +384,9 @@ def test_cancelling_a_run_over_http(served: Served) -> None:
     assert status == 409 and answer["error"].startswith("nothing to cancel")
     assert "status: cancelled" in rag_eval(served.project, "status", ref).stdout
     # cancelled before its first run: its worker is interrupted while it plans
-    status, started = served.call("POST", "/runs", body)
-    status, cancel = served.call("DELETE", f"/runs/{started['id']}")
+    with held_collection(served.project, "fixed-60-0"):
+        status, started = served.call("POST", "/runs", body)
+        status, cancel = served.call("DELETE", f"/runs/{started['id']}")
     assert status == 202 and cancel["status"] in ("cancelling", "cancelled"), cancel
     final = _wait_for(
         served, started["id"], lambda d: d["status"] not in ("pending", "running", "cancelling")
