@@ -36,7 +36,7 @@ class RecordEvents:
 
 
 def run_worker(root: Path, evaluation_id: str) -> int:
-    from ..runner.evaluate import EvaluationInterrupted, EvaluationOrder, evaluate
+    from ..runner.evaluate import EvaluationOrder, evaluate
 
     records = EvaluationRecords(root)
     record = records.read(evaluation_id)
@@ -56,7 +56,7 @@ def run_worker(root: Path, evaluation_id: str) -> int:
     try:
         with acting_as(api_caller(record.triggered_by)):
             outcome = evaluate(ProjectFiles.in_project(root), order, RecordEvents(records, evaluation_id))
-    except EvaluationInterrupted:
+    except KeyboardInterrupt:  # a cancel (cancel_pending's SIGINT), inside evaluate() or before it
         records.update(evaluation_id, ended=True, outcome="cancelled")
         return 130
     except (InputError, StorageError) as exc:
@@ -87,6 +87,9 @@ def _regenerate(root: Path, record: EvaluationRecord, records: EvaluationRecords
                 documents=record.documents,
                 evaluation_id=evaluation_id,
             )
+    except KeyboardInterrupt:
+        records.update(evaluation_id, ended=True, outcome="cancelled")
+        return 130
     except BaseException as exc:
         traceback.print_exc()
         records.update(evaluation_id, ended=True, outcome="failed", error=f"{type(exc).__name__}: {exc}")
