@@ -7,7 +7,6 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 import pytest
-from sentence_transformers import CrossEncoder
 
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.store.warehouse import Warehouse
@@ -183,6 +182,8 @@ def test_a_cross_encoder_from_a_local_folder_reranks_the_candidates(tiny_project
     reranked = results(tmp_path / "warehouse", "fixed-60-0", "reranked")
     candidates = results(tmp_path / "warehouse", "fixed-60-0", "top4")  # the dense top 4 = the pool
     assert reranked["reranker"].str.startswith("cross-encoder:").all()
+    from sentence_transformers import CrossEncoder  # torch: only where the test needs it
+
     model = CrossEncoder(str(model_path))
     for qid, rows in reranked.groupby("question_id"):
         pool = candidates[candidates["question_id"] == qid]
