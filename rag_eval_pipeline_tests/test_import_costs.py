@@ -38,7 +38,7 @@ def test_the_langsmith_mirror_imports_the_sdk_only_when_it_talks_to_langsmith() 
     assert found == []
 
 
-def test_the_code_location_imports_no_model_no_langsmith_no_bm25_no_qdrant_client_no_tiktoken_no_html_parser() -> None:
+def test_the_code_location_imports_no_model_and_no_client_or_parser_it_does_not_use() -> None:
     heavy = [
         "torch",
         "sentence_transformers",

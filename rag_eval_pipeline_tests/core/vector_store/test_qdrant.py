@@ -130,7 +130,11 @@ def test_server_mode_sends_the_api_key_to_the_url(tmp_path: Path):
         def do_GET(self) -> None:
             seen.append((self.path, self.headers.get("api-key")))
             # "/" is the client's version check, sent from a thread of its own at any moment
-            reply = {"title": "qdrant", "version": "1.16.0"} if self.path == "/" else {"result": {"exists": False}}
+            reply = (
+                {"title": "qdrant", "version": "1.16.0"}
+                if self.path == "/"
+                else {"result": {"exists": False}}
+            )
             body = json.dumps({**reply, "status": "ok", "time": 0.0}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
