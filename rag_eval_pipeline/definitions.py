@@ -6,6 +6,15 @@ nothing and reads no file.
 
 from __future__ import annotations
 
+import gc
+
+# Importing the code location creates about 300,000 objects that live as long as the process (Dagster,
+# pandas, the package): no collection runs while they load, and at the end of this module they are
+# frozen out of every later one (gc.freeze), the last at the interpreter's exit included. A process
+# that imports the definitions saves ~0.5 CPU s: 2.29 -> 1.69 s for the import and exit alone.
+_COLLECTING = gc.isenabled()
+gc.disable()
+
 import functools
 from collections.abc import Mapping
 
@@ -109,3 +118,8 @@ def job_named(name: str) -> dg.JobDefinition:
     """The job ``name`` of the default definitions, built once per process: what a Dask worker (and
     `rag-eval run` handing its steps to one) reconstructs, by module and function name, to run a step."""
     return build_definitions().resolve_job_def(name)
+
+
+gc.freeze()
+if _COLLECTING:
+    gc.enable()
