@@ -52,3 +52,23 @@ def test_the_code_location_imports_no_model_and_no_client_or_parser_it_does_not_
         "lxml",
     ]
     assert imported_by(["rag_eval_pipeline.definitions"], heavy) == []
+
+
+FROZEN = """
+import gc, json, sys
+if sys.argv[1] == "off":
+    gc.disable()
+import rag_eval_pipeline.definitions
+print(json.dumps([gc.isenabled(), gc.get_freeze_count()]))
+"""
+
+
+def test_the_code_location_freezes_what_its_import_made_and_leaves_collection_as_it_found_it() -> None:
+    """definitions.py: no collection while it imports, then its objects frozen out of later ones."""
+    for state, enabled in (("on", True), ("off", False)):
+        done = subprocess.run(
+            [sys.executable, "-c", FROZEN, state], capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+        found_enabled, frozen = json.loads(done.stdout.splitlines()[-1])
+        assert found_enabled is enabled and frozen > 100_000, (state, found_enabled, frozen)
