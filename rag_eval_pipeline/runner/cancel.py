@@ -101,6 +101,14 @@ def _cancel_one(instance: dg.DagsterInstance, run_id: str, requested: str) -> Ca
             mark_cancelled(instance, run_id, f"{message}; the process that executed it is gone")
             return _as(done, "cancelled")
         instance.report_run_canceling(run, message=message)
+        current = instance.get_run_by_id(run_id)
+        if current is not None and current.status in ENDED_STATUSES:
+            return done  # Dagster recorded its end after this request's mark
+        if _ended_meanwhile(instance, run_id):
+            # it ended between this request's read and its mark: the process that executed it has moved
+            # on and will never end it, so it ends here (the process ends it too if it looks after this)
+            mark_cancelled(instance, run_id, f"{message}; it had ended as the request reached it")
+            return _as(done, "cancelled")
         return _as(done, "cancelling")
     if run.status == dg.DagsterRunStatus.QUEUED:
         instance.run_coordinator.cancel_run(run_id)  # the queue's own cancellation: CANCELED at once
@@ -114,6 +122,12 @@ def _cancel_one(instance: dg.DagsterInstance, run_id: str, requested: str) -> Ca
             mark_cancelled(instance, run_id, f"{message}; no run worker answered the termination request")
             return _as(done, "cancelled")
     return _as(done, "cancelling")
+
+
+def _ended_meanwhile(instance: dg.DagsterInstance, run_id: str) -> bool:
+    """Whether the run's event log holds its end (success or failure), whatever its status says."""
+    ends = {dg.DagsterEventType.RUN_SUCCESS, dg.DagsterEventType.RUN_FAILURE}
+    return bool(instance.get_records_for_run(run_id, of_type=ends, limit=1).records)
 
 
 def _as(run: CancelledRun, action: CancelAction) -> CancelledRun:

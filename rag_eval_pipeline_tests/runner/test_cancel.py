@@ -173,3 +173,38 @@ def test_a_request_that_marks_a_run_cancelling_just_after_it_ended_still_ends_it
         assert dg.DagsterRunStatus.CANCELING not in statuses, statuses
         states = [o.state for o in outcome.runs]
         assert states[0] == "cancelled" and "succeeded" not in states, states  # the evaluation stopped
+
+
+def test_a_request_that_read_a_run_unfinished_and_marks_it_after_it_ended_ends_it_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The other side of that race: the run's process saw it succeed and moved on before the request's
+    mark landed, so nobody would end it. The request sees the run's end in its event log and ends it."""
+
+    @dg.op
+    def step() -> None:
+        pass
+
+    @dg.job
+    def job() -> None:
+        step()
+
+    with instance_for_tests() as instance:
+        run_id = job.execute_in_process(instance=instance, tags=process_tags()).run_id
+        ended = instance.get_run_by_id(run_id)
+        assert ended is not None and ended.status == dg.DagsterRunStatus.SUCCESS
+        real = instance.get_run_by_id
+        reads: list[str] = []
+
+        def stale_first(run_id: str) -> dg.DagsterRun | None:  # what the request read before the end
+            found = real(run_id)
+            reads.append(run_id)
+            if len(reads) <= 2 and found is not None:
+                return found.with_status(dg.DagsterRunStatus.STARTED)
+            return found
+
+        monkeypatch.setattr(instance, "get_run_by_id", stale_first)
+        (cancelled,) = request_cancel(instance, run_id).runs
+        monkeypatch.undo()
+        assert cancelled.action == "cancelled"
+        assert instance.get_run_by_id(run_id).status == dg.DagsterRunStatus.CANCELED  # type: ignore[union-attr]
