@@ -25,11 +25,13 @@ it to `dagster dev` by GraphQL) and run_status.py (what the instance knows about
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
+from typing import NoReturn
 
 from ..core.errors import PRECEDENCE, InputError, StorageError
 from .registry import COMMANDS, CommandContext
@@ -81,6 +83,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+
+
+def entry() -> NoReturn:
+    """`rag-eval` as a process (the console script, and `python -m rag_eval_pipeline`): main's exit code
+    is the process's. Before the interpreter exits, everything is frozen out of the collections its exit
+    runs, which walk every object of a process that imported Dagster and pandas only to free memory
+    the exit returns anyway (`rag-eval list` 3.4 -> 2.6 CPU s). What must be closed is closed without
+    them: the cache databases at exit (``sqlite_store.close_open_dbs``), the Dagster instance by its
+    ``with``. (``main`` itself, called in a long-lived process such as a test's, freezes nothing.)"""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -158,3 +158,18 @@ def test_a_command_imports_the_parsers_of_its_own_module_only() -> None:
     assert "rag_eval_pipeline.cli.history" in modules
     for other in ("runs", "leaderboard", "search", "judgements", "explain", "serve", "annotate"):
         assert f"rag_eval_pipeline.cli.{other}'" not in modules, other
+
+
+def test_the_process_entry_exits_with_mains_code_after_freezing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gc
+
+    from rag_eval_pipeline import cli
+
+    frozen: list[bool] = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    with pytest.raises(SystemExit) as exited:
+        cli.entry()
+    assert exited.value.code == 3 and frozen == [True]

@@ -10,10 +10,12 @@ as its marker, never in clear.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sqlite3
+import weakref
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,9 @@ _STORAGE_CODES = {
 # ... and that the file is damaged (cut short, overwritten, not a database at all): what to do then
 # depends on what the file holds (``SqliteFile.if_damaged``).
 _DAMAGED_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+# Every connection ``open_shared_db`` made that is still open (``close_open_dbs``).
+_OPEN: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,19 @@ def open_shared_db(store: SqliteFile, schema: str) -> sqlite3.Connection:
     with storage_errors_name(store):
         db = sqlite3.connect(store.path, timeout=60, check_same_thread=False, factory=_CacheConnection)
     db.store = store
+    _OPEN.add(db)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute(schema)
     db.commit()
     return db
+
+
+@atexit.register
+def close_open_dbs() -> None:
+    """Closes the connections still open when the interpreter exits, before its last collections: a
+    connection held in a reference cycle (the embedding cache's is) is otherwise closed only by those, and
+    a process that froze its objects out of them (``cli.entry``) would leave the database's -wal and
+    -shm files behind. Closing checkpoints the write-ahead log into the database and removes both."""
+    for db in list(_OPEN):
+        with suppress(sqlite3.Error):  # in use by a thread still running: the OS closes it at exit
+            db.close()

@@ -4,6 +4,9 @@ do, other errors pass; what a cache stores holds no configured secret."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +134,24 @@ def test_a_secret_in_what_a_cache_stores_is_stored_as_its_marker(
         "the server says: Bearer [redacted OPENAI_API_KEY]", 3, 4, "[redacted OPENAI_API_KEY]"
     )
     assert not any(KEY[:12].encode() in p.read_bytes() for p in tmp_path.iterdir())
+
+
+def test_a_process_that_froze_its_objects_still_closes_a_cache_held_in_a_cycle_at_exit(tmp_path: Path):
+    """`rag-eval` freezes its objects out of the exit's collections (cli.entry); an embedding cache held
+    in a reference cycle is closed at exit all the same: its write-ahead log is checkpointed into the
+    database and its -wal and -shm files are gone."""
+    path = tmp_path / "embeddings.sqlite"
+    script = f"""
+import gc
+import numpy as np
+from rag_eval_pipeline.core.embedding.cache import EmbeddingCache
+cache = EmbeddingCache({str(path)!r})
+cache.put_many("model", ["a", "b"], np.ones((2, 384), dtype=np.float32))
+cache.cycle = cache  # only a collection would free it
+gc.freeze()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["embeddings.sqlite"]
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT count(*) FROM embeddings").fetchone() == (2,)
