@@ -15,37 +15,42 @@ import gc
 _COLLECTING = gc.isenabled()
 gc.disable()
 
-import functools
-from collections.abc import Mapping
+try:
+    import functools
+    from collections.abc import Mapping
 
-import dagster as dg
+    import dagster as dg
 
-from .core.redaction import install_log_redaction
-from .defs.answers.assets import answer_calibration, answer_judgements, answer_metrics, answers
-from .defs.answers.checks import answer_metrics_regression
-from .defs.automation import automation_sensor, with_automation
-from .defs.chunking.assets import chunk_index, chunks
-from .defs.evaluation.assets import retrieval_metrics, retrieval_results
-from .defs.evaluation.checks import retrieval_metrics_regression
-from .defs.evaluation.diagnostics import retrieval_diagnostics
-from .defs.evaluation.nightly_schedule import build_nightly_schedule
-from .defs.ingestion.assets import corpus, eval_questions
-from .defs.ingestion.document_sensor import document_sensor
-from .defs.ingestion.partition_sync_sensor import partition_sync_sensor
-from .defs.ingestion.sources import SOURCE_ASSETS
-from .defs.jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job
-from .defs.maintenance.retention import build_retention_schedule, retention_job
-from .defs.questions.assets import chunk_level_questions, synthetic_questions
-from .defs.reporting.assets import leaderboard
-from .defs.reporting.question_health import question_set_health
-from .defs.search.assets import search_outcome, search_race
-from .defs.search.search_job import search_job, search_sensor
-from .lib.code_versions import with_code_versions
-from .lib.evaluation_runs import EvaluationModeResource
-from .lib.executor import rag_eval_executor
-from .lib.io_managers import ParquetIOManagerFactory, WarehouseResource
-from .lib.resources import ProjectResource, default_resources
-from .lib.schedule_settings import schedule_settings
+    from .core.redaction import install_log_redaction
+    from .defs.answers.assets import answer_calibration, answer_judgements, answer_metrics, answers
+    from .defs.answers.checks import answer_metrics_regression
+    from .defs.automation import automation_sensor, with_automation
+    from .defs.chunking.assets import chunk_index, chunks
+    from .defs.evaluation.assets import retrieval_metrics, retrieval_results
+    from .defs.evaluation.checks import retrieval_metrics_regression
+    from .defs.evaluation.diagnostics import retrieval_diagnostics
+    from .defs.evaluation.nightly_schedule import build_nightly_schedule
+    from .defs.ingestion.assets import corpus, eval_questions
+    from .defs.ingestion.document_sensor import document_sensor
+    from .defs.ingestion.partition_sync_sensor import partition_sync_sensor
+    from .defs.ingestion.sources import SOURCE_ASSETS
+    from .defs.jobs import chunking_job, evaluation_job, ingestion_job, leaderboard_job
+    from .defs.maintenance.retention import build_retention_schedule, retention_job
+    from .defs.questions.assets import chunk_level_questions, synthetic_questions
+    from .defs.reporting.assets import leaderboard
+    from .defs.reporting.question_health import question_set_health
+    from .defs.search.assets import search_outcome, search_race
+    from .defs.search.search_job import search_job, search_sensor
+    from .lib.code_versions import with_code_versions
+    from .lib.evaluation_runs import EvaluationModeResource
+    from .lib.executor import rag_eval_executor
+    from .lib.io_managers import ParquetIOManagerFactory, WarehouseResource
+    from .lib.resources import ProjectResource, default_resources
+    from .lib.schedule_settings import schedule_settings
+except BaseException:  # a failed import (a code server reports it and goes on): collection as it was
+    if _COLLECTING:
+        gc.enable()
+    raise
 
 
 def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Definitions:

@@ -72,3 +72,21 @@ def test_the_code_location_freezes_what_its_import_made_and_leaves_collection_as
         assert done.returncode == 0, done.stderr
         found_enabled, frozen = json.loads(done.stdout.splitlines()[-1])
         assert found_enabled is enabled and frozen > 100_000, (state, found_enabled, frozen)
+
+
+FAILED_IMPORT = """
+import gc, json, sys
+sys.modules["rag_eval_pipeline.defs.jobs"] = None  # importing it raises ImportError
+try:
+    import rag_eval_pipeline.definitions
+except ImportError as exc:
+    print(json.dumps([gc.isenabled(), str(exc)]))
+"""
+
+
+def test_a_code_location_that_fails_to_import_leaves_collection_on() -> None:
+    """A code server reports a failed import and goes on running: without collection it would grow."""
+    done = subprocess.run([sys.executable, "-c", FAILED_IMPORT], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    enabled, error = json.loads(done.stdout.splitlines()[-1])
+    assert enabled is True and "rag_eval_pipeline.defs.jobs" in error
