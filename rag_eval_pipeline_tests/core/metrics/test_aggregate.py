@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from rag_eval_pipeline.core.metrics import MetricSummary, summarize, summarize_by_group, summarize_table
+from rag_eval_pipeline.core.metrics import (
+    MetricSummary,
+    aggregate,
+    summarize,
+    summarize_by_group,
+    summarize_table,
+)
 from rag_eval_pipeline.core.metrics.aggregate import summary_columns
 
 
@@ -63,6 +69,24 @@ def test_large_input_is_resampled_in_batches_deterministically() -> None:
     first = summarize(values, "x", n_resamples=500)
     assert first == summarize(values, "x", n_resamples=500)
     assert first.ci_low < first.mean < first.ci_high
+
+
+@pytest.mark.parametrize("cells", [4_000_000, 5_000], ids=["shared resamples", "drawn per metric in batches"])
+def test_a_tables_metrics_are_summarized_exactly_as_each_alone(
+    cells: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table draws its resamples once for every metric (or, past the bound, each metric its own in
+    batches): every summary is the one ``summarize`` gives that metric alone, to the last bit."""
+    monkeypatch.setattr(aggregate, "_MAX_BATCH_CELLS", cells)
+    rng = np.random.default_rng(5)
+    rows: list[dict[str, float | str]] = [
+        {"recall": float(rng.uniform()), "hit": float(rng.integers(0, 2)), "iou": float(rng.uniform())}
+        for _ in range(37)
+    ]
+    table = summarize_table(rows, ["recall", "hit", "iou"], n_resamples=300, seed=2)
+    for name in ("recall", "hit", "iou"):
+        alone = summarize([float(row[name]) for row in rows], name, n_resamples=300, seed=2)
+        assert table[name] == alone, name
 
 
 def test_invalid_input() -> None:
