@@ -104,7 +104,7 @@ class EmbedderResource(dg.ConfigurableResource):
     openai_api_key: str | None = None
     openai_base_url: str | None = None
     cache_path: str = Field(default_factory=lambda: _in_project(ProjectFiles.embedding_cache_file))
-    batch_size: int = 64  # texts per forward pass of the local model
+    batch_size: int = 64  # texts a forward pass of sentence-transformers (onnxruntime: ONNX_BATCH_SIZE)
     texts_per_call: int = TEXTS_PER_CALL  # missing texts per call to the model (progress between calls)
     # a step's embedding estimated to take longer is announced before it starts (a test sets 0)
     announce_after_s: float = ANNOUNCE_SECONDS

@@ -22,6 +22,7 @@ from .onnx_embedder import (
     EXPORT_COMMAND,
     MINILM_DIMENSION,
     MINILM_MODEL_ID,
+    ONNX_BATCH_SIZE,
     ONNX_FILE,
     OnnxEmbedder,
     default_onnx_dir,
@@ -171,12 +172,13 @@ def local_embedder(batch_size: int = 64) -> Embedder:
 
     Both give MiniLM's vectors (cosine >= 0.9999, checked by the export) under the same model id, so
     the embedding cache serves either; falling back rather than failing keeps a venv without the
-    export (``pip install -e .`` alone) working, only slower to start."""
+    export (``pip install -e .`` alone) working, only slower to start. ``batch_size`` is
+    sentence-transformers'; onnxruntime runs at most ``ONNX_BATCH_SIZE`` texts a pass (cheaper there)."""
     onnx_dir = default_onnx_dir()
     state = _export_state(onnx_dir)
     if state == "ready":
         return LocalMiniLM(
-            OnnxEmbedder(onnx_dir / ONNX_FILE, batch_size=batch_size),
+            OnnxEmbedder(onnx_dir / ONNX_FILE, batch_size=min(batch_size, ONNX_BATCH_SIZE)),
             lambda: SentenceTransformerEmbedder(batch_size=batch_size),
         )
     _say_no_export(state, str(onnx_dir))

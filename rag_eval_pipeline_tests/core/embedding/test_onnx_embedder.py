@@ -20,6 +20,7 @@ from rag_eval_pipeline.core.embedding.local import LocalMiniLM, SentenceTransfor
 from rag_eval_pipeline.core.embedding.onnx_embedder import (
     MINILM_DIMENSION,
     MINILM_MODEL_ID,
+    ONNX_BATCH_SIZE,
     ONNX_DIR_ENV,
     ONNX_FILE,
     OnnxEmbedder,
@@ -97,8 +98,10 @@ warnings.simplefilter("error")  # no fallback warning on this path
 from rag_eval_pipeline.lib.resources import EmbedderResource
 embedder = EmbedderResource(cache_path=sys.argv[1]).get()
 vectors = embedder.embed(["The capital of France is Paris", "The pump runs at 1,450 rpm"])
+running = getattr(embedder.inner, "running", embedder.inner)
 print(json.dumps({
-    "inner": type(getattr(embedder.inner, "running", embedder.inner)).__name__,
+    "inner": type(running).__name__,
+    "batch": running.batch_size,
     "shape": list(vectors.shape),
     "heavy": sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules),
 }))
@@ -119,7 +122,13 @@ def run_default_path(tmp_path: Path, **env: str) -> tuple[dict, str]:
 
 def test_the_default_local_embedder_runs_without_torch(onnx_dir: Path, tmp_path: Path):
     found, _ = run_default_path(tmp_path, **{ONNX_DIR_ENV: str(onnx_dir)})
-    assert found == {"inner": "OnnxEmbedder", "shape": [2, MINILM_DIMENSION], "heavy": []}
+    # onnxruntime's small passes (ONNX_BATCH_SIZE), not the resource's sentence-transformers batch
+    assert found == {
+        "inner": "OnnxEmbedder",
+        "batch": ONNX_BATCH_SIZE,
+        "shape": [2, MINILM_DIMENSION],
+        "heavy": [],
+    }
 
 
 FALLBACK = """
