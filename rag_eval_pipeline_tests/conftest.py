@@ -57,7 +57,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     is xdist's to read."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return len(os.sched_getaffinity(0)) + 1
+    # the affinity mask where the OS has one (Linux), else every core (macOS has no sched_getaffinity)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores + 1
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
