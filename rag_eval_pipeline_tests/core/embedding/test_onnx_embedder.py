@@ -15,8 +15,7 @@ import pytest
 from rag_eval_pipeline.core.chunking import build_chunker, cut_corpus
 from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.embedding.base import Embedder
-from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
-from rag_eval_pipeline.core.embedding.local import LocalMiniLM, SentenceTransformerEmbedder
+from rag_eval_pipeline.core.embedding.local import SentenceTransformerEmbedder
 from rag_eval_pipeline.core.embedding.onnx_embedder import (
     MINILM_DIMENSION,
     MINILM_MODEL_ID,
@@ -98,7 +97,7 @@ warnings.simplefilter("error")  # no fallback warning on this path
 from rag_eval_pipeline.lib.resources import EmbedderResource
 embedder = EmbedderResource(cache_path=sys.argv[1]).get()
 vectors = embedder.embed(["The capital of France is Paris", "The pump runs at 1,450 rpm"])
-running = getattr(embedder.inner, "running", embedder.inner)
+running = embedder.inner
 print(json.dumps({
     "inner": type(running).__name__,
     "batch": running.batch_size,
@@ -157,31 +156,3 @@ def test_without_the_export_the_local_embedder_is_sentence_transformers_with_one
     assert kinds == f"SentenceTransformerEmbedder SentenceTransformerEmbedder (1, {MINILM_DIMENSION})"
     assert warned.startswith("1 ") and "is not installed" in warned
     assert "python -m rag_eval_pipeline.core.embedding.onnx_export" in warned and "make setup" in warned
-
-
-@pytest.mark.slow
-def test_a_process_with_much_to_embed_switches_to_torch_for_good_and_a_small_one_stays_on_onnx(
-    onnx_dir: Path, tmp_path: Path
-):
-    """Per text torch is faster here once loaded: once the jobs of the process (the one ahead counted)
-    reach ``bulk_characters``, it pays torch's load; the texts the cache has do not count."""
-    loads: list[str] = []
-
-    def load_torch() -> Embedder:
-        loads.append("torch")
-        return SentenceTransformerEmbedder()
-
-    chunks = demo_chunks()
-    first_four = sum(len(c) for c in chunks[:4])
-    local = LocalMiniLM(OnnxEmbedder(onnx_dir / ONNX_FILE), load_torch, bulk_characters=first_four + 1)
-    embedder = CachedEmbedder(local, EmbeddingCache(tmp_path / "embeddings.sqlite"))
-    small = embedder.embed(chunks[:2])
-    embedder.embed(chunks[:4])  # two new: the process has now embedded the first four, one short
-    assert loads == [] and isinstance(local.running, OnnxEmbedder)
-    assert local.characters_expected == first_four
-    bulk = embedder.embed(chunks[:12])  # eight new: over the mark before they are embedded
-    assert loads == ["torch"] and isinstance(local.running, SentenceTransformerEmbedder)
-    embedder.embed(chunks[12:13])  # the process stays on torch, loaded once
-    assert loads == ["torch"]
-    assert local.model_id == MINILM_MODEL_ID and embedder.texts_embedded == 13
-    np.testing.assert_allclose(np.sum(small * bulk[:2], axis=1), 1.0, atol=1e-4)
