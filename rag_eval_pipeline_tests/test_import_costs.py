@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+from rag_eval_pipeline.definitions import YOUNG_COLLECTION_ALLOCATIONS
+
 IMPORTED = """
 import importlib, json, sys
 modules, heavy = sys.argv[1].split(","), sys.argv[2].split(",")
@@ -58,20 +60,23 @@ FROZEN = """
 import gc, json, sys
 if sys.argv[1] == "off":
     gc.disable()
+gc.set_threshold(700, 10, 10)  # Python's default
 import rag_eval_pipeline.definitions
-print(json.dumps([gc.isenabled(), gc.get_freeze_count()]))
+print(json.dumps([gc.isenabled(), gc.get_freeze_count(), gc.get_threshold()]))
 """
 
 
 def test_the_code_location_freezes_what_its_import_made_and_leaves_collection_as_it_found_it() -> None:
-    """definitions.py: no collection while it imports, then its objects frozen out of later ones."""
+    """definitions.py: no collection while it imports, then its objects frozen out of later ones, and
+    the young generation collected less often than Python's default (a run allocates millions)."""
     for state, enabled in (("on", True), ("off", False)):
         done = subprocess.run(
             [sys.executable, "-c", FROZEN, state], capture_output=True, text=True, timeout=300
         )
         assert done.returncode == 0, done.stderr
-        found_enabled, frozen = json.loads(done.stdout.splitlines()[-1])
+        found_enabled, frozen, threshold = json.loads(done.stdout.splitlines()[-1])
         assert found_enabled is enabled and frozen > 100_000, (state, found_enabled, frozen)
+        assert threshold == [YOUNG_COLLECTION_ALLOCATIONS, 10, 10]
 
 
 FAILED_IMPORT = """

@@ -186,8 +186,9 @@ class ProfileRetriever:
         return found
 
     def _rank(self, query: Query, lists: list[RankedList]) -> _Ranked:
+        is_fused = self.profile.is_fused  # a property that builds a tuple: read once, not once a hit
         with self._timed("fusion"):
-            if self.profile.is_fused:
+            if is_fused:
                 fused = weighted_rrf(lists, self.profile.rrf_k)
             else:
                 (only,) = lists
@@ -207,7 +208,7 @@ class ProfileRetriever:
                 rerank_scores = {pos: float(values[j]) for pos, j in enumerate(order)}
         ranked = reranked if reranked is not None else fused
         final = [
-            _retrieved(query.question_id, rank, hit, self.profile.is_fused, rerank_scores.get(rank - 1))
+            _retrieved(query.question_id, rank, hit, is_fused, rerank_scores.get(rank - 1))
             for rank, hit in enumerate(ranked[: self.profile.top_k], start=1)
         ]
         return _Ranked(final, fused, reranked, [rerank_scores[pos] for pos in range(len(rerank_scores))])

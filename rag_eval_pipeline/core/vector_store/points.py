@@ -89,18 +89,20 @@ def batches(indices: Sequence[int], size: int = UPSERT_BATCH) -> Iterable[Sequen
 def top_k(points: Sequence[Any], k: int) -> list[ScoredChunk]:
     """Qdrant hits (``.score`` and ``.payload``) as ScoredChunks: the first ``k`` best first, ties in
     document order (core/retrieval/hit_order.py), so engines whose float sums differ in the last bits agree."""
-    scored = [
-        ScoredChunk(
-            chunk_id=ChunkId(p.payload["chunk_id"]),
-            doc_id=DocumentId(p.payload["doc_id"]),
-            start=int(p.payload["start"]),
-            end=int(p.payload["end"]),
-            score=float(p.score),
-            text=str(p.payload.get("text", "")),
-        )
-        for p in points
-    ]
+    scored = [_scored(p.payload, p.score) for p in points]
     return best_first(scored, lambda s: s.score, lambda s: s)[:k]
+
+
+def _scored(payload: Mapping[str, Any], score: float) -> ScoredChunk:
+    # ``payload`` is read once a point: qdrant-edge builds a new dict from Rust at every access
+    return ScoredChunk(
+        chunk_id=ChunkId(payload["chunk_id"]),
+        doc_id=DocumentId(payload["doc_id"]),
+        start=int(payload["start"]),
+        end=int(payload["end"]),
+        score=float(score),
+        text=str(payload.get("text", "")),
+    )
 
 
 # Hits asked for beyond k at first, so that a tie at the k-th score is usually seen whole in one call.
