@@ -2,7 +2,8 @@
 notebook) calls after retrieval, from the same indexes and the embedding cache.
 
 1. replay the profile, keeping every stage's list (``replay.py``), and check it returns what the
-   evaluation recorded;
+   evaluation recorded (the oracle k's deeper replay runs first, and serves its searches:
+   ``searched_once.py``);
 2. attribute each question's missed reference characters to stages (``attribution.py``);
 3. the oracles (``oracles.py``): oracle ranking from the chunk set, oracle k from a deeper replay,
    oracle chunking from a replay with the reference spans as chunks (``oracle_chunking.py``).
@@ -33,6 +34,7 @@ from .coverage import best_cover
 from .oracle_chunking import reference_chunks, reference_chunks_recall
 from .oracles import ORACLE_K_DEPTH, Oracles, oracle_k
 from .replay import KnownRewrites, check_replay, replay
+from .searched_once import searched_once
 
 
 @dataclass(frozen=True)
@@ -82,14 +84,20 @@ def diagnose(
         dense_side = indexes.dense is not None and "knn" in profile.retrievers
         embedder = indexes.dense.embedder if indexes.dense is not None and dense_side else None
         references = reference_chunks(examples, corpus, embedder)
-    with indexes.held_open():  # three profile runs over one collection: opened once
+    # three profile runs over one collection: opened once, each query searched once (searched_once.py)
+    with indexes.held_open():
+        searched = searched_once(indexes)
+        with _timed(seconds, "oracle_k"):  # the deepest first: the others are served from it
+            deep = _deep_lists(profile, searched, queries, reranker, rewriter, progress)
+        if deep is not None:
+            rewriter = KnownRewrites({e.query: deep[e.question_id].query for e in examples})
         with _timed(seconds, "replay"):
-            lists = replay(profile, indexes, queries, reranker=reranker, rewriter=rewriter, progress=progress)
+            lists = replay(
+                profile, searched, queries, reranker=reranker, rewriter=rewriter, progress=progress
+            )
         if recorded is not None:
             check_replay(lists, recorded)
         known = KnownRewrites({e.query: lists[e.question_id].query for e in examples})
-        with _timed(seconds, "oracle_k"):
-            deep = _deep_lists(profile, indexes, queries, lists, reranker, known, progress)
         index = ChunkSpanIndex(chunks)
         with _timed(seconds, "oracle_chunking"):
             replayed = reference_chunks_recall(
@@ -97,7 +105,7 @@ def diagnose(
                 index,
                 references,
                 profile,
-                indexes,
+                searched,
                 reranker=reranker,
                 rewriter=known,
                 progress=progress,
@@ -115,7 +123,14 @@ def diagnose(
                     e,
                     stages.query,
                     attribution,
-                    _oracles(e, attribution, stages, deep[e.question_id], replayed[e.question_id], profile),
+                    _oracles(
+                        e,
+                        attribution,
+                        stages,
+                        (deep or lists)[e.question_id],
+                        replayed[e.question_id],
+                        profile,
+                    ),
                     precision_omega(e.relevant_spans, index).precision_omega,
                 )
             )
@@ -126,15 +141,14 @@ def _deep_lists(
     profile: RetrievalProfile,
     indexes: ChunkIndexes,
     queries: Sequence[Query],
-    lists: Mapping[QuestionId, StageLists],
     reranker: Reranker | None,
-    rewriter: QueryRewriter,
+    rewriter: QueryRewriter | None,
     progress: Progress,
-) -> Mapping[QuestionId, StageLists]:
+) -> Mapping[QuestionId, StageLists] | None:
     """Each question's lists for the oracle k: the profile searched as deep as top_k = ORACLE_K_DEPTH
-    needs; a reranking profile's own (``oracles.oracle_k``)."""
+    needs; None for a reranking profile, whose own lists serve (``oracles.oracle_k``)."""
     if profile.reranker is not None:
-        return lists
+        return None
     deeper = replace(profile, top_k=ORACLE_K_DEPTH, rerank_depth=max(profile.rerank_depth, ORACLE_K_DEPTH))
     return replay(deeper, indexes, queries, reranker=reranker, rewriter=rewriter, progress=progress)
 

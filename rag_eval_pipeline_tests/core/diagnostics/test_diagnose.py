@@ -14,10 +14,12 @@ import pytest
 from rag_eval_pipeline.core.chunking import FixedSizeChunker, cut_corpus
 from rag_eval_pipeline.core.chunking.base import ChunkSet
 from rag_eval_pipeline.core.corpus.corpus import Corpus
+from rag_eval_pipeline.core.diagnostics import diagnose as diagnose_module
 from rag_eval_pipeline.core.diagnostics.attribution import AnswerOutcome
 from rag_eval_pipeline.core.diagnostics.diagnose import Diagnosis, diagnose
 from rag_eval_pipeline.core.diagnostics.oracles import ORACLE_K_DEPTH, oracle_k, ranking_at
 from rag_eval_pipeline.core.diagnostics.replay import ReplayMismatch, replay
+from rag_eval_pipeline.core.diagnostics.searched_once import RememberedSearches
 from rag_eval_pipeline.core.diagnostics.table import diagnosis_to_frame, partition_summary
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.evaluation.evaluation import token_level_result
@@ -274,3 +276,54 @@ def test_the_oracle_k_reads_what_the_profile_returns_at_each_k(fine: ChunkIndexe
         }
         assert held == max(returned.values())
         assert k == (min(j for j, n in returned.items() if n == held) if held else None)
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [
+        RetrievalProfile("dense", top_k=5),
+        RetrievalProfile("threshold", top_k=3, similarity_threshold=0.2),
+        RetrievalProfile("hybrid", top_k=5, vector_weight=0.6, keyword_weight=0.4),
+    ],
+    ids=lambda p: p.name,
+)
+def test_the_three_replays_search_each_query_once_and_diagnose_as_with_every_search_made(
+    setup: Any, fine: ChunkIndexes, profile: RetrievalProfile, monkeypatch: pytest.MonkeyPatch
+):
+    """The oracle k's deep replay searches each query; the replay at the profile's depth and the
+    oracle-chunking runs are served its first hits (searched_once.py), and the diagnosis is the one
+    every search made against the collection gives."""
+    cut = cut_corpus(FixedSizeChunker(12, 0), CORPUS, "fixed-12-0")
+    examples = [*TINY, LEAD, NIGHT, DURAND]
+    recorded = retrieve(profile, fine, [Query(e.question_id, e.query) for e in examples]).hits
+    depths: list[int] = []
+    search = EdgeVectorStore.search
+
+    def counted(store: EdgeVectorStore, name: str, queries: Any, k: int) -> Any:
+        depths.extend([k] * len(queries))
+        return search(store, name, queries, k)
+
+    monkeypatch.setattr(EdgeVectorStore, "search", counted)
+    served = diagnose(examples, cut.chunks, CORPUS, profile, fine, recorded=recorded)
+    deep = replace(profile, top_k=ORACLE_K_DEPTH, rerank_depth=ORACLE_K_DEPTH).candidate_depth
+    assert depths == [deep] * len(examples)  # one search a query, the deepest
+    depths.clear()
+    monkeypatch.setattr(diagnose_module, "searched_once", lambda indexes: indexes)
+    searched = diagnose(examples, cut.chunks, CORPUS, profile, fine, recorded=recorded)
+    assert len(depths) > 2 * len(examples) and min(depths) < deep
+    assert served.questions == searched.questions
+
+
+def test_a_remembered_search_serves_a_shallower_one_and_sends_a_deeper_one_on(fine: ChunkIndexes):
+    assert fine.dense is not None
+    store = RememberedSearches(fine.dense.store)
+    vectors = fine.dense.embedder.embed([e.query for e in TINY])
+    direct = {k: fine.dense.store.search("fine", vectors, k) for k in (3, 10, 30)}
+    assert store.search("fine", vectors, 10) == direct[10]
+    assert store.search("fine", vectors[:2], 3) == [hits[:3] for hits in direct[10][:2]] == direct[3][:2]
+    assert (store.searched, store.served) == (len(TINY), 2)
+    assert store.search("fine", vectors[1:], 30) == direct[30][1:]  # deeper: searched again, and kept
+    assert store.search("fine", vectors[1:2], 10) == direct[10][1:2]
+    assert (store.searched, store.served) == (2 * len(TINY) - 1, 3)
+    with pytest.raises(TypeError, match="read-only"):
+        store.replace_collection("fine", [], vectors[:0], "fixed-12-0")
