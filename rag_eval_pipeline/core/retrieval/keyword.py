@@ -50,20 +50,39 @@ def chunk_set_fingerprint(chunks: Sequence[PositionAwareChunk]) -> str:
     return digest[:16]
 
 
-def _tokenize(texts: Sequence[str]) -> list[list[str]]:
-    import bm25s
-    import Stemmer
+# Texts whose tokens a process keeps: a question is tokenized by its retrieval and each of the
+# diagnostics' runs, in every partition of a keyword profile, a reference passage by every oracle-chunking
+# run, a chunk by each partition's BM25 statistics; and bm25s spends more per call (its progress bars,
+# made even when not shown) than on tokenizing a question.
+TOKENIZED_TEXTS = 50_000
+_tokenized: dict[str, tuple[str, ...]] = {}
 
-    with _stemmer_lock:  # PyStemmer objects are not thread-safe
-        tokens = bm25s.tokenize(
-            list(texts),
-            lower=True,
-            stopwords="en",
-            stemmer=Stemmer.Stemmer("english"),
-            return_ids=False,
-            show_progress=False,
-        )
-    return [list(t) for t in tokens]
+
+def _tokenize(texts: Sequence[str]) -> list[list[str]]:
+    """Each text's tokens as bm25s makes them (a text's own, whatever else is in the call): the texts not
+    tokenized before in one bm25s call, the others from what the process kept."""
+    with _stemmer_lock:  # PyStemmer objects are not thread-safe; the kept tokens are shared
+        missing = [t for t in dict.fromkeys(texts) if t not in _tokenized]
+        fresh: dict[str, tuple[str, ...]] = {}
+        if missing:
+            import bm25s
+            import Stemmer
+
+            tokens = bm25s.tokenize(
+                missing,
+                lower=True,
+                stopwords="en",
+                stemmer=Stemmer.Stemmer("english"),
+                return_ids=False,
+                show_progress=False,
+            )
+            fresh = dict(zip(missing, (tuple(t) for t in tokens), strict=True))
+        found = [list(fresh[t] if t in fresh else _tokenized[t]) for t in texts]
+        if len(_tokenized) + len(fresh) > TOKENIZED_TEXTS:
+            _tokenized.clear()
+        if len(fresh) <= TOKENIZED_TEXTS:
+            _tokenized.update(fresh)
+        return found
 
 
 class KeywordSearch(Protocol):

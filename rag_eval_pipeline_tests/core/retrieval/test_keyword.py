@@ -120,3 +120,40 @@ def test_a_text_outside_the_index_is_scored_as_the_index_scores_its_chunks(tmp_p
     assert index.score_texts("pump", ["nothing relevant here"]) == [0.0]
     assert index.score_texts("unknownword", ["unknownword twice unknownword"]) == [0.0]
     assert index.score_texts("pump", []) == []
+
+
+def test_a_text_is_tokenized_once_a_process_and_as_bm25s_tokenizes_it(monkeypatch: pytest.MonkeyPatch):
+    """A question is tokenized by its retrieval and by each diagnostics run: bm25s sees it once."""
+    import bm25s
+    import Stemmer
+
+    from rag_eval_pipeline.core.retrieval import keyword
+
+    calls: list[list[str]] = []
+    tokenize = bm25s.tokenize
+
+    def counted(texts: list[str], **kwargs: object) -> object:
+        calls.append(list(texts))
+        return tokenize(texts, **kwargs)
+
+    monkeypatch.setattr(bm25s, "tokenize", counted)
+    monkeypatch.setattr(keyword, "_tokenized", {})
+    texts = [*TEXTS.values(), "What does the pump room hold?", "the and of", ""]
+    first = _tokenize(texts[:3])
+    again = _tokenize([*texts, texts[0]])
+    assert calls == [texts[:3], texts[3:]]  # the new ones only, each once
+    by_hand = [
+        list(t)
+        for t in tokenize(
+            texts,
+            lower=True,
+            stopwords="en",
+            stemmer=Stemmer.Stemmer("english"),
+            return_ids=False,
+            show_progress=False,
+        )
+    ]
+    assert first == by_hand[:3] and again == [*by_hand, by_hand[0]]
+    monkeypatch.setattr(keyword, "TOKENIZED_TEXTS", 4)  # past the bound the kept tokens start again
+    _tokenize(["pumps", "valves"])
+    assert len(keyword._tokenized) == 2 and _tokenize(["pumps"]) == [["pump"]]
