@@ -9,6 +9,7 @@ from typing import Any
 
 import dagster as dg
 import pandas as pd
+import pyarrow as pa
 
 from ..core.tables import questions_from_frame
 from .evaluation_runs import EvaluationModeResource, evaluation_id_of
@@ -70,5 +71,12 @@ def content_version(frame: pd.DataFrame) -> dg.DataVersion:
     that computes the same rows keeps its version, so what reads it stays up to date (lib/freshness.py),
     and a changed partition has its own version (Dagster's default for partitioned assets is not)."""
     stable = frame[[c for c in frame.columns if c not in VOLATILE_COLUMNS]]
-    text = stable.to_json(orient="split", index=False, date_format="iso", default_handler=str)
-    return dg.DataVersion(hashlib.sha256(text.encode()).hexdigest()[:16])
+    try:  # the table as Arrow writes it (a third of the CPU of JSON text), the library versions left out
+        table = pa.Table.from_pandas(stable, preserve_index=False).replace_schema_metadata(None)
+    except (pa.ArrowException, TypeError, ValueError):  # a cell Arrow cannot hold: its text instead
+        text = stable.to_json(orient="split", index=False, date_format="iso", default_handler=str)
+        return dg.DataVersion(hashlib.sha256(text.encode()).hexdigest()[:16])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as stream:
+        stream.write_table(table)
+    return dg.DataVersion(hashlib.sha256(sink.getvalue()).hexdigest()[:16])

@@ -14,3 +14,13 @@ def test_latencies_and_run_ids_leave_the_data_version_alone():
     assert content_version(first) == content_version(again)
     changed = again.assign(chunk_id=["c1", "c3"])
     assert content_version(changed) != content_version(first)
+
+
+def test_any_table_gets_a_version_by_its_content_also_one_arrow_cannot_hold():
+    """Tables are hashed as Arrow writes them; a column of mixed cells (no Arrow type) by its text."""
+    lists = pd.DataFrame({"chunk_ids": [["c1", "c2"], []], "score": [0.5, None]}, index=[7, 3])
+    assert content_version(lists) == content_version(lists.reset_index(drop=True).copy())
+    assert content_version(lists) != content_version(lists.assign(chunk_ids=[["c1"], []]))
+    mixed = pd.DataFrame({"value": [1, "one", 2.5], "rank": [1, 2, 3]})
+    assert content_version(mixed) == content_version(mixed.copy())
+    assert content_version(mixed) != content_version(mixed.assign(value=[1, "two", 2.5]))
