@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -47,6 +48,15 @@ LONGEST_FILES = (
     "test_distributed.py",
     "test_scale_out_benchmark.py",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as Python handles it by default, whichever shell started the suite. A shell that starts it
+    in the background (`make test &`, `nohup`) ignores SIGINT in it and its workers; Dagster's in-process
+    execution then points SIGTERM at that, leaving SIGTERM ignored in the worker and in every process a
+    later test starts from it (a `dagster dev`, a run's process, a test's child stop no longer)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
