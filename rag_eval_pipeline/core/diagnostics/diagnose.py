@@ -98,6 +98,8 @@ def diagnose(
         if recorded is not None:
             check_replay(lists, recorded)
         known = KnownRewrites({e.query: lists[e.question_id].query for e in examples})
+        if deep is None:  # a reranking profile: its own lists serve the oracle k
+            deep = lists
         index = ChunkSpanIndex(chunks)
         with _timed(seconds, "oracle_chunking"):
             replayed = reference_chunks_recall(
@@ -123,14 +125,7 @@ def diagnose(
                     e,
                     stages.query,
                     attribution,
-                    _oracles(
-                        e,
-                        attribution,
-                        stages,
-                        (deep or lists)[e.question_id],
-                        replayed[e.question_id],
-                        profile,
-                    ),
+                    _oracles(e, attribution, stages, deep[e.question_id], replayed[e.question_id], profile),
                     precision_omega(e.relevant_spans, index).precision_omega,
                 )
             )

@@ -20,7 +20,6 @@ there. Query vectors come from the cache (the evaluation embedded them).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +41,7 @@ from ..settings.configs import RetrievalProfile
 from ..spans import ChunkSpanIndex, merge_intervals
 from ..types import ChunkId, PositionAwareChunk, QuestionId, sha256_hex
 from ..vector_store.base import ScoredChunk, VectorStore
+from .store_view import StoreView
 
 REFERENCE_CHUNK_PREFIX = "reference_"
 
@@ -96,7 +96,7 @@ def _scored(chunk: PositionAwareChunk, score: float) -> ScoredChunk:
     return ScoredChunk(chunk.chunk_id, chunk.doc_id, chunk.start, chunk.end, float(score), chunk.text)
 
 
-class _DenseView:
+class _DenseView(StoreView):
     """A collection as if the chunks ``without`` were replaced by ``extra``: searched through the real
     store (deeper by the number left out), the extra chunks scored by cosine similarity."""
 
@@ -107,7 +107,7 @@ class _DenseView:
         extra: Sequence[PositionAwareChunk],
         vectors: Mapping[ChunkId, np.ndarray],
     ) -> None:
-        self.store = store
+        super().__init__(store)
         self.without = without
         self.extra = list(extra)
         self.matrix = np.stack([vectors[c.chunk_id] for c in extra]) if extra else np.zeros((0, 1))
@@ -128,20 +128,8 @@ class _DenseView:
             results.append(_ranked(kept, k))
         return results
 
-    def replace_collection(self, *args: object, **kwargs: object) -> int:
-        raise TypeError("a replay's view of a collection is read-only")
-
-    def fingerprint(self, name: str) -> str | None:
-        return self.store.fingerprint(name)
-
     def count(self, name: str) -> int:
         return self.store.count(name) - len(self.without) + len(self.extra)
-
-    def session(self, name: str) -> AbstractContextManager[None]:
-        return self.store.session(name)
-
-    def collection_exists(self, name: str) -> bool:
-        return self.store.collection_exists(name)
 
 
 class _KeywordView:

@@ -10,22 +10,20 @@ oracle k's deep replay (diagnose.py). The oracle k reads the first hits of its d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from dataclasses import replace
 
 from ..embedding.base import Vectors
 from ..retrieval.indexes import ChunkIndexes
-from ..types import PositionAwareChunk
 from ..vector_store.base import ScoredChunk, VectorStore
+from .store_view import StoreView
 
 
-class RememberedSearches:
-    """A vector store (read-only) that keeps each query's deepest search: a search no deeper than one
+class RememberedSearches(StoreView):
+    """A view of a vector store that keeps each query's deepest search: a search no deeper than one
     made is answered from it; a deeper one goes to the store and is kept instead."""
 
     def __init__(self, store: VectorStore) -> None:
-        self.store = store
+        super().__init__(store)
         self._found: dict[tuple[str, bytes], tuple[int, list[ScoredChunk]]] = {}
         self.searched = 0  # query rows sent to the store
         self.served = 0  # query rows answered from a deeper search
@@ -40,28 +38,6 @@ class RememberedSearches:
         self.searched += len(missing)
         self.served += len(keys) - len(missing)
         return [self._found[key][1][:k] for key in keys]
-
-    def replace_collection(
-        self,
-        name: str,
-        chunks: Sequence[PositionAwareChunk],
-        vectors: Vectors,
-        chunk_config: str,
-        fingerprint: str = "",
-    ) -> int:
-        raise TypeError("the diagnostics' view of a collection is read-only")
-
-    def fingerprint(self, name: str) -> str | None:
-        return self.store.fingerprint(name)
-
-    def count(self, name: str) -> int:
-        return self.store.count(name)
-
-    def session(self, name: str) -> AbstractContextManager[None]:
-        return self.store.session(name)
-
-    def collection_exists(self, name: str) -> bool:
-        return self.store.collection_exists(name)
 
 
 def searched_once(indexes: ChunkIndexes) -> ChunkIndexes:
