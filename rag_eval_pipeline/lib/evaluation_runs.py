@@ -110,9 +110,22 @@ def evaluation_id_of(run: dg.DagsterRun) -> str:
 
 def superseded_runs(instance: dg.DagsterInstance, run: dg.DagsterRun) -> tuple[str, ...]:
     """The other runs of ``run``'s evaluation (none outside one): a table partition ``run`` writes
-    replaces their history of it (core/store/warehouse.py), so `run --resume` does not count it twice."""
+    replaces their history of it (core/store/warehouse.py), so `run --resume` does not count it twice.
+
+    Looked up once a run (a partition's run writes eight tables): the runs it replaces were created
+    before it; one of its evaluation created later is newer and must keep its files anyway."""
     evaluation_id = run.tags.get(EVALUATION_ID_TAG)
     if not evaluation_id:
         return ()
-    filters = dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id})
-    return tuple(r for r in instance.get_run_ids(filters) if r != run.run_id)
+    key = (run.run_id, evaluation_id)
+    if key not in _SUPERSEDED:
+        filters = dg.RunsFilter(tags={EVALUATION_ID_TAG: evaluation_id})
+        _SUPERSEDED[key] = tuple(r for r in instance.get_run_ids(filters) if r != run.run_id)
+        while len(_SUPERSEDED) > REMEMBERED_RUNS:
+            del _SUPERSEDED[next(iter(_SUPERSEDED))]  # the oldest first
+    return _SUPERSEDED[key]
+
+
+# (run id, evaluation id) -> ``superseded_runs``, for the runs this process executed most recently
+REMEMBERED_RUNS = 64
+_SUPERSEDED: dict[tuple[str, str], tuple[str, ...]] = {}

@@ -8,18 +8,23 @@ import pytest
 
 from rag_eval_pipeline.core.store.warehouse import LEADERBOARD, RETRIEVAL_SUMMARY, Warehouse
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline.lib.evaluation_runs import evaluation_id_of, evaluation_run_config, evaluation_tags
+from rag_eval_pipeline.lib.evaluation_runs import (
+    evaluation_id_of,
+    evaluation_run_config,
+    evaluation_tags,
+    superseded_runs,
+)
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.evaluations import evaluate_board
 from rag_eval_pipeline_tests.instances import instance_for_tests
-
-pytestmark = pytest.mark.slow
+from rag_eval_pipeline_tests.runner.runs import run
 
 
 def current(warehouse: Warehouse, asset: str) -> pd.DataFrame:
     return pd.read_parquet(warehouse.current_path(asset, {"chunk_config": "fixed-60-0", "profile": "top2"}))
 
 
+@pytest.mark.slow
 def test_quick_mode_evaluates_the_same_seeded_sample_in_every_asset(tiny_project: Path, tmp_path: Path):
     (tiny_project / "data/monitoring.yaml").write_text("quick: {sample_size: 2, seed: 5}\n")
     resources = tiny_resources(tiny_project, tmp_path)
@@ -83,3 +88,31 @@ def test_quick_mode_evaluates_the_same_seeded_sample_in_every_asset(tiny_project
         assert not bad.success
         failure = next(e for e in bad.all_events if e.is_step_failure)
         assert "resources.evaluation.config.mode" in str(failure.step_failure_data.error.message)
+
+
+def test_the_runs_a_run_supersedes_are_looked_up_once_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every table a partition's run writes asks which runs it replaces: the evaluation's runs created
+    before it, looked up once; a run of the evaluation created later is not among them."""
+    tags = evaluation_tags("eval-s", "full")
+    with instance_for_tests() as instance:
+        earlier, now = run(instance, "evaluation_job", tags), run(instance, "evaluation_job", tags)
+        run(instance, "evaluation_job", evaluation_tags("eval-other", "full"))
+        lookups = []
+        get_run_ids = instance.get_run_ids
+
+        def counted(*args: object, **kwargs: object) -> object:
+            lookups.append(args)
+            return get_run_ids(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(instance, "get_run_ids", counted)
+        now_run = instance.get_run_by_id(now)
+        assert now_run is not None
+        assert superseded_runs(instance, now_run) == (earlier,)
+        later = run(instance, "evaluation_job", tags)
+        for _ in range(7):  # the partition's other tables
+            assert superseded_runs(instance, now_run) == (earlier,)
+        assert len(lookups) == 1
+        later_run = instance.get_run_by_id(later)
+        assert later_run is not None and set(superseded_runs(instance, later_run)) == {earlier, now}
+        lone = instance.get_run_by_id(run(instance, "evaluation_job", {}))
+        assert lone is not None and superseded_runs(instance, lone) == ()  # not part of an evaluation

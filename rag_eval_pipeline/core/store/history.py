@@ -133,17 +133,25 @@ class HistoryStore:
         self.partition = partition
         self._dimensions: Partition = partition.dimensions() if partition is not None else NO_PARTITION
         self.root = self.warehouse.history_dir  # named in messages
-        self._connection = duckdb.connect()
-        self._connection.execute("SET TimeZone = 'UTC'")
-        if partition is not None:  # a few small files a query: a second thread costs more than it saves
-            self._connection.execute("SET threads = 1")  # (a regression check's history: -20 % CPU)
+        self._opened: duckdb.DuckDBPyConnection | None = None
         self._views: dict[str, list[str]] = {}
         self._run_files: dict[str, dict[str, list[Path]]] = {}  # table -> run id -> its files read
         self._tables: tuple[str, ...] | None = None
         self._locked = False  # ``_read_only`` was applied
 
+    @property
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        """Opened on first use (20 ms): a regression check of a partition's first run reads no file."""
+        if self._opened is None:
+            self._opened = duckdb.connect()
+            self._opened.execute("SET TimeZone = 'UTC'")
+            if self.partition is not None:  # a few small files a query: a second thread costs more than
+                self._opened.execute("SET threads = 1")  # it saves (a regression check's history: -20 % CPU)
+        return self._opened
+
     def close(self) -> None:
-        self._connection.close()
+        if self._opened is not None:
+            self._opened.close()
 
     def __enter__(self) -> HistoryStore:
         return self
@@ -328,7 +336,11 @@ class HistoryStore:
         if self.partition is None:
             found = _previous_full(self._runs_frame((table,)), *criteria)
             return _run_record(found.iloc[-1].to_dict()) if len(found) else None
-        files = self.warehouse.history_files_newest_first(table, self._dimensions)
+        files = [
+            (path, written)
+            for path, written in self.warehouse.history_files_newest_first(table, self._dimensions)
+            if path.stem != exclude_run_id  # a history file holds the run it is named after (history_path)
+        ]
         candidates: list[pd.DataFrame] = []
         read, batch = 0, RECENT_FILES_FIRST
         while read < len(files):

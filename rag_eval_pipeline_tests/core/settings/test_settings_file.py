@@ -239,6 +239,29 @@ def test_a_settings_text_is_parsed_once_and_every_reader_gets_its_own_copy(tmp_p
     assert read_settings_file(path) == {"quick": {"sample_size": 8}}
 
 
+def test_a_settings_class_annotations_are_resolved_once(monkeypatch: pytest.MonkeyPatch):
+    import rag_eval_pipeline.core.settings.settings_file as settings_file
+
+    @dataclass(frozen=True)
+    class Section:
+        inner: Inner = Inner()
+        entries: tuple[Entry, ...] = ()
+
+    resolved: list[type] = []
+
+    def counting(cls: type) -> dict[str, object]:
+        resolved.append(cls)
+        return get_type_hints(cls)
+
+    monkeypatch.setattr(settings_file, "get_type_hints", counting)
+    monkeypatch.setattr(settings_file, "_FIELD_TYPES", {})
+    for limit in (1, 2, 3):
+        raw = {"inner": {"limit": limit}, "entries": [{"name": "a"}, {"name": "b", "weight": 2}]}
+        built = build_settings(Section, raw, PATH)
+        assert built == Section(Inner(limit), (Entry("a"), Entry("b", 2.0)))  # each file's own values
+    assert sorted(c.__name__ for c in resolved) == ["Entry", "Inner", "Section"]  # once per class
+
+
 def test_invalid_yaml_quotes_the_bad_line_with_a_caret():
     with pytest.raises(yaml.YAMLError) as raised:
         parse_yaml("profiles:\n  - name: [top2\n    top_k: 2\n")

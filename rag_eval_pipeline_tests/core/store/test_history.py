@@ -231,6 +231,29 @@ def test_previous_full_run_skips_quick_runs_other_datasets_later_runs_and_itself
         )
 
 
+def test_a_partition_s_first_run_has_no_previous_run_and_opens_no_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The regression check of a partition's first run: its own file is the only one, so nothing is
+    read and DuckDB is not even opened (20 ms a check); once an earlier run is there, it is found."""
+    connect, opened = history_module.duckdb.connect, []
+
+    def counting_connect(*args: object, **kwargs: object) -> object:
+        opened.append(args)
+        return connect(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(history_module.duckdb, "connect", counting_connect)
+    partition = PartitionKey("c", "p")
+    write_run(tmp_path, retrieval_rows("now", "c", "p", values(0.5, 0.1), at(3)))
+    with HistoryStore(tmp_path, partition=partition) as history:
+        assert history.previous_full_run("retrieval_metrics", partition, "data-1", at(3), "now") is None
+    assert opened == []
+    write_run(tmp_path, retrieval_rows("full-1", "c", "p", values(0.5, 0.1), at(0)))
+    with HistoryStore(tmp_path, partition=partition) as history:
+        found = history.previous_full_run("retrieval_metrics", partition, "data-1", at(3), "now")
+    assert found is not None and found.run_id == "full-1" and len(opened) == 1
+
+
 def test_trend_is_the_summary_mean_and_interval_per_partition_over_time(warehouse: Path) -> None:
     with HistoryStore(warehouse) as history:
         trend = history.trend("span_recall")
