@@ -10,6 +10,7 @@ extractive answer against): every row is kept, skipped with the reason, and noth
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -221,13 +222,23 @@ class _Candidate:
 
 
 def _candidates(hits: Sequence[RetrievedChunk]) -> list[_Candidate]:
+    return [
+        _Candidate(hit.rank, hit.chunk_id, start, text)
+        for hit in _by_rank(hits)
+        for start, text in _quotable_sentences(hit.text)
+    ]
+
+
+@functools.lru_cache(maxsize=20_000)
+def _quotable_sentences(chunk_text: str) -> tuple[tuple[int, str], ...]:
+    """Each sentence of a chunk an answer may quote, with its offset. Split once per chunk text in a
+    process: a chunk is retrieved for many questions, under every profile of its chunk config."""
     found = []
-    for hit in _by_rank(hits):
-        for start, end in sentence_spans(hit.text):
-            text = sentence_answer_text(hit.text[start:end])
-            if text is not None:
-                found.append(_Candidate(hit.rank, hit.chunk_id, start, text))
-    return found
+    for start, end in sentence_spans(chunk_text):
+        text = sentence_answer_text(chunk_text[start:end])
+        if text is not None:
+            found.append((start, text))
+    return tuple(found)
 
 
 def confidence_for(cosine: float, medium_at: float, high_at: float) -> Confidence:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from rag_eval_pipeline.core.answers import answering
 from rag_eval_pipeline.core.answers.answering import (
     ANSWER_FORMAT_INSTRUCTION,
     DONT_KNOW,
@@ -21,12 +22,13 @@ from rag_eval_pipeline.core.answers.answering import (
     sentence_answer_text,
 )
 from rag_eval_pipeline.core.answers.grounding import unanswered_reason
+from rag_eval_pipeline.core.chunking.sentences import sentence_spans
 from rag_eval_pipeline.core.embedding.base import Embedder
 from rag_eval_pipeline.core.errors import ConfigError
 from rag_eval_pipeline.core.llm.accounting import BudgetExceeded, Price
 from rag_eval_pipeline.core.settings.configs import DEFAULT_SYSTEM_PROMPT
 from rag_eval_pipeline.core.types import ChunkId, DocumentId, QuestionId, RetrievedChunk
-from rag_eval_pipeline_tests.fakes import CountingEmbedder
+from rag_eval_pipeline_tests.fakes import CountingEmbedder, HashingEmbedder
 from rag_eval_pipeline_tests.openai_server import openai_server, scripted_client
 
 
@@ -249,6 +251,33 @@ def test_ties_go_to_the_better_ranked_chunk(minilm: Embedder):
     [answer] = ExtractiveAnswerer(minilm, second_margin=2.0).answer_all([item])
     # The same sentence in two chunks is quoted once, with the better-ranked chunk's citation.
     assert answer.text == f"{PUMP.text} [{PUMP.chunk_id}]" and answer.cited_chunk_ids == (PUMP.chunk_id,)
+
+
+def test_a_chunk_retrieved_for_many_questions_is_split_into_sentences_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sentences of a chunk are found once a process, whichever questions and profiles retrieve it;
+    the answers are those of splitting it every time."""
+    split: list[str] = []
+
+    def counted(text: str, *args: Any) -> list[tuple[int, int]]:
+        split.append(text)
+        return sentence_spans(text, *args)
+
+    answerer = ExtractiveAnswerer(HashingEmbedder(32))
+    text = "The spare pump is stored in bay 4. It is checked before each winter. Ask the yard team."
+    items = [
+        AnswerItem(
+            QuestionId(f"q{i}"), f"Where is the spare pump kept, question {i}?", (hit(1, "chunk_s", text),)
+        )
+        for i in range(6)
+    ]
+    expected = answerer.answer_all(items)
+    monkeypatch.setattr(answering, "sentence_spans", counted)
+    answering._quotable_sentences.cache_clear()
+    assert answerer.answer_all(items) == expected
+    assert answerer.answer_all(items[:2]) == expected[:2]  # another profile retrieving it
+    assert split == [text]
 
 
 def test_the_abstention_threshold_and_confidence_bands(minilm: Embedder):

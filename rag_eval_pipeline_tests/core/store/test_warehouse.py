@@ -208,7 +208,9 @@ def test_a_generated_dataset_is_the_current_file_and_a_copy_per_run(tmp_path: Pa
     assert [obj["metadata"]["question_id"] for _, obj in read_jsonl_objects(current)] == ["q1"]
 
 
-def test_a_run_replaces_the_history_of_the_earlier_runs_of_its_evaluation_it_supersedes(tmp_path: Path):
+def test_a_run_replaces_the_history_of_the_earlier_runs_of_its_evaluation_it_supersedes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     """`run --resume` after a run was killed between two steps: the resumed run's history file of a
     table partition replaces the killed run's (same evaluation), so the evaluation holds it once; a run
     of another evaluation (`--force` makes a new one) and other tables and partitions keep theirs."""
@@ -226,6 +228,19 @@ def test_a_run_replaces_the_history_of_the_earlier_runs_of_its_evaluation_it_sup
         ("profile=hybrid-top5", "killed"),  # a partition the resumed run did not write
     ]
     assert [p.stem for p in w.history_files(SUMMARY)] == ["resumed"]
+    # the partition's folder is listed once, whatever the number of runs in the evaluation: no path is
+    # built (and checked against links) for each of them
+    built: list[str] = []
+    history_path = Warehouse.history_path
+
+    def counted(self: Warehouse, table: str, partition: dict[str, str], run_id: str) -> Path:
+        built.append(run_id)
+        return history_path(self, table, partition, run_id)
+
+    monkeypatch.setattr(Warehouse, "history_path", counted)
+    many = [f"never-wrote-it-{i}" for i in range(50)]
+    w.write_history(pd.DataFrame({"run_id": ["again"]}), SUMMARY, TWO, "again", (*many, "resumed"))
+    assert built == ["again"] and [p.stem for p in w.history_files(SUMMARY)] == ["again"]
     current = w.read_current("retrieval_results", TWO)
     assert current is not None and current["run_id"].tolist() == ["resumed"]
 
