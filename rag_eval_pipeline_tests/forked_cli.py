@@ -46,6 +46,8 @@ PRELOADED = (
     "dagster._core.storage.runs",
     "dagster._core.storage.event_log",
     "rag_eval_pipeline.lib.event_log_storage",
+    "rag_eval_pipeline.lib.run_storage",
+    "rag_eval_pipeline.lib.compute_logs",
 )
 
 # The variables the interpreter or the dynamic loader read at start: a request that changes one of them

@@ -17,7 +17,7 @@ script (about 0.1 CPU s a run); here the first new database of the process is ma
 and each later one, of any storage of the process, is a copy of it (SQLite's backup), written beside
 the run's file and linked into place only if no other process made that file first (else Dagster's own
 initialisation checks it). Its connections commit with ``synchronous=NORMAL`` (no sync of the file for
-every event: ``_synchronous_normal``).
+every event: ``synchronous_normal``).
 benchmarks/end_to_end.py (the overhead section) measures what both save on a partition's run.
 
 This is the package's one use of a private Dagster module: the class exists only there, and the method
@@ -59,7 +59,7 @@ _template: Engine | None = None
 _template_lock = threading.Lock()
 
 
-def _synchronous_normal(connection: sqlite3.Connection, _record: object) -> None:
+def synchronous_normal(connection: sqlite3.Connection, _record: object) -> None:
     """Each commit of an event without its own fsync: in WAL mode SQLite then syncs at checkpoints only.
     A crash of the process loses nothing; a power cut can lose the last events committed before it, never
     the database. Dagster's default (FULL) synced every event, 98 a partition's run (fdatasync, these and
@@ -99,7 +99,7 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
                 max_overflow=-1,
                 connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
             )
-            sqlalchemy_event.listen(engine, "connect", _synchronous_normal)
+            sqlalchemy_event.listen(engine, "connect", synchronous_normal)
             self._engines[conn_string] = engine
             if len(self._engines) > KEPT_ENGINES:
                 _, oldest = self._engines.popitem(last=False)

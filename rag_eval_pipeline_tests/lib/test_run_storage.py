@@ -1,0 +1,56 @@
+"""The instance's run storage keeps one engine (and a connection) for its life, commits without a sync of
+its own, and writes the runs.db Dagster's own class reads."""
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import sqlalchemy
+from dagster._core.storage.runs import SqliteRunStorage
+
+from rag_eval_pipeline.lib import run_storage
+from rag_eval_pipeline.lib.run_storage import EngineKeepingSqliteRunStorage
+from rag_eval_pipeline_tests.lib.test_event_log_storage import numbers, project_instance_at
+
+
+def test_the_project_instance_keeps_one_engine_for_its_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = []
+    create_engine = run_storage.create_engine
+
+    def counted(*args: object, **kwargs: object) -> sqlalchemy.Engine:
+        made.append(args)
+        return create_engine(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run_storage, "create_engine", counted)
+    with project_instance_at(tmp_path) as instance:
+        storage = instance.run_storage
+        assert isinstance(storage, EngineKeepingSqliteRunStorage)
+        runs = [dg.materialize([numbers], instance=instance, partition_key=key).run_id for key in "ab"]
+        for run_id in runs:
+            record = instance.get_run_by_id(run_id)
+            assert record is not None and record.status == dg.DagsterRunStatus.SUCCESS
+        instance.add_run_tags(runs[0], {"team": "retrieval"})
+        assert len(made) == 1  # creating, starting, ending, tagging and reading two runs: one engine
+        with storage.connect() as conn:
+            assert conn.execute(sqlalchemy.text("PRAGMA synchronous")).scalar() == 1  # NORMAL (FULL: 2)
+    assert storage._engine is None  # disposed with the instance, its connection closed
+
+    # Dagster's own class reads what it wrote
+    dagsters = SqliteRunStorage.from_local(str(tmp_path / ".dagster" / "storage" / "history"))
+    found = {r.run_id: r for r in dagsters.get_runs()}
+    assert set(found) == set(runs) and found[runs[0]].tags["team"] == "retrieval"
+    dagsters.dispose()
+
+
+def test_a_new_workspace_s_instance_keeps_its_engine(tmp_path: Path) -> None:
+    from rag_eval_pipeline.core.project.workspace import init_workspace
+    from rag_eval_pipeline.runner.instance import project_instance
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nOne document.\n", encoding="utf-8")
+    init_workspace(tmp_path / "ws", docs)
+    with project_instance(tmp_path / "ws") as instance:
+        assert isinstance(instance.run_storage, EngineKeepingSqliteRunStorage)
