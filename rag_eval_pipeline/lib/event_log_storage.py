@@ -20,7 +20,8 @@ initialisation checks it). Its connections commit with ``synchronous=NORMAL`` (n
 every event: ``synchronous_normal``).
 benchmarks/end_to_end.py (the overhead section) measures what both save on a partition's run.
 
-This is the package's one use of a private Dagster module: the class exists only there, and the method
+One of the package's three uses of a private Dagster module (with lib/run_storage.py and
+lib/compute_logs.py, the instance's other storages): the class exists only there, and the method
 replaced (``_connect``) is private. dagster is pinned in pyproject.toml and
 rag_eval_pipeline_tests/lib/test_event_log_storage.py fails if either changes shape.
 """

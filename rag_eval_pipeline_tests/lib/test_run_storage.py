@@ -6,7 +6,6 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import sqlalchemy
-from dagster._core.storage.runs import SqliteRunStorage
 
 from rag_eval_pipeline.lib import run_storage
 from rag_eval_pipeline.lib.run_storage import EngineKeepingSqliteRunStorage
@@ -37,11 +36,17 @@ def test_the_project_instance_keeps_one_engine_for_its_runs(
             assert conn.execute(sqlalchemy.text("PRAGMA synchronous")).scalar() == 1  # NORMAL (FULL: 2)
     assert storage._engine is None  # disposed with the instance, its connection closed
 
-    # Dagster's own class reads what it wrote
-    dagsters = SqliteRunStorage.from_local(str(tmp_path / ".dagster" / "storage" / "history"))
-    found = {r.run_id: r for r in dagsters.get_runs()}
+    # Dagster's own class reads what it wrote: the same dagster.yaml, naming it instead
+    text = (tmp_path / "dagster.yaml").read_text(encoding="utf-8")
+    dagsters = text.replace("rag_eval_pipeline.lib.run_storage", "dagster._core.storage.runs").replace(
+        "EngineKeepingSqliteRunStorage", "SqliteRunStorage"
+    )
+    assert dagsters != text
+    (tmp_path / "dagster.yaml").write_text(dagsters, encoding="utf-8")
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        assert type(instance.run_storage).__name__ == "SqliteRunStorage"
+        found = {r.run_id: r for r in instance.get_runs()}
     assert set(found) == set(runs) and found[runs[0]].tags["team"] == "retrieval"
-    dagsters.dispose()
 
 
 def test_a_new_workspace_s_instance_keeps_its_engine(tmp_path: Path) -> None:
