@@ -6,9 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rag_eval_pipeline.core.project.workspace import init_workspace
-from rag_eval_pipeline.lib.compute_logs import ThreadMirroredComputeLogManager, mirrored_to_file
-from rag_eval_pipeline.runner.instance import project_instance
+from rag_eval_pipeline.lib.compute_logs import mirrored_to_file
 from rag_eval_pipeline_tests.conftest import REPO
 
 # A child process (its own stdout and stderr are pipes this test reads) materializes an asset that
@@ -63,15 +61,6 @@ def test_a_run_s_output_reaches_its_files_and_the_terminal_without_helper_proces
     assert out.read_text().splitlines() == terminal  # what the UI shows for the run
     assert "written to descriptor 2" in err.read_text()
     assert list(out.parent.glob("*.complete")), "the capture is marked complete, as Dagster's"
-
-
-def test_a_new_workspace_s_instance_copies_by_thread(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# A\n\nOne document.\n", encoding="utf-8")
-    init_workspace(tmp_path / "ws", docs)
-    with project_instance(tmp_path / "ws") as instance:
-        assert isinstance(instance.compute_log_manager, ThreadMirroredComputeLogManager)
 
 
 def test_a_stream_without_a_descriptor_is_left_alone(tmp_path: Path) -> None:

@@ -47,15 +47,3 @@ def test_the_project_instance_keeps_one_engine_for_its_runs(
         assert type(instance.run_storage).__name__ == "SqliteRunStorage"
         found = {r.run_id: r for r in instance.get_runs()}
     assert set(found) == set(runs) and found[runs[0]].tags["team"] == "retrieval"
-
-
-def test_a_new_workspace_s_instance_keeps_its_engine(tmp_path: Path) -> None:
-    from rag_eval_pipeline.core.project.workspace import init_workspace
-    from rag_eval_pipeline.runner.instance import project_instance
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# A\n\nOne document.\n", encoding="utf-8")
-    init_workspace(tmp_path / "ws", docs)
-    with project_instance(tmp_path / "ws") as instance:
-        assert isinstance(instance.run_storage, EngineKeepingSqliteRunStorage)

@@ -72,7 +72,11 @@ def test_init_writes_a_workspace_whose_corpus_is_the_documents_where_they_are(tm
         "event_log_storage": ".dagster/storage/history/runs",
         "schedule_storage": ".dagster/storage/schedules",
     }
-    assert dagster["event_log_storage"]["class"] == "EngineKeepingSqliteEventLogStorage"
+    assert {key: dagster[key]["class"] for key in ("run_storage", "event_log_storage", "compute_logs")} == {
+        "run_storage": "EngineKeepingSqliteRunStorage",  # lib/run_storage.py
+        "event_log_storage": "EngineKeepingSqliteEventLogStorage",  # lib/event_log_storage.py
+        "compute_logs": "ThreadMirroredComputeLogManager",  # lib/compute_logs.py
+    }
 
 
 def test_init_with_a_glob_keeps_it_and_odd_paths_read_back(tmp_path: Path) -> None:
