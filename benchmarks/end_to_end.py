@@ -632,28 +632,26 @@ class StepContext:
     log: logging.Logger
     asset_key: Any = None  # the step's, set before each call (its announcements name it)
     has_partition_key: bool = True
+    selected_asset_keys: Any = frozenset()  # the step's assets and checks, all of them run
+    selected_asset_check_keys: Any = frozenset()
 
 
 def call_assets_directly(resources: dict[str, Any], key: Any, run_id: str) -> None:
-    """The bodies of the five evaluation assets and their two regression checks, called as plain
-    functions (no run, no event log, no IO manager): inputs read from the warehouse as the IO manager
-    reads them, outputs written as it writes them."""
+    """The bodies of the five evaluation assets (the two metrics assets with their regression checks),
+    called as plain functions (no run, no event log, no IO manager): inputs read from the warehouse as
+    the IO manager reads them, outputs written as it writes them."""
     import dagster as dg
 
     from rag_eval_pipeline.core.store.warehouse import Warehouse
     from rag_eval_pipeline.defs.answers import assets as answer_assets
-    from rag_eval_pipeline.defs.answers import checks as answer_checks
     from rag_eval_pipeline.defs.evaluation import assets as evaluation_assets
-    from rag_eval_pipeline.defs.evaluation import checks as evaluation_checks
     from rag_eval_pipeline.defs.evaluation import diagnostics as evaluation_diagnostics
 
     steps = [
         evaluation_assets.retrieval_results,
         evaluation_assets.retrieval_metrics,
-        evaluation_checks.retrieval_metrics_regression,
         answer_assets.answers,
         answer_assets.answer_metrics,
-        answer_checks.answer_metrics_regression,
         evaluation_diagnostics.retrieval_diagnostics,
     ]
     warehouse = Warehouse(Path(resources["io_manager"].base_dir))
@@ -664,14 +662,17 @@ def call_assets_directly(resources: dict[str, Any], key: Any, run_id: str) -> No
     run = DirectRun(run_id)
     context = StepContext(key, run, RunTags(run), logging.getLogger("end_to_end"))
     for step in steps:
-        context.asset_key = None if isinstance(step, dg.AssetChecksDefinition) else step.key
+        context.asset_key = step.key
+        context.selected_asset_keys, context.selected_asset_check_keys = step.keys, step.check_keys
         body = step.node_def.compute_fn.decorated_fn
         parameters = list(inspect.signature(body).parameters)[1:]  # after the context
-        result = body(context, **{p: values[p] if p in values else resources[p] for p in parameters})
-        if isinstance(result, dg.Output | dg.MaterializeResult):  # a check returns an AssetCheckResult
-            name = step.key.to_user_string()
-            values[name] = result.value
-            warehouse.write_table(result.value, name, partition, run_id)
+        called = body(context, **{p: values[p] if p in values else resources[p] for p in parameters})
+        # a metrics asset yields its table, stored before its check runs, then the check's result
+        for result in called if inspect.isgenerator(called) else [called]:
+            if isinstance(result, dg.Output | dg.MaterializeResult):
+                name = step.key.to_user_string()
+                values[name] = result.value
+                warehouse.write_table(result.value, name, partition, run_id)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -24,11 +24,9 @@ try:
 
     from .core.redaction import install_log_redaction
     from .defs.answers.assets import answer_calibration, answer_judgements, answer_metrics, answers
-    from .defs.answers.checks import answer_metrics_regression
     from .defs.automation import automation_sensor, with_automation
     from .defs.chunking.assets import chunk_index, chunks
     from .defs.evaluation.assets import retrieval_metrics, retrieval_results
-    from .defs.evaluation.checks import retrieval_metrics_regression
     from .defs.evaluation.diagnostics import retrieval_diagnostics
     from .defs.evaluation.nightly_schedule import build_nightly_schedule
     from .defs.ingestion.assets import corpus, eval_questions
@@ -96,7 +94,6 @@ def build_definitions(resources: Mapping[str, object] | None = None) -> dg.Defin
     built: list[dg.Definitions] = []  # the nightly schedule judges freshness by these definitions
     definitions = dg.Definitions(
         assets=[*SOURCE_ASSETS, *assets, search_race, *searched],
-        asset_checks=[retrieval_metrics_regression, answer_metrics_regression],
         jobs=[ingestion_job, chunking_job, evaluation_job, leaderboard_job, retention_job, search_job],
         sensors=[partition_sync_sensor, document_sensor, automation_sensor, search_sensor],
         schedules=[

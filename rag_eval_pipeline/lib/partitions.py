@@ -6,8 +6,7 @@ Both dimensions are dynamic and synced from the files under data/ by `partition_
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -94,26 +93,6 @@ search_candidate_partitions = dg.DynamicPartitionsDefinition(name=SEARCH_CANDIDA
 evaluation_partitions = dg.MultiPartitionsDefinition(
     {CHUNK_CONFIG: chunk_config_partitions, PROFILE: profile_partitions}
 )
-
-
-def evaluation_check(
-    asset: dg.AssetsDefinition, name: str, description: str
-) -> Callable[[Callable[..., dg.AssetCheckResult]], dg.AssetChecksDefinition]:
-    """An asset check on an evaluation asset with a verdict per partition, as the UI and the GraphQL API
-    (``assetCheckExecutions { evaluation { partition } }``) show it. Partitioned checks are a Dagster
-    preview feature, chosen for that verdict: its PreviewWarning, that one alone, is acknowledged here
-    instead of being printed at every load (a deprecation or any other warning still shows)."""
-
-    def decorate(check: Callable[..., dg.AssetCheckResult]) -> dg.AssetChecksDefinition:
-        with warnings.catch_warnings():
-            warnings.filterwarnings(
-                "ignore", "Specifying a partitions_def on an AssetCheckSpec", category=dg.PreviewWarning
-            )
-            return dg.asset_check(
-                asset=asset, name=name, description=description, partitions_def=evaluation_partitions
-            )(check)
-
-    return decorate
 
 
 def evaluation_key(context: dg.AssetExecutionContext) -> tuple[str, str]:

@@ -1,8 +1,8 @@
 """The regression checks in Dagster: a real instance, the Parquet IO manager and history in tmp_path.
 
-Most tests give the check a stand-in ``retrieval_metrics``/``answer_metrics`` asset (same key and
-partitions, rows with known values) so the numbers in the metadata can be checked exactly; the last one
-runs the real evaluation_job twice on the tiny project.
+Most tests give the check a stand-in ``retrieval_metrics``/``answer_metrics`` asset (made by the same
+``metrics_asset`` as the real one, returning rows with known values) so the numbers in the metadata can
+be checked exactly; the last one runs the real evaluation_job twice on the tiny project.
 """
 
 from pathlib import Path
@@ -18,11 +18,9 @@ from rag_eval_pipeline.core.significant_digits import significant
 from rag_eval_pipeline.core.store.history import HistoryStore
 from rag_eval_pipeline.core.store.warehouse import Warehouse
 from rag_eval_pipeline.definitions import build_definitions
-from rag_eval_pipeline.defs.answers.checks import answer_metrics_regression
-from rag_eval_pipeline.defs.evaluation.checks import retrieval_metrics_regression
 from rag_eval_pipeline.lib.io_managers import ParquetIOManagerFactory, WarehouseResource
 from rag_eval_pipeline.lib.partition_sync import sync_partitions
-from rag_eval_pipeline.lib.partitions import evaluation_partitions
+from rag_eval_pipeline.lib.regression_checks import REGRESSION, metrics_asset
 from rag_eval_pipeline.lib.resources import ProjectResource
 from rag_eval_pipeline_tests.conftest import tiny_resources
 from rag_eval_pipeline_tests.history_files import at, retrieval_rows, write_run
@@ -44,38 +42,47 @@ def metrics(recall: np.ndarray, iou: np.ndarray | None = None) -> dict[str, dict
 
 
 def stand_in(name: str, frame: pd.DataFrame) -> dg.AssetsDefinition:
-    """The metric asset as the check sees it: ``frame`` stamped with this run's id, stored by the IO
-    manager (current file and history file) like the real asset's output."""
+    """The metric asset with its check, as ``metrics_asset`` makes the real one: ``frame`` stamped with
+    this run's id, stored by the IO manager (current file and history file) like the real asset's output."""
 
-    @dg.asset(name=name, partitions_def=evaluation_partitions, group_name="evaluation")
-    def metric_asset(context: dg.AssetExecutionContext) -> pd.DataFrame:
-        return frame.assign(run_id=context.run.run_id)
+    def body(
+        context: dg.AssetExecutionContext, project: ProjectResource, warehouse: WarehouseResource
+    ) -> dg.MaterializeResult:
+        return dg.MaterializeResult(value=frame.assign(run_id=context.run.run_id))
 
-    return metric_asset
+    body.__name__ = name
+    return metrics_asset("stand-in", group_name="evaluation", kinds={"parquet"})(body)
 
 
 def run_check(
     root: Path,
     frame: pd.DataFrame,
-    check: dg.AssetChecksDefinition = retrieval_metrics_regression,
     table: str = "retrieval_metrics",
     raise_on_error: bool = True,
+    instance: dg.DagsterInstance | None = None,
+    check_alone: bool = False,
 ) -> tuple[dg.ExecuteInProcessResult, Any]:
+    """Materializes the stand-in of ``table`` holding ``frame`` with its check (``check_alone``: the
+    check only, as the UI runs it), in ``instance`` or a new one in memory."""
     warehouse = root / "warehouse"
-    with dg.DagsterInstance.ephemeral() as instance:  # in memory: a fraction of a second to set up
-        instance.add_dynamic_partitions("chunk_config", ["c"])
-        instance.add_dynamic_partitions("profile", ["p"])
-        result = dg.materialize(
-            [stand_in(table, frame), check],
-            instance=instance,
-            partition_key=KEY,
-            resources={
-                "project": ProjectResource(root=str(root)),
-                "warehouse": WarehouseResource(base_dir=str(warehouse)),
-                "io_manager": ParquetIOManagerFactory(base_dir=str(warehouse)),
-            },
-            raise_on_error=raise_on_error,
-        )
+    if instance is None:
+        with dg.DagsterInstance.ephemeral() as fresh:  # in memory: a fraction of a second to set up
+            return run_check(root, frame, table, raise_on_error, fresh, check_alone)
+    instance.add_dynamic_partitions("chunk_config", ["c"])
+    instance.add_dynamic_partitions("profile", ["p"])
+    asset = stand_in(table, frame)
+    job = dg.Definitions(
+        assets=[asset],
+        jobs=[dg.define_asset_job("check_job")],
+        resources={
+            "project": ProjectResource(root=str(root)),
+            "warehouse": WarehouseResource(base_dir=str(warehouse)),
+            "io_manager": ParquetIOManagerFactory(base_dir=str(warehouse)),
+        },
+    ).resolve_job_def("check_job")
+    if check_alone:  # the subset the UI launches for a check selected without its asset
+        job = job.get_subset(asset_selection=set(), asset_check_selection=set(asset.check_keys))
+    result = job.execute_in_process(instance=instance, partition_key=KEY, raise_on_error=raise_on_error)
     evaluations = result.get_asset_check_evaluations()
     return result, evaluations[0] if evaluations else None
 
@@ -238,7 +245,7 @@ def test_the_answer_check_counts_only_questions_where_the_metric_is_ok(tmp_path:
     now = answer_rows(
         "(this run)", [0.0, 0.0, 0.0, 0.0, None, None, 0.0, 0.0], ["ok"] * 4 + ["failed"] * 2 + ["ok"] * 2, 5
     )
-    _, evaluation = run_check(tmp_path, now, answer_metrics_regression, "answer_metrics")
+    _, evaluation = run_check(tmp_path, now, "answer_metrics")
     meta = values(evaluation)
     assert meta["baseline_run_id"] == "answers-1" and meta["keyword_n_paired"] == 4
     assert (meta["keyword_mean_baseline"], meta["keyword_mean_now"], meta["keyword_delta"]) == (
@@ -263,20 +270,48 @@ def test_a_metric_the_table_lacks_fails_the_check_naming_the_settings_key(tmp_pa
         "monitoring.yaml: regression.metrics names span_iouu, which retrieval_metrics does not have"
         in message
     )
+    # the check runs in the asset's step, after its output: the metrics are stored all the same
+    [stored] = result.get_asset_materialization_events()
+    assert stored.partition == str(KEY)
+    current = Warehouse(tmp_path / "warehouse").read_current("retrieval_metrics", dict(KEY.keys_by_dimension))
+    assert current is not None and set(current["run_id"]) == {result.run_id}
+
+
+def test_the_check_runs_alone_on_the_stored_rows_after_a_baseline_is_pinned(tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    write_run(
+        warehouse, retrieval_rows("great", "c", "p", metrics(BASE + 0.2), at(0), evaluation_id="e-great")
+    )
+    write_run(warehouse, retrieval_rows("previous", "c", "p", metrics(BASE), at(1)))
+    with dg.DagsterInstance.ephemeral() as instance:
+        first, evaluation = run_check(tmp_path, now_rows(BASE), instance=instance)
+        assert evaluation.passed and values(evaluation)["baseline_run_id"] == "previous"
+        with HistoryStore(warehouse) as history:
+            BaselineStore(warehouse).pin(history.resolve("e-great").runs)
+        # the check alone (the UI's Execute on it): other rows handed to the body are never used
+        alone, evaluation = run_check(tmp_path, now_rows(BASE + 0.5), instance=instance, check_alone=True)
+    meta = values(evaluation)
+    assert alone.success and not alone.get_asset_materialization_events()
+    assert not evaluation.passed and (meta["baseline_source"], meta["baseline_run_id"]) == ("pinned", "great")
+    assert meta["run_id"] == first.run_id and meta["span_recall_delta"] == pytest.approx(-0.2)
+
+
+def test_the_check_alone_before_any_materialization_says_what_to_do(tmp_path: Path) -> None:
+    result, evaluation = run_check(tmp_path, now_rows(BASE), check_alone=True, raise_on_error=False)
+    assert evaluation is None and not result.success
+    failure = next(e for e in result.all_events if e.is_step_failure)
+    message = failure.step_failure_data.error.message  # type: ignore[union-attr]
+    assert "retrieval_metrics of c|p has never been materialized" in message
+    assert "materialize retrieval_metrics for the partition" in message
 
 
 def test_the_evaluation_job_runs_the_checks(tmp_path: Path) -> None:
-    defs = dg.Definitions.merge(
-        build_definitions(tiny_resources(tmp_path, tmp_path)),
-        dg.Definitions(asset_checks=[retrieval_metrics_regression, answer_metrics_regression]),
-    )
+    defs = build_definitions(tiny_resources(tmp_path, tmp_path))
     selected = {
         name: defs.resolve_job_def(name).asset_layer.asset_graph.asset_check_keys
         for name in ("evaluation_job", "leaderboard_job")
     }
-    expected = {
-        dg.AssetCheckKey(dg.AssetKey(a), "regression") for a in ("retrieval_metrics", "answer_metrics")
-    }
+    expected = {dg.AssetCheckKey(dg.AssetKey(a), REGRESSION) for a in ("retrieval_metrics", "answer_metrics")}
     assert expected <= set(selected["evaluation_job"])
     assert not expected & set(selected["leaderboard_job"])
 
@@ -286,10 +321,7 @@ def test_two_real_evaluations_the_second_checked_against_the_first(
     tiny_project: Path, tmp_path: Path
 ) -> None:
     resources = tiny_resources(tiny_project, tmp_path)
-    defs = dg.Definitions.merge(
-        build_definitions(resources),
-        dg.Definitions(asset_checks=[retrieval_metrics_regression, answer_metrics_regression]),
-    )
+    defs = build_definitions(resources)
     key = dg.MultiPartitionKey({"chunk_config": "fixed-60-0", "profile": "top4"})
     project = resources["project"]
     assert isinstance(project, ProjectResource)

@@ -48,6 +48,7 @@ from ...lib.io_managers import WarehouseResource
 from ...lib.metric_metadata import metric_value, with_metric_values
 from ...lib.partitions import CHUNK_CONFIG, PROFILE, evaluation_key, evaluation_partitions
 from ...lib.provenance import content_version, dataset_hashes, evaluation_columns, now_utc, with_columns
+from ...lib.regression_checks import metrics_asset
 from ...lib.resources import EmbedderResource, LLMResource, ProjectResource
 from ...lib.step_failures import input_errors_fail_the_step
 from ...lib.step_inputs import (
@@ -295,14 +296,15 @@ def answers(
     return dg.MaterializeResult(value=frame, metadata=metadata, data_version=content_version(frame))
 
 
-@dg.asset(
+@metrics_asset(
+    check_description="No answer metric (regression.answer_metrics) dropped below the partition's baseline "
+    "by more than the margin with its paired bootstrap interval below 0; only questions where the metric is "
+    "ok in both runs count.",
     group_name="answers",
-    partitions_def=evaluation_partitions,
     kinds={"python", "parquet"},
     pool=LLM_POOL,
     deps=READS_PROJECT_SETTINGS,
 )
-@redacts_secrets
 def answer_metrics(
     context: dg.AssetExecutionContext,
     project: ProjectResource,

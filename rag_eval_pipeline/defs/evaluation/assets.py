@@ -41,6 +41,7 @@ from ...lib.langsmith_sync import log_experiment
 from ...lib.metric_metadata import metric_value
 from ...lib.partitions import evaluation_key, evaluation_partitions
 from ...lib.provenance import content_version, dataset_hashes, evaluation_columns, now_utc, with_columns
+from ...lib.regression_checks import metrics_asset
 from ...lib.resources import EmbedderResource, LangSmithResource, LLMResource, ProjectResource, QdrantResource
 from ...lib.run_record import record_step_facts
 from ...lib.step_failures import input_errors_fail_the_step
@@ -225,12 +226,12 @@ def retrieval_metadata(
     return metadata
 
 
-@dg.asset(
+@metrics_asset(
+    check_description="No retrieval metric (regression.metrics) dropped below the partition's baseline by "
+    "more than the margin with its paired bootstrap interval below 0.",
     group_name="evaluation",
-    partitions_def=evaluation_partitions,
     kinds={"python", "parquet"},
 )
-@redacts_secrets
 def retrieval_metrics(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
