@@ -71,22 +71,45 @@ def test_large_input_is_resampled_in_batches_deterministically() -> None:
     assert first.ci_low < first.mean < first.ci_high
 
 
-@pytest.mark.parametrize("cells", [4_000_000, 5_000], ids=["shared resamples", "drawn per metric in batches"])
+@pytest.mark.parametrize(
+    ("cells", "n_rows"),
+    [(4_000_000, 37), (4_000_000, 2), (4_000_000, 3), (4_000_000, 85), (5_000, 37)],
+    ids=["all metrics at once", "two rows", "three rows", "a demo partition", "drawn per metric in batches"],
+)
 def test_a_tables_metrics_are_summarized_exactly_as_each_alone(
-    cells: int, monkeypatch: pytest.MonkeyPatch
+    cells: int, n_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A table draws its resamples once for every metric (or, past the bound, each metric its own in
-    batches): every summary is the one ``summarize`` gives that metric alone, to the last bit."""
+    """A table draws its resamples once and summarizes every metric together (or, past the bound, each
+    metric its own in batches): every summary is the one ``summarize`` gives that metric alone, to the
+    last bit."""
     monkeypatch.setattr(aggregate, "_MAX_BATCH_CELLS", cells)
     rng = np.random.default_rng(5)
+    names = ["recall", "hit", "iou", "constant", *(f"m{i}" for i in range(12))]
     rows: list[dict[str, float | str]] = [
-        {"recall": float(rng.uniform()), "hit": float(rng.integers(0, 2)), "iou": float(rng.uniform())}
-        for _ in range(37)
+        {
+            "recall": float(rng.uniform()),
+            "hit": float(rng.integers(0, 2)),
+            "iou": float(rng.uniform()),
+            "constant": 0.1,
+            **{f"m{i}": float(rng.uniform() ** (i + 1)) for i in range(12)},
+        }
+        for _ in range(n_rows)
     ]
-    table = summarize_table(rows, ["recall", "hit", "iou"], n_resamples=300, seed=2)
-    for name in ("recall", "hit", "iou"):
-        alone = summarize([float(row[name]) for row in rows], name, n_resamples=300, seed=2)
+    table = summarize_table(rows, names, n_resamples=300 if n_rows == 37 else 1000, seed=2)
+    assert list(table) == names
+    for name in names:
+        alone = summarize(
+            [float(row[name]) for row in rows], name, n_resamples=300 if n_rows == 37 else 1000, seed=2
+        )
         assert table[name] == alone, name
+
+
+def test_a_tables_non_finite_value_names_its_metric() -> None:
+    rows: list[dict[str, float | str]] = [{"a": 0.1, "b": 0.2}, {"a": 0.3, "b": math.inf}]
+    with pytest.raises(ValueError, match="metric 'b' has non-finite values"):
+        summarize_table(rows, ["a", "b"])
+    with pytest.raises(ValueError, match="confidence"):
+        summarize_table(rows, ["a"], confidence=0.0)
 
 
 def test_invalid_input() -> None:
