@@ -28,11 +28,12 @@ rag_eval_pipeline_tests/lib/test_event_log_storage.py fails if either changes sh
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,27 @@ def synchronous_normal(connection: sqlite3.Connection, _record: object) -> None:
     connection.execute("PRAGMA synchronous=NORMAL")
 
 
+class PresentSchemaFacts:
+    """Schema facts that only a migration changes, and only from absent to present (a column added, an
+    index migration finished): a present one is remembered, an absent one asked again each time, as
+    another process may migrate meanwhile. Dagster asked the database at every use: a reflection of the
+    asset table's columns or a query of the migrations table, ~0.4 CPU s of a cold demo run."""
+
+    def __init__(self) -> None:
+        self._present: set[tuple[str, str]] = set()
+
+    def ask(self, fact: tuple[str, str], question: Callable[[], bool]) -> bool:
+        if fact in self._present:
+            return True
+        present = question()
+        if present:
+            self._present.add(fact)
+        return present
+
+    def forget(self) -> None:
+        self._present.clear()
+
+
 class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
     """``SqliteEventLogStorage`` whose engine per shard (the run's database, the index) outlives a
     connection. Named in dagster.yaml under ``event_log_storage`` with ``base_dir: <storage>/history/runs``
@@ -77,6 +99,7 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
         self._engines: OrderedDict[str, Engine] = OrderedDict()
         # its own lock: has_table runs inside connections that hold the storage's lock, and outside them
         self._engines_lock = threading.Lock()
+        self._schema = PresentSchemaFacts()
         super().__init__(base_dir, inst_data)
 
     @classmethod
@@ -125,6 +148,18 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
         with engine.connect() as conn:
             return bool(engine.dialect.has_table(conn, table_name))
 
+    def has_secondary_index(self, name: str) -> bool:
+        return self._schema.ask(
+            ("secondary index", name), functools.partial(super().has_secondary_index, name)
+        )
+
+    def _has_asset_key_col_on_connection(self, conn: Connection, column_name: str) -> bool:
+        # under has_asset_key_col and the asset event writes' own check, inside their transactions
+        return self._schema.ask(
+            ("asset_keys column", column_name),
+            functools.partial(super()._has_asset_key_col_on_connection, conn, column_name),
+        )
+
     def created_from_template(self, shard: str) -> bool:
         """Makes a run's database that does not exist yet as a copy of the template; False when the
         file exists (made earlier, or by another process meanwhile). Call with the storage's lock held."""
@@ -169,6 +204,7 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
         """Dagster's, once every kept connection is closed: it deletes the run databases' files, and a
         connection kept open would go on writing to the deleted file."""
         self._dispose_engines()
+        self._schema.forget()
         super().wipe()
 
     def _dispose_engines(self) -> None:

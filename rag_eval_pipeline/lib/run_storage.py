@@ -15,6 +15,7 @@ fails if the class changes shape.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,7 +29,7 @@ from sqlalchemy import event as sqlalchemy_event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import QueuePool
 
-from .event_log_storage import synchronous_normal
+from .event_log_storage import PresentSchemaFacts, synchronous_normal
 
 
 class EngineKeepingSqliteRunStorage(SqliteRunStorage):
@@ -39,6 +40,7 @@ class EngineKeepingSqliteRunStorage(SqliteRunStorage):
     def __init__(self, conn_string: str, inst_data: ConfigurableClassData | None = None):
         self._engine: Engine | None = None
         self._engine_lock = threading.Lock()
+        self._schema = PresentSchemaFacts()
         super().__init__(conn_string, inst_data)
 
     @classmethod
@@ -66,6 +68,17 @@ class EngineKeepingSqliteRunStorage(SqliteRunStorage):
     def connect(self) -> Iterator[Connection]:
         with self.engine.connect() as conn, conn.begin():
             yield conn
+
+    def has_built_index(self, migration_name: str) -> bool:
+        return self._schema.ask(
+            ("built index", migration_name), functools.partial(super().has_built_index, migration_name)
+        )
+
+    def has_backfill_id_column(self) -> bool:  # asked at each run's creation
+        return self._schema.ask(("runs column", "backfill_id"), super().has_backfill_id_column)
+
+    def has_run_stats_index_cols(self) -> bool:
+        return self._schema.ask(("runs column", "start_time, end_time"), super().has_run_stats_index_cols)
 
     def dispose(self) -> None:
         super().dispose()

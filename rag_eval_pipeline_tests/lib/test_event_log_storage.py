@@ -264,3 +264,40 @@ def test_an_event_is_committed_without_a_sync_of_its_own(tmp_path: Path) -> None
             with connection as conn:  # one at a time: each holds the storage's lock
                 modes.append(conn.execute(sqlalchemy.text("PRAGMA synchronous")).scalar())
         assert modes == [1, 1]  # NORMAL; Dagster's default is FULL (2), a sync every commit
+
+
+def test_a_present_schema_fact_is_asked_once_an_absent_one_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+    reflect = sqlalchemy.engine.reflection.Inspector.get_columns
+
+    def counted(self: object, table_name: str, *args: object, **kwargs: object) -> object:
+        asked.append(table_name)
+        return reflect(self, table_name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlalchemy.engine.reflection.Inspector, "get_columns", counted)
+    with project_instance_at(tmp_path) as instance:
+        storage = instance.event_log_storage
+        assert isinstance(storage, EngineKeepingSqliteEventLogStorage)
+        for _ in range(2):  # the runs read and write asset rows: Dagster asks for the columns each time
+            assert dg.materialize([numbers], instance=instance, partition_key="a").success
+        assert storage.has_asset_key_col("cached_status_data") and storage.has_asset_key_index_cols()
+        assert asked.count("asset_keys") == 2  # each present column once, for both runs and the calls
+        asked.clear()
+        assert not storage.has_asset_key_col("no_such_column")
+        assert not storage.has_asset_key_col("no_such_column")
+        assert asked == ["asset_keys", "asset_keys"]  # absent: asked again, a migration may add it
+
+        built = [name for name in ("asset_key_table", "schedule_jobs") if storage.has_secondary_index(name)]
+        queries: list[str] = []
+        sqlalchemy.event.listen(
+            storage.engine_for("index"), "before_cursor_execute", lambda *a: queries.append(str(a[2]))
+        )
+        for name in built:
+            assert storage.has_secondary_index(name)
+        assert not [q for q in queries if "secondary_indexes" in q]
+        assert not storage.has_secondary_index("not-migrated")
+        assert [q for q in queries if "secondary_indexes" in q]
+        storage.wipe()  # a wiped index is asked again
+        assert storage._schema._present == set()

@@ -47,3 +47,29 @@ def test_the_project_instance_keeps_one_engine_for_its_runs(
         assert type(instance.run_storage).__name__ == "SqliteRunStorage"
         found = {r.run_id: r for r in instance.get_runs()}
     assert set(found) == set(runs) and found[runs[0]].tags["team"] == "retrieval"
+
+
+def test_the_runs_tables_columns_are_reflected_once_while_present(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reflected: list[str] = []
+    get_columns = sqlalchemy.engine.reflection.Inspector.get_columns
+
+    def counted(self: object, table_name: str, *args: object, **kwargs: object) -> object:
+        reflected.append(table_name)
+        return get_columns(self, table_name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlalchemy.engine.reflection.Inspector, "get_columns", counted)
+    with project_instance_at(tmp_path) as instance:
+        storage = instance.run_storage
+        assert isinstance(storage, EngineKeepingSqliteRunStorage)
+        for key in "abab":  # each run's creation asks whether runs has its backfill_id column
+            assert dg.materialize([numbers], instance=instance, partition_key=key).success
+        assert storage.has_backfill_id_column() and storage.has_run_stats_index_cols()
+        assert reflected.count("runs") <= 2  # once per column fact, not once per run
+
+        queries: list[str] = []
+        sqlalchemy.event.listen(storage.engine, "before_cursor_execute", lambda *a: queries.append(str(a[2])))
+        assert not storage.has_built_index("not-migrated")
+        assert not storage.has_built_index("not-migrated")
+        assert len([q for q in queries if "secondary_indexes" in q]) == 2  # absent: asked every time
