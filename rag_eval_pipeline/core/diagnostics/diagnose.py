@@ -84,9 +84,10 @@ def diagnose(
         dense_side = indexes.dense is not None and "knn" in profile.retrievers
         embedder = indexes.dense.embedder if indexes.dense is not None and dense_side else None
         references = reference_chunks(examples, corpus, embedder)
-    # three profile runs over one collection: opened once, each query searched once (searched_once.py)
-    with indexes.held_open():
-        searched = searched_once(indexes)
+    # three profile runs over one collection: each query searched once (searched_once.py), the
+    # collection opened once if at all
+    searched = searched_once(indexes)
+    with searched.held_open():
         with _timed(seconds, "oracle_k"):  # the deepest first: the others are served from it
             deep = _deep_lists(profile, searched, queries, reranker, rewriter, progress)
         if deep is not None:

@@ -19,7 +19,8 @@ from rag_eval_pipeline.core.diagnostics.attribution import AnswerOutcome
 from rag_eval_pipeline.core.diagnostics.diagnose import Diagnosis, diagnose
 from rag_eval_pipeline.core.diagnostics.oracles import ORACLE_K_DEPTH, oracle_k, ranking_at
 from rag_eval_pipeline.core.diagnostics.replay import ReplayMismatch, replay
-from rag_eval_pipeline.core.diagnostics.searched_once import RememberedSearches
+from rag_eval_pipeline.core.diagnostics.searched_once import RememberedSearches, forget_searches
+from rag_eval_pipeline.core.diagnostics.store_view import StoreView
 from rag_eval_pipeline.core.diagnostics.table import diagnosis_to_frame, partition_summary
 from rag_eval_pipeline.core.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_eval_pipeline.core.evaluation.evaluation import token_level_result
@@ -182,17 +183,57 @@ def test_oracle_chunking_embeds_each_reference_text_once(setup: Any):
 
 def test_the_three_replays_open_the_collection_once(setup: Any, monkeypatch: pytest.MonkeyPatch):
     """The replay, the oracle k's deeper one and oracle chunking's search one collection, which
-    qdrant-edge reads whole on each opening: diagnose holds it open across all three."""
+    qdrant-edge reads whole on each opening: diagnose holds it open across all three. Another profile
+    over the collection (a partition of the same chunk config) is served the searches kept for the
+    process and never opens it."""
     cut, indexes, _ = setup
     profile = RetrievalProfile("dense", top_k=2)
     recorded = retrieve(profile, indexes, [Query(e.question_id, e.query) for e in TINY]).hits
+    forget_searches()
     opened: list[Path] = []
     load = edge._load
     monkeypatch.setattr(edge, "_load", lambda folder: opened.append(folder) or load(folder))
     diagnosis = diagnose(TINY, cut.chunks, CORPUS, profile, indexes, recorded=recorded)
     assert len(opened) == 1
+    deeper = RetrievalProfile("dense-top3", top_k=3)
+    recorded_deeper = retrieve(deeper, indexes, [Query(e.question_id, e.query) for e in TINY]).hits
+    opened.clear()
+    served = diagnose(TINY, cut.chunks, CORPUS, deeper, indexes, recorded=recorded_deeper)
+    assert opened == []
+    forget_searches()
     again = run(setup, profile, TINY)  # the same questions, oracles and losses as before
     assert (diagnosis.questions, diagnosis.reference_texts) == (again.questions, again.reference_texts)
+    assert served.questions == run(setup, deeper, TINY).questions
+
+
+def test_searches_are_kept_per_collection_at_its_fingerprint(fine: ChunkIndexes) -> None:
+    assert fine.dense is not None
+    vectors = fine.dense.embedder.embed([e.query for e in TINY])
+    forget_searches()
+    first = RememberedSearches(fine.dense.store)
+    direct = first.search("fine", vectors, 10)
+    second = RememberedSearches(fine.dense.store)  # another partition's diagnosis, same process
+    assert second.search("fine", vectors, 4) == [hits[:4] for hits in direct]
+    assert (second.searched, second.served) == (0, len(TINY))
+
+    class Rebuilt(StoreView):  # the collection completed again from other chunks
+        def fingerprint(self, name: str) -> str | None:
+            return "another-chunk-set"
+
+    rebuilt = RememberedSearches(Rebuilt(fine.dense.store))
+    rebuilt.search("fine", vectors, 4)
+    assert rebuilt.searched == len(TINY)
+
+    class Unfinished(StoreView):  # being written: no fingerprint, nothing kept beyond the view
+        def fingerprint(self, name: str) -> str | None:
+            return None
+
+    for _ in range(2):
+        unfinished = RememberedSearches(Unfinished(fine.dense.store))
+        unfinished.search("fine", vectors, 4)
+        assert unfinished.searched == len(TINY)
+    forget_searches()
+    assert RememberedSearches(fine.dense.store).search("fine", vectors, 10) == direct
 
 
 def test_a_replay_that_differs_from_the_recorded_result_is_refused(setup: Any):
@@ -304,6 +345,7 @@ def test_the_three_replays_search_each_query_once_and_diagnose_as_with_every_sea
         return search(store, name, queries, k)
 
     monkeypatch.setattr(EdgeVectorStore, "search", counted)
+    forget_searches()  # none kept from the tests before
     served = diagnose(examples, cut.chunks, CORPUS, profile, fine, recorded=recorded)
     deep = replace(profile, top_k=ORACLE_K_DEPTH, rerank_depth=ORACLE_K_DEPTH).candidate_depth
     assert depths == [deep] * len(examples)  # one search a query, the deepest
@@ -316,6 +358,7 @@ def test_the_three_replays_search_each_query_once_and_diagnose_as_with_every_sea
 
 def test_a_remembered_search_serves_a_shallower_one_and_sends_a_deeper_one_on(fine: ChunkIndexes):
     assert fine.dense is not None
+    forget_searches()  # none kept from the tests before
     store = RememberedSearches(fine.dense.store)
     vectors = fine.dense.embedder.embed([e.query for e in TINY])
     direct = {k: fine.dense.store.search("fine", vectors, k) for k in (3, 10, 30)}
