@@ -101,16 +101,23 @@ def cancel_run(call: Call) -> Any:
             if cancel_pending(call.files, record):
                 return {"id": ref, "kind": "evaluation", "status": "cancelling", "runs": []}
             raise
-        if all(r.status in ENDED_STATUSES for r in selection.runs):  # the CLI's "nothing to cancel"
+        # between two runs every run so far has ended, but the worker goes on: the request's tag stops
+        # it before its next run (runner/cancel.py)
+        record = EvaluationRecords(call.files.root).read(ref) if selection.kind == "evaluation" else None
+        between_runs = record is not None and not record.ended and not record.worker_gone()
+        if all(r.status in ENDED_STATUSES for r in selection.runs) and not between_runs:
             raise ApiError(409, f"nothing to cancel: every run of {selection.kind} {selection.ref} had ended")
         with acting_as(api_caller(call.token.name)):
             request = request_cancel(instance, ref)
-    if request.status == "ended before":
-        raise ApiError(409, f"nothing to cancel: every run of {request.kind} {request.ref} had ended")
+    status = request.status
+    if status == "ended before":
+        if not between_runs:
+            raise ApiError(409, f"nothing to cancel: every run of {request.kind} {request.ref} had ended")
+        status = "cancelling"
     return {
         "id": request.ref,
         "kind": request.kind,
-        "status": request.status,
+        "status": status,
         "requested": request.requested,
         "runs": [
             {

@@ -6,8 +6,8 @@ paired bootstrap interval entirely below 0 fails the check with severity ERROR; 
 check's metadata.
 
 A check runs in its asset's step (``metrics_asset``): the asset's output is stored first, then its rows
-are checked, with no step, no input load and no events of its own (two steps of the seven a partition
-run had, ~0.08 CPU s each). The asset is subsettable, so the check still runs alone (the UI's "Execute"
+are checked, with no step, no input load and no events of its own (a partition run had seven steps and
+98 events, now five and 90). The asset is subsettable, so the check still runs alone (the UI's "Execute"
 on the check, after `rag-eval baseline set`): it then checks the partition's stored rows.
 """
 

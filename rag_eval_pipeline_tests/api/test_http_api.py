@@ -23,7 +23,9 @@ import pytest
 import yaml
 
 from rag_eval_pipeline.api.app import MAX_BODY, PREFIX, create_app
+from rag_eval_pipeline.api.evaluations import EvaluationRecord, EvaluationRecords
 from rag_eval_pipeline.api.tokens import TokenStore
+from rag_eval_pipeline.core.runs.processes import ProcessIdentity
 from rag_eval_pipeline_tests.conftest import CliRun
 from rag_eval_pipeline_tests.faults.entry_points import rag_eval, rag_eval_command, rag_eval_env
 from rag_eval_pipeline_tests.held_collection import held_collection
@@ -392,6 +394,31 @@ def test_cancelling_a_run_over_http(served: Served) -> None:
         served, started["id"], lambda d: d["status"] not in ("pending", "running", "cancelling")
     )[-1]
     assert final["status"] == "cancelled", final
+
+
+def test_an_evaluation_between_two_runs_is_cancelled_before_its_next(served: Served) -> None:
+    """Every run so far has ended while its worker goes on to the next: the request is accepted and
+    tagged on the runs, which the worker reads before it starts another (runner/cancel.py). Once the
+    worker is gone there is nothing to cancel."""
+    listing = served.call("GET", "/runs?limit=50")[1]
+    ref = next(e["id"] for e in listing["items"] if e["trigger"] == "cli" and e["status"] == "completed")
+    records = EvaluationRecords(served.project)
+    worker = subprocess.Popen(["sleep", "60"])  # the evaluation's worker, between two runs
+    try:
+        identity = ProcessIdentity.of_pid(worker.pid).to_text()
+        records.write(EvaluationRecord(ref, "ops-admin", "2026-12-05T00:00:00+00:00", worker=identity))
+        status, cancel = served.call("DELETE", f"/runs/{ref}")
+        assert status == 202 and cancel["status"] == "cancelling", cancel
+        assert {r["action"] for r in cancel["runs"]} == {"ended before"}
+        assert served.call("GET", f"/runs/{ref}")[1]["cancel_requested"].endswith(" by ops-admin")
+        worker.kill()
+        worker.wait()
+        status, answer = served.call("DELETE", f"/runs/{ref}")
+        assert status == 409 and answer["error"].startswith("nothing to cancel"), answer
+    finally:
+        worker.kill()
+        worker.wait()
+        records.path(ref).unlink(missing_ok=True)
 
 
 @pytest.mark.slow
