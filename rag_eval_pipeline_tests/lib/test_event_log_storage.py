@@ -266,17 +266,30 @@ def test_an_event_is_committed_without_a_sync_of_its_own(tmp_path: Path) -> None
         assert modes == [1, 1]  # NORMAL; Dagster's default is FULL (2), a sync every commit
 
 
+def reflected_tables(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tables whose columns SQLAlchemy reflects from now on, in order, one entry a reflection."""
+    reflected: list[str] = []
+    get_columns = sqlalchemy.engine.reflection.Inspector.get_columns
+
+    def counted(self: object, table_name: str, *args: object, **kwargs: object) -> object:
+        reflected.append(table_name)
+        return get_columns(self, table_name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlalchemy.engine.reflection.Inspector, "get_columns", counted)
+    return reflected
+
+
+def statements(engine: sqlalchemy.Engine) -> list[str]:
+    """The SQL statements ``engine`` executes from now on."""
+    executed: list[str] = []
+    sqlalchemy.event.listen(engine, "before_cursor_execute", lambda *a: executed.append(str(a[2])))
+    return executed
+
+
 def test_a_present_schema_fact_is_asked_once_an_absent_one_every_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    asked: list[str] = []
-    reflect = sqlalchemy.engine.reflection.Inspector.get_columns
-
-    def counted(self: object, table_name: str, *args: object, **kwargs: object) -> object:
-        asked.append(table_name)
-        return reflect(self, table_name, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(sqlalchemy.engine.reflection.Inspector, "get_columns", counted)
+    asked = reflected_tables(monkeypatch)
     with project_instance_at(tmp_path) as instance:
         storage = instance.event_log_storage
         assert isinstance(storage, EngineKeepingSqliteEventLogStorage)
@@ -290,10 +303,7 @@ def test_a_present_schema_fact_is_asked_once_an_absent_one_every_time(
         assert asked == ["asset_keys", "asset_keys"]  # absent: asked again, a migration may add it
 
         built = [name for name in ("asset_key_table", "schedule_jobs") if storage.has_secondary_index(name)]
-        queries: list[str] = []
-        sqlalchemy.event.listen(
-            storage.engine_for("index"), "before_cursor_execute", lambda *a: queries.append(str(a[2]))
-        )
+        queries = statements(storage.engine_for("index"))
         for name in built:
             assert storage.has_secondary_index(name)
         assert not [q for q in queries if "secondary_indexes" in q]

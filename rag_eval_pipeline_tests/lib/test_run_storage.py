@@ -9,7 +9,12 @@ import sqlalchemy
 
 from rag_eval_pipeline.lib import run_storage
 from rag_eval_pipeline.lib.run_storage import EngineKeepingSqliteRunStorage
-from rag_eval_pipeline_tests.lib.test_event_log_storage import numbers, project_instance_at
+from rag_eval_pipeline_tests.lib.test_event_log_storage import (
+    numbers,
+    project_instance_at,
+    reflected_tables,
+    statements,
+)
 
 
 def test_the_project_instance_keeps_one_engine_for_its_runs(
@@ -52,14 +57,7 @@ def test_the_project_instance_keeps_one_engine_for_its_runs(
 def test_the_runs_tables_columns_are_reflected_once_while_present(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reflected: list[str] = []
-    get_columns = sqlalchemy.engine.reflection.Inspector.get_columns
-
-    def counted(self: object, table_name: str, *args: object, **kwargs: object) -> object:
-        reflected.append(table_name)
-        return get_columns(self, table_name, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(sqlalchemy.engine.reflection.Inspector, "get_columns", counted)
+    reflected = reflected_tables(monkeypatch)
     with project_instance_at(tmp_path) as instance:
         storage = instance.run_storage
         assert isinstance(storage, EngineKeepingSqliteRunStorage)
@@ -68,8 +66,7 @@ def test_the_runs_tables_columns_are_reflected_once_while_present(
         assert storage.has_backfill_id_column() and storage.has_run_stats_index_cols()
         assert reflected.count("runs") <= 2  # once per column fact, not once per run
 
-        queries: list[str] = []
-        sqlalchemy.event.listen(storage.engine, "before_cursor_execute", lambda *a: queries.append(str(a[2])))
+        queries = statements(storage.engine)
         assert not storage.has_built_index("not-migrated")
         assert not storage.has_built_index("not-migrated")
         assert len([q for q in queries if "secondary_indexes" in q]) == 2  # absent: asked every time

@@ -39,10 +39,9 @@ def kept_searches(store: VectorStore, name: str) -> Searches:
     """The process's searches of collection ``name`` at its fingerprint (new and private when it has
     none)."""
     fingerprint = store.fingerprint(name)
-    location = getattr(store, "location", None)
-    if not fingerprint or not isinstance(location, str):
+    if not fingerprint:
         return {}
-    key = (location, name, fingerprint)
+    key = (store.location, name, fingerprint)
     with _kept_lock:
         searches = _kept.get(key)
         if searches is None:

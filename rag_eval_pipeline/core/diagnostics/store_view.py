@@ -13,6 +13,10 @@ class StoreView:
     def __init__(self, store: VectorStore) -> None:
         self.store = store
 
+    @property
+    def location(self) -> str:
+        return self.store.location
+
     def search(self, name: str, queries: Vectors, k: int) -> list[list[ScoredChunk]]:
         return self.store.search(name, queries, k)
 

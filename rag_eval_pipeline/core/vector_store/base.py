@@ -24,6 +24,11 @@ class ScoredChunk:
 
 @runtime_checkable
 class VectorStore(Protocol):
+    @property
+    def location(self) -> str:
+        """Where the collections are (a folder, a server's URL): with a name, one collection."""
+        ...
+
     def replace_collection(
         self,
         name: str,

@@ -33,6 +33,8 @@ def scored(c: PositionAwareChunk, score: float) -> ScoredChunk:
 class ScriptedStore:
     """A vector store whose one collection answers every query with the same list."""
 
+    location = "scripted"
+
     def __init__(self, hits: Sequence[ScoredChunk]) -> None:
         self.hits = list(hits)
 
