@@ -142,11 +142,20 @@ def _deep_lists(
     progress: Progress,
 ) -> Mapping[QuestionId, StageLists] | None:
     """Each question's lists for the oracle k: the profile searched as deep as top_k = ORACLE_K_DEPTH
-    needs; None for a reranking profile, whose own lists serve (``oracles.oracle_k``)."""
+    needs, its candidates only (the oracle reads them, not a top 50); None for a reranking profile,
+    whose own lists serve (``oracles.oracle_k``)."""
     if profile.reranker is not None:
         return None
     deeper = replace(profile, top_k=ORACLE_K_DEPTH, rerank_depth=max(profile.rerank_depth, ORACLE_K_DEPTH))
-    return replay(deeper, indexes, queries, reranker=reranker, rewriter=rewriter, progress=progress)
+    return replay(
+        deeper,
+        indexes,
+        queries,
+        reranker=reranker,
+        rewriter=rewriter,
+        progress=progress,
+        candidates_only=True,
+    )
 
 
 def _oracles(

@@ -81,12 +81,19 @@ def oracle_k(
     # every candidate any k' could return: no k' returns more, so reaching it ends the search
     ceiling = _held(reference, [h.chunk for h in searched.fused])
     best, at = 0, None
-    ranked: dict[int, list[ScoredChunk]] = {}  # by depth: k up to 10 share one (FUSION_CANDIDATES)
+    # by depth (k up to 10 share one: FUSION_CANDIDATES), only the chunks holding reference text with
+    # their positions: the others add nothing to a prefix, and merging every chunk of each of up to 50
+    # prefixes was most of the oracle's cost
+    ranked: dict[int, list[tuple[int, ScoredChunk]]] = {}
     for k in range(1, ORACLE_K_DEPTH + 1):
         depth = _depth(profile, k)
         if depth not in ranked:
-            ranked[depth] = _ranked_candidates(profile, searched, depth)
-        held = _held(reference, ranked[depth][:k])
+            ranked[depth] = [
+                (position, chunk)
+                for position, chunk in enumerate(_ranked_candidates(profile, searched, depth))
+                if _holds(reference, chunk)
+            ]
+        held = _held(reference, [chunk for position, chunk in ranked[depth] if position < k])
         if held > best:
             best, at = held, k
         if best == ceiling:
@@ -98,6 +105,13 @@ def _held(reference: Mapping[DocumentId, list[Interval]], chunks: Sequence[Chunk
     return intersection_length(merge_intervals(chunks), reference)
 
 
+def _holds(reference: Mapping[DocumentId, list[Interval]], chunk: ChunkLike) -> bool:
+    """Whether ``chunk`` holds a character of ``reference``."""
+    return chunk.end > chunk.start and any(
+        start < chunk.end and chunk.start < end for start, end in reference.get(chunk.doc_id, ())
+    )
+
+
 def _smallest_prefix(
     reference: Mapping[DocumentId, list[Interval]], ranking: Sequence[ChunkLike]
 ) -> tuple[int | None, int]:
@@ -106,7 +120,7 @@ def _smallest_prefix(
     held: list[ChunkLike] = []  # the chunks so far that hold reference text: only they change the count
     best, at = 0, None
     for position, chunk in enumerate(ranking, start=1):
-        if not _held(reference, [chunk]):
+        if not _holds(reference, chunk):
             continue
         held.append(chunk)
         characters = _held(reference, held)

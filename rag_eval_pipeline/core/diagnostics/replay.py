@@ -59,11 +59,20 @@ def replay(
     reranker: Reranker | None = None,
     rewriter: QueryRewriter | None = None,
     progress: Progress = no_progress,
+    candidates_only: bool = False,
 ) -> dict[QuestionId, StageLists]:
-    """Every question's stage lists, from one run of the profile."""
+    """Every question's stage lists, from one run of the profile; with ``candidates_only``, the lists
+    up to the fused (or reranked) one, without the top_k (``final`` empty)."""
     recorder = StageRecorder()
     retrieve(
-        profile, indexes, queries, reranker=reranker, rewriter=rewriter, progress=progress, observer=recorder
+        profile,
+        indexes,
+        queries,
+        reranker=reranker,
+        rewriter=rewriter,
+        progress=progress,
+        observer=recorder,
+        candidates_only=candidates_only,
     )
     return recorder.lists
 

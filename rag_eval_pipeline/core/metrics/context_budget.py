@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from ..chunking.tokenization import TextTokenizer, cl100k_tokenizer
@@ -57,14 +58,16 @@ class ChunkTokenStarts:
     A top-k list repeats chunks across questions, and every budget reads the same tokens: build one per
     chunk set (``token_level_result`` builds one per call) so each distinct chunk is tokenized once.
     Each chunk is tokenized on its own, as the generator receives it; a chunk id names one text, as in
-    one chunk set.
+    one chunk set. With the default tokenizer (cl100k_base) a text's starts are also kept for the
+    process (``_cl100k_starts``): every profile of a chunk config retrieves the same chunks, and each
+    evaluation partition built its own.
     """
 
     def __init__(self, tokenizer: TextTokenizer | None = None) -> None:
         self._tokenizer = tokenizer
-        self._starts: dict[ChunkId, list[int]] = {}
+        self._starts: dict[ChunkId, Sequence[int]] = {}
 
-    def of(self, chunk: TextChunk) -> list[int]:
+    def of(self, chunk: TextChunk) -> Sequence[int]:
         """The character offset (in the chunk's text) where each of its tokens starts."""
         starts = self._starts.get(chunk.chunk_id)
         if starts is None:
@@ -73,13 +76,21 @@ class ChunkTokenStarts:
                     f"chunk {chunk.chunk_id!r} spans {chunk.doc_id}[{chunk.start}:{chunk.end}] but holds "
                     f"{len(chunk.text)} characters of text: a budget cut inside it would land elsewhere"
                 )
-            if self._tokenizer is None:
-                self._tokenizer = cl100k_tokenizer()  # loaded only when a chunk is first tokenized
-            starts = self._starts[chunk.chunk_id] = self._tokenizer.token_starts(chunk.text)
+            starts = self._starts[chunk.chunk_id] = (
+                _cl100k_starts(chunk.text)
+                if self._tokenizer is None
+                else self._tokenizer.token_starts(chunk.text)
+            )
         return starts
 
     def count(self, chunk: TextChunk) -> int:
         return len(self.of(chunk))
+
+
+@lru_cache(maxsize=20_000)
+def _cl100k_starts(text: str) -> tuple[int, ...]:
+    """A text's cl100k_base token starts, for the process (the tokenizer is loaded at first use)."""
+    return tuple(cl100k_tokenizer().token_starts(text))
 
 
 def budgeted_spans(

@@ -62,6 +62,7 @@ class ProfileRetriever:
         reranker: Reranker | None = None,
         rewriter: QueryRewriter | None = None,
         observer: StageObserver | None = None,
+        candidates_only: bool = False,
     ) -> None:
         where = f"retrieval profile {profile.name!r}"
         if "knn" in profile.retrievers and dense is None:
@@ -78,6 +79,9 @@ class ProfileRetriever:
         self.reranker = reranker if profile.reranker is not None else None
         self.rewriter = rewriter if profile.query_rewrite_enabled else None
         self.observer = observer
+        # an observer that reads only the candidate lists (the diagnostics' deep replay): no top_k is
+        # built, so ``final`` and the run's hits are empty
+        self.candidates_only = candidates_only
         self._seconds: dict[str, float] = {}
 
     @contextmanager
@@ -209,7 +213,7 @@ class ProfileRetriever:
         ranked = reranked if reranked is not None else fused
         final = [
             _retrieved(query.question_id, rank, hit, is_fused, rerank_scores.get(rank - 1))
-            for rank, hit in enumerate(ranked[: self.profile.top_k], start=1)
+            for rank, hit in enumerate(ranked[: 0 if self.candidates_only else self.profile.top_k], start=1)
         ]
         return _Ranked(final, fused, reranked, [rerank_scores[pos] for pos in range(len(rerank_scores))])
 
@@ -223,10 +227,11 @@ def retrieve(
     rewriter: QueryRewriter | None = None,
     progress: Progress = no_progress,
     observer: StageObserver | None = None,
+    candidates_only: bool = False,
 ) -> RetrievalRun:
     """Step 3 of an evaluation (the notebook API and the ``retrieval_results`` asset both call it): the
     profile's top_k per query from the chunk set's indexes, with traces, timings and what ran;
-    ``observer`` receives each question's ``StageLists``."""
+    ``observer`` receives each question's ``StageLists`` (``candidates_only``: without the top_k)."""
     retriever = ProfileRetriever(
         profile,
         dense=indexes.dense,
@@ -234,6 +239,7 @@ def retrieve(
         reranker=reranker,
         rewriter=rewriter,
         observer=observer,
+        candidates_only=candidates_only,
     )
     return retriever.run(queries, progress)
 

@@ -15,6 +15,7 @@ from rag_eval_pipeline.core.chunking import FixedSizeChunker, cut_corpus
 from rag_eval_pipeline.core.chunking.base import ChunkSet
 from rag_eval_pipeline.core.corpus.corpus import Corpus
 from rag_eval_pipeline.core.diagnostics import diagnose as diagnose_module
+from rag_eval_pipeline.core.diagnostics import oracles
 from rag_eval_pipeline.core.diagnostics.attribution import AnswerOutcome
 from rag_eval_pipeline.core.diagnostics.diagnose import Diagnosis, diagnose
 from rag_eval_pipeline.core.diagnostics.oracles import ORACLE_K_DEPTH, oracle_k, ranking_at
@@ -32,6 +33,7 @@ from rag_eval_pipeline.core.settings.configs import RetrievalProfile
 from rag_eval_pipeline.core.spans import intersection_length, merge_intervals
 from rag_eval_pipeline.core.types import CharacterSpan, ChunkId, DocumentId, QuestionId
 from rag_eval_pipeline.core.vector_store import edge
+from rag_eval_pipeline.core.vector_store.base import ScoredChunk
 from rag_eval_pipeline.core.vector_store.edge import EdgeVectorStore
 from rag_eval_pipeline_tests.conftest import TINY_DOCS, TINY_QUESTIONS, tiny_corpus
 
@@ -302,6 +304,10 @@ def test_the_oracle_k_reads_what_the_profile_returns_at_each_k(fine: ChunkIndexe
     deeper = replace(profile, top_k=ORACLE_K_DEPTH, rerank_depth=ORACLE_K_DEPTH)
     queries = [Query(e.question_id, e.query) for e in [*TINY, LEAD, NIGHT]]
     deep = replay(deeper, indexes, queries)
+    # what diagnose replays: the same lists without the top 50 it would not read
+    candidates = replay(deeper, indexes, queries, candidates_only=True)
+    assert candidates == {q: replace(lists, final=()) for q, lists in deep.items()}
+    assert all(len(lists.final) == min(ORACLE_K_DEPTH, len(lists.fused)) > 0 for lists in deep.values())
     for k in (1, 2, 3, 5, 8, 11, 14, 20, 27, 35):
         at_k = retrieve(replace(profile, top_k=k, rerank_depth=max(20, k)), indexes, queries).hits
         for query in queries:
@@ -317,6 +323,20 @@ def test_the_oracle_k_reads_what_the_profile_returns_at_each_k(fine: ChunkIndexe
         }
         assert held == max(returned.values())
         assert k == (min(j for j, n in returned.items() if n == held) if held else None)
+
+
+def test_a_chunk_holds_reference_text_only_when_they_share_a_character() -> None:
+    """The oracle k merges only the chunks holding reference text (``oracles._holds``): touching the
+    reference's ends, being empty or in another document is not holding it."""
+    d = DocumentId("d")
+    reference = merge_intervals([CharacterSpan(d, 10, 20, "x" * 10), CharacterSpan(d, 30, 35, "y" * 5)])
+    cases = {(0, 10): False, (0, 11): True, (20, 30): False, (19, 31): True, (15, 15): False}
+    cases |= {(35, 40): False, (34, 40): True, (12, 14): True, (0, 50): True}
+    for (start, end), holds in cases.items():
+        chunk = ScoredChunk(ChunkId("c"), d, start, end, 0.0, "")
+        assert oracles._holds(reference, chunk) is holds, (start, end)
+        assert (oracles._held(reference, [chunk]) > 0) is holds, (start, end)
+    assert not oracles._holds(reference, ScoredChunk(ChunkId("c"), DocumentId("e"), 10, 20, 0.0, ""))
 
 
 @pytest.mark.parametrize(

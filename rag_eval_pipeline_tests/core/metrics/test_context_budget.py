@@ -160,7 +160,7 @@ def test_a_cut_lands_on_a_token_start_inside_its_chunk_and_never_splits_a_charac
 def test_a_character_split_into_byte_tokens_is_kept_only_when_all_its_tokens_fit() -> None:
     docs = {"d": "xab😀c"}
     whole = chunk(docs, "d", 1, 5)  # "ab😀c": tokens "ab", the emoji's first three bytes, its last, "c"
-    assert ChunkTokenStarts().of(whole) == [0, 2, 2, 3]
+    assert list(ChunkTokenStarts().of(whole)) == [0, 2, 2, 3]
     ends = [[s.end for s in budgeted_spans([whole], b, ChunkTokenStarts())] for b in range(6)]
     # 2 tokens pay for half the emoji: the cut stays before it; 3 keep it whole
     assert ends == [[], [3], [3], [4], [5], [5]]
@@ -254,9 +254,11 @@ class CountingTokenizer:
         raise AssertionError("the budget reads token starts only")
 
 
-def test_the_score_step_tokenizes_each_distinct_chunk_once(
+def test_the_score_step_tokenizes_each_distinct_chunk_once_a_process(
     tiny_project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Once in a partition, and once for all of them: another profile's partition retrieving the same
+    chunks (its own ``token_level_result``) tokenizes none again."""
     corpus = Corpus.from_folder(tiny_project / "data" / "corpus")
     dataset = read_token_level_jsonl(tiny_project / "data" / "datasets" / "golden_token_level.jsonl", corpus)
     chunks = chunk_corpus(FixedSizeChunker(60, 0), corpus)
@@ -270,8 +272,13 @@ def test_the_score_step_tokenizes_each_distinct_chunk_once(
     }
     counting = CountingTokenizer()
     monkeypatch.setattr(context_budget, "cl100k_tokenizer", lambda: counting)
+    context_budget._cl100k_starts.cache_clear()
     result = token_level_result(dataset.examples, hits, chunks, 3, corpus)
     assert len(dataset) > 1 and sorted(counting.texts) == sorted(c.text for c in top)
+    again = token_level_result(dataset.examples, hits, chunks, 3, corpus)
+    assert sorted(counting.texts) == sorted(c.text for c in top)
+    assert [r.metrics for r in again.raw_results] == [r.metrics for r in result.raw_results]
+    context_budget._cl100k_starts.cache_clear()  # the counting tokenizer's answers are not cl100k's
     size = sum(len(ENCODING.encode_ordinary(c.text)) for c in top)
     for r, e in zip(result.raw_results, dataset, strict=True):
         assert r.metrics["context_tokens"] == size
