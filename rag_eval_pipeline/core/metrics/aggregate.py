@@ -6,6 +6,7 @@ same per-question values shows the same numbers.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ __all__ = ["MetricSummary", "summarize", "summarize_by_group", "summarize_table"
 
 # Bounds the bootstrap matrices (resamples x n: indices, counts) held in memory at once.
 _MAX_BATCH_CELLS = 4_000_000
+# The largest counts matrix kept for the process (1.6 MB; at most 16 kept).
+_KEPT_COUNTS_CELLS = 200_000
 
 
 @dataclass(frozen=True)
@@ -40,35 +43,50 @@ class _Resamples:
     generator would draw them. A resample's mean is taken from how often it holds each value (a row of
     counts times the values, over n): one small matrix-vector product a metric, where gathering every
     resampled value and averaging them was most of a table's summary (28 metrics over 85 questions
-    15.7 -> 4.2 CPU ms, over 8 questions 1.9 -> 1.1). Held as one counts matrix when it fits in
-    ``_MAX_BATCH_CELLS``; beyond that, drawn again for each metric in batches of at most that many cells.
-    The counts sum in another order than the gathered values did: intervals move in the last bits."""
+    15.7 -> 4.2 CPU ms, 1.9 with the counts kept; over 8 questions 1.9 -> 1.0). Held as one counts
+    matrix when it fits in ``_MAX_BATCH_CELLS`` (kept for the process when small: ``_kept_counts``);
+    beyond that, drawn again for each metric in batches of at most that many cells. The counts sum in
+    another order than the gathered values did: intervals move in the last bits."""
 
     def __init__(self, n: int, n_resamples: int, seed: int) -> None:
         self.n, self.n_resamples, self.seed = n, n_resamples, seed
         self._shared: npt.NDArray[np.float64] | None = None
-
-    def _counts(self, indices: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        """How often each resample (row) draws each value (column)."""
-        rows = indices.shape[0]
-        flat = (indices + np.arange(rows)[:, None] * self.n).ravel()
-        return np.bincount(flat, minlength=rows * self.n).reshape(rows, self.n).astype(np.float64)
 
     def means(self, values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """The mean of ``values`` in each resample."""
         n, total = self.n, self.n_resamples
         if n * total <= _MAX_BATCH_CELLS:
             if self._shared is None:
-                draws = np.random.default_rng(self.seed).integers(0, n, size=(total, n))
-                self._shared = self._counts(draws)
+                self._shared = (
+                    _kept_counts(n, total, self.seed)
+                    if n * total <= _KEPT_COUNTS_CELLS
+                    else _counts(np.random.default_rng(self.seed).integers(0, n, size=(total, n)), n)
+                )
             return self._shared @ values / n
         rng = np.random.default_rng(self.seed)
         batch = max(1, _MAX_BATCH_CELLS // n)
         means = [
-            self._counts(rng.integers(0, n, size=(min(batch, total - done), n))) @ values / n
+            _counts(rng.integers(0, n, size=(min(batch, total - done), n)), n) @ values / n
             for done in range(0, total, batch)
         ]
         return np.concatenate(means)
+
+
+def _counts(indices: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.float64]:
+    """How often each resample (a row of ``indices`` into ``n`` values) draws each value (column)."""
+    rows = indices.shape[0]
+    flat = (indices + np.arange(rows)[:, None] * n).ravel()
+    return np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
+
+
+@functools.lru_cache(maxsize=16)
+def _kept_counts(n: int, n_resamples: int, seed: int) -> npt.NDArray[np.float64]:
+    """The counts matrix of (n, n_resamples, seed), kept for the process (read-only): resamples depend
+    on those three alone, and a run summarizes many samples of one size (each partition's questions, its
+    document groups, a regression check's paired deltas), where drawing them was most of the cost."""
+    counts = _counts(np.random.default_rng(seed).integers(0, n, size=(n_resamples, n)), n)
+    counts.setflags(write=False)
+    return counts
 
 
 def summarize(

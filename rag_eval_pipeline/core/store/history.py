@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -58,6 +59,23 @@ _READING_STATEMENTS = frozenset({duckdb.StatementType.SELECT})
 _SHOWN_CANDIDATES = 8
 # A file DuckDB names in an error ("No magic bytes found at end of file '<path>'")
 _QUOTED_PARQUET = re.compile(r"'([^']+\.parquet)'")
+
+# The in-memory database the stores of one partition connect to (each its own connection: settings and
+# temporary views are a connection's own): opening a database costs ~20 ms, a connection to an open one
+# ~0.02, and the regression checks open a store of one partition for each of a run's 32 checks.
+_partition_database: duckdb.DuckDBPyConnection | None = None
+_partition_database_lock = threading.Lock()
+
+
+def partition_connection() -> duckdb.DuckDBPyConnection:
+    """A new connection to the process's database for stores of one partition (made at first use, with
+    one thread: a few small files a query, where a second thread costs more than it saves)."""
+    global _partition_database
+    with _partition_database_lock:
+        if _partition_database is None:
+            _partition_database = duckdb.connect()
+            _partition_database.execute("SET threads = 1")  # a regression check's history: -20 % CPU
+        return _partition_database.cursor()
 
 
 class HistoryError(InputError):
@@ -141,12 +159,13 @@ class HistoryStore:
 
     @property
     def _connection(self) -> duckdb.DuckDBPyConnection:
-        """Opened on first use (20 ms): a regression check of a partition's first run reads no file."""
+        """Opened on first use: a regression check of a partition's first run reads no file. A store of
+        one partition connects to the process's shared database (``partition_connection``), its views
+        temporary (its connection's own); a store of the whole history opens its own (20 ms), which
+        ``query`` may lock down."""
         if self._opened is None:
-            self._opened = duckdb.connect()
+            self._opened = duckdb.connect() if self.partition is None else partition_connection()
             self._opened.execute("SET TimeZone = 'UTC'")
-            if self.partition is not None:  # a few small files a query: a second thread costs more than
-                self._opened.execute("SET threads = 1")  # it saves (a regression check's history: -20 % CPU)
         return self._opened
 
     def close(self) -> None:
@@ -207,6 +226,10 @@ class HistoryStore:
         kinds DuckDB's parser calls reading (``_READING_STATEMENTS``)."""
         if self._locked:
             return
+        if self.partition is not None:  # its settings would be the shared database's, every store's
+            raise HistoryError(
+                "a store of one partition cannot run a user's SQL: open one of the whole history"
+            )
         # a trailing separator: "history" must not also allow a sibling "history-old"
         folders = sorted({os.path.join(str(p), "") for p in (self.root.absolute(), self.root.resolve())})
         listed = ", ".join("'" + folder.replace("'", "''") + "'" for folder in folders)
@@ -512,7 +535,10 @@ class HistoryStore:
             self._raise_if_damaged(exc)
             raise HistoryError(f"cannot read the history of {table} {where}: {exc}") from None
         select, columns = evaluation_defaults_view([str(row[0]) for row in described])
-        self._connection.execute(f'CREATE OR REPLACE VIEW "{view}" AS SELECT {select} FROM {source}')
+        temporary = "" if self.partition is None else "TEMPORARY "  # not seen by another store's connection
+        self._connection.execute(
+            f'CREATE OR REPLACE {temporary}VIEW "{view}" AS SELECT {select} FROM {source}'
+        )
         return columns
 
     def _runs_of_views(

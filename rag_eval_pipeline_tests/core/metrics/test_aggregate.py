@@ -158,3 +158,29 @@ def test_summary_columns_hold_both_standard_deviations() -> None:
         "span_iou_ci_low": s.ci_low,
         "span_iou_ci_high": s.ci_high,
     }
+
+
+def test_resamples_of_one_size_are_drawn_once_a_process_and_kept_read_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sample's resamples depend on its size, the resample count and the seed alone: a second table of
+    that size reuses the counts drawn for the first (kept read-only), with the summaries a fresh draw gives."""
+    aggregate._kept_counts.cache_clear()
+    draws: list[int] = []
+    default_rng = np.random.default_rng
+
+    def counting_rng(seed: int) -> np.random.Generator:
+        draws.append(seed)
+        return default_rng(seed)
+
+    monkeypatch.setattr(aggregate.np.random, "default_rng", counting_rng)
+    rng = default_rng(3)
+    first = [{"a": float(v)} for v in rng.uniform(size=40)]
+    second = [{"a": float(v)} for v in rng.uniform(size=40)]
+    kept = [summarize_table(first, ["a"], seed=7), summarize_table(second, ["a"], seed=7)]
+    assert draws == [7]  # the second table drew nothing
+    aggregate._kept_counts.cache_clear()
+    assert summarize_table(second, ["a"], seed=7) == kept[1]  # as drawn afresh
+    counts = aggregate._kept_counts(40, 1000, 7)
+    with pytest.raises(ValueError, match="read-only"):
+        counts[0, 0] = 2.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 import pytest
 
@@ -231,18 +232,18 @@ def test_previous_full_run_skips_quick_runs_other_datasets_later_runs_and_itself
         )
 
 
-def test_a_partition_s_first_run_has_no_previous_run_and_opens_no_database(
+def test_a_partition_s_first_run_has_no_previous_run_and_connects_to_no_database(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The regression check of a partition's first run: its own file is the only one, so nothing is
-    read and DuckDB is not even opened (20 ms a check); once an earlier run is there, it is found."""
-    connect, opened = history_module.duckdb.connect, []
+    read and DuckDB is not even connected to; once an earlier run is there, it is found."""
+    connect, opened = history_module.partition_connection, []
 
-    def counting_connect(*args: object, **kwargs: object) -> object:
-        opened.append(args)
-        return connect(*args, **kwargs)  # type: ignore[arg-type]
+    def counting_connect() -> duckdb.DuckDBPyConnection:
+        opened.append(1)
+        return connect()
 
-    monkeypatch.setattr(history_module.duckdb, "connect", counting_connect)
+    monkeypatch.setattr(history_module, "partition_connection", counting_connect)
     partition = PartitionKey("c", "p")
     write_run(tmp_path, retrieval_rows("now", "c", "p", values(0.5, 0.1), at(3)))
     with HistoryStore(tmp_path, partition=partition) as history:
@@ -252,6 +253,36 @@ def test_a_partition_s_first_run_has_no_previous_run_and_opens_no_database(
     with HistoryStore(tmp_path, partition=partition) as history:
         found = history.previous_full_run("retrieval_metrics", partition, "data-1", at(3), "now")
     assert found is not None and found.run_id == "full-1" and len(opened) == 1
+
+
+def test_stores_of_partitions_share_one_database_and_see_only_their_own_views(tmp_path: Path) -> None:
+    """A regression check's store connects to the process's database (opening one is 20 ms a check),
+    each with its own temporary views: two partitions' stores open together read their own files, and
+    closing one leaves the other's views; a user's SQL needs a store of the whole history, whose
+    settings are its own."""
+    one, two = PartitionKey("c", "one"), PartitionKey("c", "two")
+    write_run(tmp_path, retrieval_rows("run-1", "c", "one", values(0.5, 0.1), at(0)))
+    write_run(tmp_path, retrieval_rows("run-2", "c", "two", values(0.7, 0.1), at(1)))
+    with HistoryStore(tmp_path, partition=one) as first:
+        assert [r.run_id for r in first.runs()] == ["run-1"]
+        with HistoryStore(tmp_path, partition=two) as second:
+            assert [r.run_id for r in second.runs()] == ["run-2"]
+            assert [r.run_id for r in first.runs()] == ["run-1"]
+            with pytest.raises(HistoryError, match="a store of one partition cannot run a user's SQL"):
+                second.query("select 1")
+        assert set(first.question_rows("retrieval_metrics", first.runs())["run_id"]) == {"run-1"}
+        fresh = history_module.partition_connection()  # another connection sees none of its views
+        assert fresh.sql(
+            "select count(*) from duckdb_views() where view_name like 'retrieval%'"
+        ).fetchall() == [(0,)]
+        fresh.close()
+    with HistoryStore(tmp_path) as everything:
+        assert set(everything.query("select distinct run_id from retrieval_metrics")["run_id"]) == {
+            "run-1",
+            "run-2",
+        }
+    with HistoryStore(tmp_path, partition=one) as again:  # the whole history's lock is not the shared one's
+        assert [r.run_id for r in again.runs()] == ["run-1"]
 
 
 def test_trend_is_the_summary_mean_and_interval_per_partition_over_time(warehouse: Path) -> None:
