@@ -32,6 +32,8 @@ def test_a_second_run_skips_what_is_up_to_date(tiny_run: TinyRunFactory) -> None
         first = instance.get_runs()
         assert len(first) == 1 + 2 + 4 + 1
         assert {r.status for r in first} == {dg.DagsterRunStatus.SUCCESS}
+        # every asset of each job was stale: the runs are of the jobs as they are, with no selection
+        assert [r.asset_selection for r in first] == [frozenset()] * len(first)
 
         runs_before = len(instance.get_runs())
         again = evaluate()
