@@ -27,6 +27,7 @@ import numpy as np
 from ..corpus.corpus import Corpus
 from ..embedding.base import Embedder, Vectors
 from ..embedding.cache import EmbeddingCounts
+from ..embedding.prefetch import PrefetchEmbedder
 from ..metrics.span_metrics import span_metrics
 from ..progress import Progress, no_progress
 from ..questions.datasets import TokenLevelExample
@@ -41,6 +42,7 @@ from ..settings.configs import RetrievalProfile
 from ..spans import ChunkSpanIndex, merge_intervals
 from ..types import ChunkId, PositionAwareChunk, QuestionId, sha256_hex
 from ..vector_store.base import ScoredChunk, VectorStore
+from .replay import KnownRewrites
 from .store_view import StoreView
 
 REFERENCE_CHUNK_PREFIX = "reference_"
@@ -171,14 +173,24 @@ def reference_chunks_recall(
     recalls: dict[QuestionId, float] = {}
     stage = f"oracle chunking ({profile.name})"
     progress(stage, 0, len(examples))
+    embedder = None
+    if indexes.dense is not None and "knn" in profile.retrievers:
+        # the questions' searched texts from the embedding cache in one call, not in one lookup each (a
+        # rewriter other than a replay's known rewrites is not asked ahead: it might call an LLM)
+        searched = [e.query for e in examples]
+        if isinstance(rewriter, KnownRewrites):
+            searched = [rewriter.searched.get(text, text) for text in searched]
+        elif rewriter is not None:
+            searched = []
+        embedder = PrefetchEmbedder(indexes.dense.embedder, searched)
     with indexes.held_open():  # each question's run would open the collection again
         for done, e in enumerate(examples, start=1):
             extra = references.by_question[e.question_id]
             without = frozenset(c.chunk_id for c in chunk_index.overlapping(e.relevant_spans))
             dense = None
-            if indexes.dense is not None and "knn" in profile.retrievers:
+            if indexes.dense is not None and embedder is not None:
                 view = _DenseView(indexes.dense.store, without, extra, references.vectors)
-                dense = DenseIndex(indexes.dense.embedder, view, indexes.dense.collection)
+                dense = DenseIndex(embedder, view, indexes.dense.collection)
             keyword = None
             if indexes.keyword is not None and "bm25" in profile.retrievers:
                 keyword = _KeywordView(indexes.keyword, without, extra)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -29,7 +31,7 @@ from ..types import PositionAwareChunk, sha256_hex
 from ..vector_store.base import ScoredChunk
 from .hit_order import SCORE_DECIMALS, best_first
 
-if TYPE_CHECKING:  # bm25s (and numba through it) take a moment to import: only a step that uses them
+if TYPE_CHECKING:  # bm25s takes a moment to import: only a step that uses it (``_bm25s``)
     import bm25s
 
 # Part of the fingerprint: changing how text is tokenized or scored must rebuild every index.
@@ -40,6 +42,27 @@ _CHUNKS = "chunks.parquet"
 _BM25 = "bm25"
 
 _stemmer_lock = threading.Lock()
+_import_lock = threading.Lock()
+# What bm25s imports when installed, for backends this module never selects (BM25's defaults: numpy for
+# scoring and for the sparse matrix): numba (installed with ranx, a test dependency) and scipy.
+_UNUSED_BY_BM25S = ("numba", "scipy", "scipy.sparse")
+
+
+def _bm25s() -> ModuleType:
+    """bm25s, imported without numba and scipy, which it only tries: importing them was 0.5 of its 0.57
+    CPU s, in every process that builds, loads or searches a keyword index. Each stays importable by
+    the rest of the process (blocked only while bm25s imports, and not at all once imported)."""
+    with _import_lock:
+        if "bm25s" not in sys.modules:
+            blocked = [name for name in _UNUSED_BY_BM25S if name not in sys.modules]
+            for name in blocked:  # None: an ImportError, which bm25s catches
+                sys.modules[name] = None  # type: ignore[assignment]
+            try:
+                import bm25s  # noqa: F401
+            finally:
+                for name in blocked:
+                    del sys.modules[name]
+        return sys.modules["bm25s"]
 
 
 def chunk_set_fingerprint(chunks: Sequence[PositionAwareChunk]) -> str:
@@ -65,10 +88,9 @@ def _tokenize(texts: Sequence[str]) -> list[list[str]]:
         missing = [t for t in dict.fromkeys(texts) if t not in _tokenized]
         fresh: dict[str, tuple[str, ...]] = {}
         if missing:
-            import bm25s
             import Stemmer
 
-            tokens = bm25s.tokenize(
+            tokens = _bm25s().tokenize(
                 missing,
                 lower=True,
                 stopwords="en",
@@ -109,8 +131,7 @@ class KeywordIndex:
 
     @classmethod
     def build(cls, chunks: Sequence[PositionAwareChunk], progress: Progress = no_progress) -> KeywordIndex:
-        import bm25s
-
+        bm25s = _bm25s()
         stage = "keyword index (bm25)"
         progress(stage, 0, len(chunks))
         retriever = bm25s.BM25(method=TOKENIZER["method"], **BM25_PARAMS)
@@ -135,8 +156,7 @@ class KeywordIndex:
 
     @classmethod
     def load(cls, folder: str | Path) -> KeywordIndex:
-        import bm25s
-
+        bm25s = _bm25s()
         folder = Path(folder)
         fingerprint = _saved_fingerprint(folder)
         if fingerprint is None:

@@ -183,6 +183,30 @@ def test_oracle_chunking_embeds_each_reference_text_once(setup: Any):
     assert embedder.cache.count(embedder.model_id) - before <= 5 + len(fresh)  # the questions, the texts
 
 
+def test_oracle_chunking_asks_the_cache_for_every_question_at_once(
+    setup: Any, monkeypatch: pytest.MonkeyPatch
+):
+    """The oracle-chunking runs (one a question) read the questions' vectors from the embedding cache in
+    one call, where each run asked for its own; the diagnosis is the same."""
+    _, _, embedder = setup
+    profile = RetrievalProfile("hybrid", top_k=2, vector_weight=0.6, keyword_weight=0.4)
+    examples = [*TINY, LEAD, NIGHT, DURAND]
+    before = run(setup, profile, examples)
+    asked: list[int] = []
+    get_many = embedder.cache.get_many
+
+    def counting(model_id: str, digests: Sequence[str]) -> Any:
+        asked.append(len(digests))
+        return get_many(model_id, digests)
+
+    monkeypatch.setattr(embedder.cache, "get_many", counting)
+    diagnosis = run(setup, profile, examples)
+    # the recorded retrieval, the two replays, the reference texts, the oracle chunking: one call each
+    # (the oracle chunking made one a question: 8 here)
+    assert len(asked) == 5 and asked.count(len(examples)) == 4
+    assert diagnosis.questions == before.questions
+
+
 def test_the_three_replays_open_the_collection_once(setup: Any, monkeypatch: pytest.MonkeyPatch):
     """The replay, the oracle k's deeper one and oracle chunking's search one collection, which
     qdrant-edge reads whole on each opening: diagnose holds it open across all three. Another profile

@@ -1,4 +1,6 @@
 import math
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -157,3 +159,34 @@ def test_a_text_is_tokenized_once_a_process_and_as_bm25s_tokenizes_it(monkeypatc
     monkeypatch.setattr(keyword, "TOKENIZED_TEXTS", 4)  # past the bound the kept tokens start again
     _tokenize(["pumps", "valves"])
     assert len(keyword._tokenized) == 2 and _tokenize(["pumps"]) == [["pump"]]
+
+
+# A fresh interpreter builds, saves, loads and searches an index, then imports what bm25s was kept from.
+WITHOUT_UNUSED_BACKENDS = """
+import sys, tempfile
+from rag_eval_pipeline.core.retrieval.keyword import KeywordIndex
+from rag_eval_pipeline.core.types import ChunkId, DocumentId, PositionAwareChunk
+
+texts = ["the cat sat on the mat", "dogs chase cats", "a mat of straw"]
+chunks = [PositionAwareChunk(ChunkId(f"c{i}"), DocumentId("d"), 0, len(t), t) for i, t in enumerate(texts)]
+index = KeywordIndex.build(chunks)
+with tempfile.TemporaryDirectory() as folder:
+    index.save(folder)
+    found = KeywordIndex.load(folder).search(["cat on a mat"], 3)
+print(sorted(m for m in ("numba", "scipy", "scipy.sparse") if m in sys.modules))
+print([h.chunk_id for h in found[0]])
+import numba, scipy.sparse  # still importable by the rest of the process
+print("imported")
+"""
+
+
+def test_bm25s_is_imported_without_the_backends_it_does_not_use() -> None:
+    """numba and scipy (installed with the test dependencies) were half a CPU second of every process that
+    touched a keyword index; bm25s's numpy backends, the ones used, need neither."""
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_UNUSED_BACKENDS], capture_output=True, text=True, check=True
+    )
+    unused, found, imported = done.stdout.splitlines()
+    assert unused == "[]"
+    assert found == "['c0', 'c2', 'c1']"
+    assert imported == "imported"
