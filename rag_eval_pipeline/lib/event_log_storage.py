@@ -143,7 +143,10 @@ class EngineKeepingSqliteEventLogStorage(SqliteEventLogStorage):
 
     def has_table(self, table_name: str) -> bool:
         """Dagster's, through the index's kept engine (Dagster made an engine for each of these
-        questions: about 10 a run)."""
+        questions: about 10 a run); a table found is remembered (Dagster asked at every asset event)."""
+        return self._schema.ask(("table", table_name), functools.partial(self._has_table, table_name))
+
+    def _has_table(self, table_name: str) -> bool:
         engine = self.engine_for(INDEX_SHARD_NAME)
         with engine.connect() as conn:
             return bool(engine.dialect.has_table(conn, table_name))

@@ -197,6 +197,24 @@ def test_has_table_asks_through_the_kept_index_engine(tmp_path: Path) -> None:
     storage.dispose()
 
 
+def test_a_table_found_is_remembered_and_a_missing_one_asked_again(tmp_path: Path) -> None:
+    """Dagster asks whether the asset event tags table exists at every asset event: a table present is
+    known from then on (tables are only added), one absent is asked each time."""
+    storage = EngineKeepingSqliteEventLogStorage(str(tmp_path / "runs"))
+    asked: list[str] = []
+    has_table = storage._has_table
+
+    def counting(table_name: str) -> bool:
+        asked.append(table_name)
+        return has_table(table_name)
+
+    storage._has_table = counting  # type: ignore[method-assign]
+    assert [storage.has_table("asset_event_tags") for _ in range(3)] == [True] * 3
+    assert [storage.has_table("no_such_table") for _ in range(2)] == [False] * 2
+    assert asked == ["asset_event_tags", "no_such_table", "no_such_table"]
+    storage.dispose()
+
+
 def test_without_hard_links_a_new_run_database_is_made_the_way_dagster_makes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -309,5 +327,5 @@ def test_a_present_schema_fact_is_asked_once_an_absent_one_every_time(
         assert not [q for q in queries if "secondary_indexes" in q]
         assert not storage.has_secondary_index("not-migrated")
         assert [q for q in queries if "secondary_indexes" in q]
-        storage.wipe()  # a wiped index is asked again
-        assert storage._schema._present == set()
+        storage.wipe()  # a wiped index is asked again (its tables made anew: found again while it is)
+        assert {fact for fact in storage._schema._present if fact[0] != "table"} == set()

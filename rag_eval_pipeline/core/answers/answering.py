@@ -330,9 +330,10 @@ class ExtractiveAnswerer:
             if not cands:
                 answers.append(self._abstain(item.question_id))
                 continue
-            question = vectors[row[item.question]]
+            # every candidate's similarity in one product (a product a candidate was most of this loop)
+            similarities = vectors[[row[c.text] for c in cands]] @ vectors[row[item.question]]
             scored = sorted(
-                ((round(float(vectors[row[c.text]] @ question), _SCORE_DECIMALS), c) for c in cands),
+                ((round(float(s), _SCORE_DECIMALS), c) for s, c in zip(similarities, cands, strict=True)),
                 key=lambda sc: (-sc[0], sc[1].rank, sc[1].offset, sc[1].chunk_id),
             )
             answers.append(self._answer(item.question_id, scored))

@@ -6,6 +6,8 @@ SQLite in WAL mode, so parallel Dagster runs on one machine can share it.
 from __future__ import annotations
 
 import threading
+import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,17 @@ from .prefetch import PrefetchEmbedder
 T = TypeVar("T")
 
 
+# Vectors a process keeps once read from or written to a cache (the most recent ``KEPT_VECTORS``, 15 MB
+# of MiniLM's): a text's vector under a model never changes, and a run asks for the same ones again and
+# again (a chunk config's sentences in each profile's answers, the questions in every replay of the
+# diagnostics), each step through its own connection: the SQLite lookups were ~0.4 CPU s of a cold demo
+# run. Keyed by the cache's identity, a token its database holds: a cache deleted and made anew at the
+# same path is another cache.
+KEPT_VECTORS = 10_000
+_kept: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+_kept_lock = threading.Lock()
+
+
 class EmbeddingCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -31,20 +44,42 @@ class EmbeddingCache:
             "CREATE TABLE IF NOT EXISTS embeddings (model_id TEXT NOT NULL, text_sha256 TEXT NOT NULL, "
             "dimension INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model_id, text_sha256))",
         )
+        self._identity = self._cache_identity()
+
+    def _cache_identity(self) -> str:
+        """The token naming this cache's database, made with it (or the first time a process opens one
+        made before it had one)."""
+        with self._lock:
+            self._db.execute("CREATE TABLE IF NOT EXISTS cache_identity (token TEXT NOT NULL)")
+            row = self._db.execute("SELECT token FROM cache_identity ORDER BY rowid LIMIT 1").fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO cache_identity VALUES (?)", (uuid.uuid4().hex,))
+                self._db.commit()
+                row = self._db.execute("SELECT token FROM cache_identity ORDER BY rowid LIMIT 1").fetchone()
+            return str(row[0])
 
     def get_many(self, model_id: str, digests: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
         unique = list(dict.fromkeys(digests))
+        with _kept_lock:
+            for digest in unique:
+                vector = _kept.get((self._identity, model_id, digest))
+                if vector is not None:
+                    found[digest] = vector
+        missing = [d for d in unique if d not in found]
+        read: dict[str, np.ndarray] = {}
         with self._lock:
-            for i in range(0, len(unique), 500):
-                batch = unique[i : i + 500]
+            for i in range(0, len(missing), 500):
+                batch = missing[i : i + 500]
                 marks = ",".join("?" * len(batch))
                 rows = self._db.execute(
                     f"SELECT text_sha256, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN ({marks})",
                     (model_id, *batch),
                 )
                 for digest, blob in rows:
-                    found[digest] = np.frombuffer(blob, dtype=np.float32)
+                    read[digest] = np.frombuffer(blob, dtype=np.float32)
+        self._keep(model_id, read)
+        found.update(read)
         return found
 
     def put_many(self, model_id: str, digests: Sequence[str], vectors: Vectors) -> None:
@@ -55,6 +90,17 @@ class EmbeddingCache:
         with self._lock:
             self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
             self._db.commit()
+        self._keep(model_id, {digest: np.frombuffer(blob, dtype=np.float32) for _, digest, _, blob in rows})
+
+    def _keep(self, model_id: str, vectors: dict[str, np.ndarray]) -> None:
+        """Read-only vectors (``frombuffer`` of bytes), as a read from the database gives them."""
+        with _kept_lock:
+            for digest, vector in vectors.items():
+                key = (self._identity, model_id, digest)
+                _kept[key] = vector
+                _kept.move_to_end(key)
+            while len(_kept) > KEPT_VECTORS:
+                _kept.popitem(last=False)
 
     def count(self, model_id: str | None = None) -> int:
         with self._lock:

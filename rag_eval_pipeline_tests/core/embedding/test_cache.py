@@ -1,3 +1,4 @@
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -104,3 +105,23 @@ def test_two_processes_write_one_cache_at_once(tmp_path: Path):
     results = [(writer.wait(120), writer.stderr.read() if writer.stderr else "") for writer in writers]
     assert results == [(0, ""), (0, "")]
     assert EmbeddingCache(path).count("m") == 2000
+
+
+def test_a_vector_read_or_written_once_is_served_from_the_process(tmp_path: Path):
+    """Each step opens the cache anew; the vectors a process has read or written are kept for it (the
+    SQLite lookups repeated across a run's steps): another opening of the same cache finds them without
+    its database, and a cache deleted and made anew at the same path is another cache."""
+    path = tmp_path / "cache.sqlite"
+    vectors = np.random.default_rng(0).normal(size=(3, 4)).astype(np.float32)
+    EmbeddingCache(path).put_many("m", ["a", "b", "c"], vectors)
+    with sqlite3.connect(path) as raw:  # the database loses the rows: only the process has them now
+        raw.execute("DELETE FROM embeddings")
+    again = EmbeddingCache(path)
+    found = again.get_many("m", ["c", "a", "z"])
+    assert sorted(found) == ["a", "c"] and np.array_equal(found["c"], vectors[2])
+    assert not found["a"].flags.writeable  # as a read from the database gives it
+    assert again.get_many("other-model", ["a"]) == {}
+    again.close()
+    for leftover in tmp_path.glob("cache.sqlite*"):
+        leftover.unlink()
+    assert EmbeddingCache(path).get_many("m", ["a", "b", "c"]) == {}  # made anew: nothing of the old one
