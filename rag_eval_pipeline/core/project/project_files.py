@@ -101,9 +101,21 @@ class ProjectFiles:
         return ProfileVersions(self.path(self.profile_versions_file))
 
     def load_configs(self) -> PipelineConfigs:
-        """The config files, each profile numbered by the version ledger (which records new settings)."""
-        configs = load_pipeline_configs(self.path(self.chunk_configs_file), self.path(self.profiles_file))
-        return replace(configs, profiles=self.profile_versions().assign(configs.profiles))
+        """The config files, each profile numbered by the version ledger (which records new settings).
+        Parsed again only when one of the three files' bytes changed (``_loaded_configs``)."""
+        files = (self.path(self.chunk_configs_file), self.path(self.profiles_file))
+        ledger = self.profile_versions()
+        paths = (*files, ledger.path)
+        key, read = tuple(str(p) for p in paths), _contents(paths)
+        kept = _loaded_configs.get(key)
+        if kept is not None and kept[0] == read:
+            return kept[1]
+        configs = load_pipeline_configs(*files)
+        configs = replace(configs, profiles=ledger.assign(configs.profiles))
+        after = _contents(paths)
+        if after[:2] == read[:2]:  # the configs unchanged meanwhile; the ledger as numbering left it
+            _loaded_configs[key] = (after, configs)
+        return configs
 
     def corpus_folder(self) -> Path:
         """The documents' folder: ``corpus_dir``, else rag-eval.yaml's ``corpus`` (relative to root);
@@ -175,3 +187,21 @@ def _uses_synthetic(files: ProjectFiles, settings: GenerationSettings) -> bool:
         return files.question_sources(settings).synthetic
     except DatasetError:
         return True
+
+
+# The configs a process read, by their files, with the files' bytes then: every step reads them (a chunk
+# config or profile by name), and parsing both files and numbering the profiles was ~5 CPU ms a read,
+# about 90 reads a cold demo run; reading three small files to compare is a hundredth of that.
+_loaded_configs: dict[tuple[str, ...], tuple[tuple[bytes | None, ...], PipelineConfigs]] = {}
+
+
+def _contents(paths: Sequence[Path]) -> tuple[bytes | None, ...]:
+    """Each file's bytes; None for one that does not exist (yet: the ledger is made at first use) or
+    cannot be read (the parse then says why, naming it)."""
+    found: list[bytes | None] = []
+    for path in paths:
+        try:
+            found.append(path.read_bytes())
+        except OSError:
+            found.append(None)
+    return tuple(found)

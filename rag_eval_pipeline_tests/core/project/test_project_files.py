@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from rag_eval_pipeline.core.errors import ConfigError
+from rag_eval_pipeline.core.project import project_files
 from rag_eval_pipeline.core.project.project_files import GOLDEN_DATASET_ENV, ProjectFiles, project_dir
 from rag_eval_pipeline.core.project.workload import PROBE_STAGE
 from rag_eval_pipeline.core.project.workspace import PROJECT_DIR_ENV
@@ -42,6 +43,32 @@ def test_configs_carry_their_profile_versions_and_the_chunk_config_cap(tiny_proj
     profiles.write_text(profiles.read_text(encoding="utf-8").replace("top_k: 4", "top_k: 3"))
     changed = files.load_configs().profile("top4")
     assert changed.version == 2 and changed.config_hash != first.profile("top4").config_hash
+
+
+def test_configs_are_parsed_again_only_when_a_file_changed(
+    tiny_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every step reads the configs: a process parses them again only when the chunk configs, the
+    profiles or the version ledger changed, however small the change and however soon."""
+    parsed: list[object] = []
+    parse = project_files.load_pipeline_configs
+
+    def counting(*paths: object) -> object:
+        parsed.append(paths)
+        return parse(*paths)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(project_files, "load_pipeline_configs", counting)
+    files = ProjectFiles(tiny_project)
+    first = files.load_configs()
+    assert [files.load_configs() for _ in range(3)] == [first] * 3 and len(parsed) == 1
+    assert ProjectFiles(tiny_project).load_configs() == first and len(parsed) == 1  # another step's
+    profiles = files.path(files.profiles_file)
+    profiles.write_text(profiles.read_text(encoding="utf-8").replace("top_k: 4", "top_k: 3"))  # same size
+    changed = files.load_configs()
+    assert len(parsed) == 2 and changed.profile("top4").top_k == 3 and changed.profile("top4").version == 2
+    assert files.load_configs() == changed and len(parsed) == 2  # the ledger it wrote: read, not parsed
+    files.path(files.profile_versions_file).unlink()  # the ledger gone: numbered anew
+    assert files.load_configs().profile("top4").version == 1 and len(parsed) == 3
 
 
 def test_the_workload_leaves_out_a_stage_whose_settings_cannot_be_read(tiny_project: Path) -> None:
