@@ -70,12 +70,16 @@ def without_references(questions: pd.DataFrame) -> pd.DataFrame:
 
 
 def embedded_texts(work: Path) -> int:
+    """The vectors in the step's embedding cache (its identity row aside)."""
     cache = work / "cache" / "embeddings.sqlite"
     if not cache.exists():
         return 0
     with sqlite3.connect(cache) as db:
-        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return sum(db.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()[0] for name in tables)
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert tables <= {"embeddings", "cache_identity"}, tables  # vectors are only in `embeddings`
+        return (
+            int(db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]) if "embeddings" in tables else 0
+        )
 
 
 def test_offline_answers_nothing_could_score_are_not_built_and_every_answer_metric_says_why(
