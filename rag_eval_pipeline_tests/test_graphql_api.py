@@ -248,8 +248,9 @@ def regenerate_and_cancel(url: str, project: Path, capsys: pytest.CaptureFixture
     assert wait_for_status(url, held, {"CANCELED"}, 5) == "CANCELED"
 
     # `rag-eval cancel` of a run a `dagster dev` worker executes: terminated through the run launcher. The
-    # tiny project's run takes a few seconds, and can end before the termination reaches its worker (it
-    # then ends SUCCESS, the request too late): another is launched then, at most three in all.
+    # tiny project's run takes a second or two, and can end before the termination reaches its worker (it
+    # then ends SUCCESS, or FAILURE when its process exits while the run is CANCELING: the request too
+    # late, `ended_before_termination`): another is launched then, at most three in all.
     ended = []
     for attempt in range(3):
         evaluation = f"eval-cli-cancel-started-{attempt}"
@@ -260,7 +261,7 @@ def regenerate_and_cancel(url: str, project: Path, capsys: pytest.CaptureFixture
         assert "1 cancelling" in out and "status: cancelling" in out
         assert out.rstrip().count("status: cancelled") == 1
         ended.append(wait_for_status(url, started, {"CANCELED", "SUCCESS", "FAILURE"}, 5))
-        if ended[-1] != "SUCCESS":
+        if ended[-1] != "SUCCESS" and not ended_before_termination(project, started):
             break
     assert ended[-1] == "CANCELED", ended
     assert main(["status", evaluation]) == 0
@@ -268,3 +269,20 @@ def regenerate_and_cancel(url: str, project: Path, capsys: pytest.CaptureFixture
     assert "status: cancelled" in status
     # launched from the API: the record says so, and its evaluation step recorded the profile it read
     assert "trigger: ui by launchpad or GraphQL API" in status
+
+
+def ended_before_termination(project: Path, run_id: str) -> bool:
+    """Whether the run had finished every step when its termination came: Dagster then records FAILURE
+    ("Run execution process ... unexpectedly exited with code 0": it exited while the run was CANCELING),
+    a race of Dagster's that a run of about a second hits; the request was too late, as when the run ends
+    SUCCESS."""
+    from rag_eval_pipeline.runner.instance import project_instance
+
+    with project_instance(project) as instance:
+        events = [
+            (e.dagster_event.event_type_value, e.message)
+            for e in instance.all_logs(run_id)
+            if e.dagster_event
+        ]
+    failed = any(kind == "STEP_FAILURE" for kind, _ in events)
+    return not failed and any(message.startswith("Finished steps in process") for _, message in events)
