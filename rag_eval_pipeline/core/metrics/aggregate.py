@@ -60,7 +60,7 @@ class _Resamples:
                 self._shared = (
                     _kept_counts(n, total, self.seed)
                     if n * total <= _KEPT_COUNTS_CELLS
-                    else _counts(np.random.default_rng(self.seed).integers(0, n, size=(total, n)), n)
+                    else _drawn_counts(n, total, self.seed)
                 )
             return self._shared @ values / n
         rng = np.random.default_rng(self.seed)
@@ -79,12 +79,17 @@ def _counts(indices: npt.NDArray[np.int64], n: int) -> npt.NDArray[np.float64]:
     return np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
 
 
+def _drawn_counts(n: int, n_resamples: int, seed: int) -> npt.NDArray[np.float64]:
+    """The counts of ``n_resamples`` resamples of ``n`` values, drawn at once from a fresh generator."""
+    return _counts(np.random.default_rng(seed).integers(0, n, size=(n_resamples, n)), n)
+
+
 @functools.lru_cache(maxsize=16)
 def _kept_counts(n: int, n_resamples: int, seed: int) -> npt.NDArray[np.float64]:
     """The counts matrix of (n, n_resamples, seed), kept for the process (read-only): resamples depend
     on those three alone, and a run summarizes many samples of one size (each partition's questions, its
     document groups, a regression check's paired deltas), where drawing them was most of the cost."""
-    counts = _counts(np.random.default_rng(seed).integers(0, n, size=(n_resamples, n)), n)
+    counts = _drawn_counts(n, n_resamples, seed)
     counts.setflags(write=False)
     return counts
 
